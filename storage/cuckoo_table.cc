@@ -1,0 +1,197 @@
+#include "storage/cuckoo_table.h"
+
+#include <cstring>
+
+#include "storage/coding.h"
+#include "storage/hash.h"
+#include "storage/status_macros.h"
+
+namespace roost {
+namespace {
+
+// MultiGet works on groups of this many keys: enough misses in flight to
+// cover memory latency, few enough that the group's blocks stay in L1.
+constexpr size_t kGroupSize = 32;
+
+inline void PrefetchLine(const void* p) { __builtin_prefetch(p, 0, 3); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CuckooTable>> CuckooTable::Open(
+    const std::string& path, const CuckooReadOptions& options) {
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
+                         MappedFile::Open(path, options.load_mode));
+  ROOST_ASSIGN_OR_RETURN(CuckooHeader header,
+                         CuckooHeader::Decode(path, file->data()));
+  std::unique_ptr<CuckooTable> table(new CuckooTable(std::move(file), header));
+  if (options.verify_checksums) {
+    ROOST_RETURN_IF_ERROR(table->VerifyChecksums());
+  }
+  return table;
+}
+
+CuckooTable::CuckooTable(std::unique_ptr<MappedFile> file,
+                         const CuckooHeader& header)
+    : file_(std::move(file)), header_(header) {
+  const char* base = file_->data().data();
+  buckets_ = base + header_.buckets.offset;
+  overflow_ = reinterpret_cast<const uint8_t*>(base + header_.overflow.offset);
+  heap_ = base + header_.heap.offset;
+  heap_size_ = header_.heap.size;
+  num_blocks_ = header_.num_blocks;
+  block_size_ = header_.block_size;
+  bucket_size_ = header_.bucket_size;
+  buckets_per_block_ = header_.buckets_per_block;
+  key_width_ = header_.key_width;
+  overflow_bits_ = header_.overflow_bits;
+  num_hashes_ = header_.num_hashes;
+  inline_ = header_.layout == CuckooLayout::kInline;
+  for (int i = 0; i < kMaxHashFunctions; ++i) seeds_[i] = header_.seeds[i];
+}
+
+absl::Status CuckooTable::VerifyChecksums() const {
+  const std::string_view data = file_->data();
+  ROOST_RETURN_IF_ERROR(VerifyRegion(path(), data, header_.buckets, "bucket"));
+  ROOST_RETURN_IF_ERROR(
+      VerifyRegion(path(), data, header_.overflow, "overflow bitmap"));
+  return VerifyRegion(path(), data, header_.heap, "heap");
+}
+
+bool CuckooTable::CanHold(std::string_view key) const {
+  if (num_blocks_ == 0) return false;
+  return inline_ ? key.size() == key_width_
+                 : key.size() <= header_.max_key_length;
+}
+
+uint64_t CuckooTable::BlockIndex(std::string_view key, int function,
+                                 uint64_t hash0) const {
+  const uint64_t h = function == 0 ? hash0 : Hash64(key, seeds_[function]);
+  return FastRange64(h, num_blocks_);
+}
+
+bool CuckooTable::MatchHeapRecord(const char* bucket, std::string_view key,
+                                  std::string_view* value) const {
+  // Every length and offset here comes from the file: bound each by the heap.
+  const uint64_t offset = DecodeFixed64(bucket + 4);
+  if (offset >= heap_size_) return false;
+  const char* p = heap_ + offset;
+  const char* limit = heap_ + heap_size_;
+  uint64_t key_length, value_length;
+  p = DecodeVarint64(p, limit, &key_length);
+  if (p == nullptr) return false;
+  p = DecodeVarint64(p, limit, &value_length);
+  if (p == nullptr || key_length != key.size()) return false;
+  const auto room = static_cast<uint64_t>(limit - p);
+  if (key_length > room || value_length > room - key_length) return false;
+  if (std::memcmp(p, key.data(), key.size()) != 0) return false;
+  *value = std::string_view(p + key_length, value_length);
+  return true;
+}
+
+bool CuckooTable::ProbeBlock(const char* block, uint32_t fingerprint,
+                             std::string_view key,
+                             std::string_view* value) const {
+  if (inline_) {
+    if (key_width_ == 8) {
+      const uint64_t want = DecodeFixed64(key.data());
+      for (uint32_t s = 0; s < buckets_per_block_; ++s) {
+        const char* bucket = block + s * bucket_size_;
+        if (DecodeFixed64(bucket) == want) {
+          *value = std::string_view(bucket + 8, bucket_size_ - 8);
+          return true;
+        }
+      }
+      return false;
+    }
+    for (uint32_t s = 0; s < buckets_per_block_; ++s) {
+      const char* bucket = block + s * bucket_size_;
+      if (std::memcmp(bucket, key.data(), key_width_) == 0) {
+        *value =
+            std::string_view(bucket + key_width_, bucket_size_ - key_width_);
+        return true;
+      }
+    }
+    return false;
+  }
+  for (uint32_t s = 0; s < buckets_per_block_; ++s) {
+    const char* bucket = block + s * kHeapBucketSize;
+    if (DecodeFixed32(bucket) == fingerprint &&
+        MatchHeapRecord(bucket, key, value)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool CuckooTable::Get(std::string_view key, std::string_view* value,
+                      int* blocks_touched) const {
+  int touched = 0;
+  bool found = false;
+  if (CanHold(key)) {
+    const uint64_t hash0 = Hash64(key, seeds_[0]);
+    const uint32_t fingerprint = CuckooFingerprint(hash0);
+    const uint32_t tag = CuckooOverflowTag(hash0, overflow_bits_);
+    for (int i = 0; i < num_hashes_; ++i) {
+      const uint64_t block = BlockIndex(key, i, hash0);
+      ++touched;
+      if (ProbeBlock(Block(block), fingerprint, key, value)) {
+        found = true;
+        break;
+      }
+      if (!Overflowed(block, tag)) break;
+    }
+  }
+  if (blocks_touched != nullptr) *blocks_touched = touched;
+  return found;
+}
+
+void CuckooTable::MultiGet(std::span<const std::string_view> keys,
+                           std::span<LookupResult> results) const {
+  // A software pipeline over groups of keys: every round probes the blocks
+  // prefetched in the round before and prefetches the next block of each key
+  // still unresolved, so a group's cache misses overlap.
+  struct Pending {
+    uint64_t hash0;
+    uint64_t block;
+    uint32_t index;  // into keys / results
+    int function;
+  };
+  Pending pending[kGroupSize];
+  for (size_t start = 0; start < keys.size(); start += kGroupSize) {
+    const size_t end = std::min(keys.size(), start + kGroupSize);
+    size_t n = 0;
+    for (size_t i = start; i < end; ++i) {
+      results[i] = LookupResult{};
+      if (!CanHold(keys[i])) continue;
+      const uint64_t hash0 = Hash64(keys[i], seeds_[0]);
+      const uint64_t block = FastRange64(hash0, num_blocks_);
+      PrefetchLine(Block(block));
+      PrefetchLine(&overflow_[CuckooOverflowByte(block, overflow_bits_)]);
+      pending[n++] = Pending{hash0, block, static_cast<uint32_t>(i), 0};
+    }
+    while (n > 0) {
+      size_t still = 0;
+      for (size_t j = 0; j < n; ++j) {
+        Pending p = pending[j];
+        LookupResult& r = results[p.index];
+        const std::string_view key = keys[p.index];
+        ++r.blocks_touched;
+        if (ProbeBlock(Block(p.block), CuckooFingerprint(p.hash0), key,
+                       &r.value)) {
+          r.found = true;
+          continue;
+        }
+        if (!Overflowed(p.block, CuckooOverflowTag(p.hash0, overflow_bits_)) ||
+            ++p.function == num_hashes_) {
+          continue;
+        }
+        p.block = BlockIndex(key, p.function, p.hash0);
+        PrefetchLine(Block(p.block));
+        pending[still++] = p;
+      }
+      n = still;
+    }
+  }
+}
+
+}  // namespace roost

@@ -1,0 +1,130 @@
+// CuckooTable: a read-only, memory-mapped cuckoo hash table file.
+//
+// Open() maps a file written by CuckooTableBuilder, validates its header and
+// every region against the file's length, and by default verifies every
+// checksum, so that a corrupt or truncated file is refused before any lookup.
+// The table never changes after Open(); any number of threads may call Get()
+// and MultiGet() at once without locks.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<CuckooTable> table,
+//                          CuckooTable::Open("/data/t.sst"));
+//   std::string_view value;
+//   if (table->Get("some key", &value)) Use(value);
+//
+// A lookup hashes the key with the first hash function, probes that cuckoo
+// block (one cache line), and moves to the next function's block only when
+// the key is not there and the block's overflow bit for the key says some key
+// was pushed out of it. Most hits and most misses touch one block.
+#ifndef ROOST_STORAGE_CUCKOO_TABLE_H_
+#define ROOST_STORAGE_CUCKOO_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/cuckoo_format.h"
+#include "storage/file.h"
+
+namespace roost {
+
+struct CuckooReadOptions {
+  // How the file is brought into memory; see LoadMode. The default value is
+  // LoadMode::kMmap.
+  LoadMode load_mode = LoadMode::kMmap;
+  // Verify the checksum of every region at Open() (one pass over the file at
+  // memory speed). Without it the header is still checked and no lookup reads
+  // outside the file, but a flipped byte in a value goes unnoticed. The
+  // default value is true.
+  bool verify_checksums = true;
+};
+
+// The outcome of one lookup in a batch.
+struct LookupResult {
+  // The value, a view into the table valid while the table is open.
+  std::string_view value;
+  bool found = false;
+  // Cuckoo blocks probed (0 when the key cannot be in the table at all, for
+  // instance a key of the wrong width for a fixed-width table).
+  uint8_t blocks_touched = 0;
+};
+
+class CuckooTable {
+ public:
+  // Errors: NotFound / PermissionDenied for the file, DataLoss for a corrupt
+  // or truncated table, FailedPrecondition for an unsupported format version.
+  static absl::StatusOr<std::unique_ptr<CuckooTable>> Open(
+      const std::string& path, const CuckooReadOptions& options = {});
+
+  // Looks `key` up. On a hit sets *value to a view into the table (valid
+  // while the table is open) and returns true. When `blocks_touched` is not
+  // null it receives the number of cuckoo blocks probed.
+  bool Get(std::string_view key, std::string_view* value,
+           int* blocks_touched = nullptr) const;
+
+  // Looks every key up; results[i] is the outcome for keys[i]. Hashes a group
+  // of keys and prefetches their blocks before probing any, so that many
+  // cache misses are in flight at once. REQUIRES: results.size() ==
+  // keys.size().
+  void MultiGet(std::span<const std::string_view> keys,
+                std::span<LookupResult> results) const;
+
+  // Recomputes the checksum of every region. DataLoss on a mismatch.
+  absl::Status VerifyChecksums() const;
+
+  // Every field of the file header: counts, widths, seeds, utilization and
+  // the probe-count distribution.
+  const CuckooHeader& header() const { return header_; }
+  uint64_t num_keys() const { return header_.num_keys; }
+  // The longest key the table holds; longer keys are certain misses.
+  uint32_t max_key_length() const { return header_.max_key_length; }
+  // The mapped file, for residency accounting.
+  std::string_view file_data() const { return file_->data(); }
+  const std::string& path() const { return file_->path(); }
+
+ private:
+  CuckooTable(std::unique_ptr<MappedFile> file, const CuckooHeader& header);
+  // Whether `key` could be in the table at all (its length fits).
+  bool CanHold(std::string_view key) const;
+  uint64_t BlockIndex(std::string_view key, int function, uint64_t hash0) const;
+  const char* Block(uint64_t index) const {
+    return buckets_ + index * block_size_;
+  }
+  // Whether a key with overflow `tag` may have been pushed out of `block`.
+  bool Overflowed(uint64_t block, uint32_t tag) const {
+    return overflow_[CuckooOverflowByte(block, overflow_bits_)] &
+           CuckooOverflowMask(block, overflow_bits_, tag);
+  }
+  // Searches one block for `key`. On a hit sets
+  // *value and returns true.
+  bool ProbeBlock(const char* block, uint32_t fingerprint, std::string_view key,
+                  std::string_view* value) const;
+  // Heap layout: the record a bucket points at, if its key is `key`.
+  bool MatchHeapRecord(const char* bucket, std::string_view key,
+                       std::string_view* value) const;
+
+  std::unique_ptr<MappedFile> file_;
+  CuckooHeader header_;
+  // Copies of the header fields the hot path reads.
+  const char* buckets_;
+  const uint8_t* overflow_;
+  const char* heap_;
+  uint64_t heap_size_;
+  uint64_t num_blocks_;
+  uint32_t block_size_;
+  uint32_t bucket_size_;
+  uint32_t buckets_per_block_;
+  uint32_t key_width_;
+  uint32_t overflow_bits_;
+  int num_hashes_;
+  bool inline_;
+  uint64_t seeds_[kMaxHashFunctions];
+};
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_CUCKOO_TABLE_H_

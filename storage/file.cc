@@ -1,0 +1,214 @@
+#include "storage/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "storage/str_cat.h"
+
+namespace roost {
+namespace {
+
+constexpr size_t kWriteBufferSize = 1 << 20;
+constexpr size_t kHugePageSize = 2 << 20;
+
+absl::Status ErrnoError(std::string_view what, const std::string& path,
+                        int err) {
+  std::string message = StrCat(what, " ", path, ": ", std::strerror(err));
+  if (err == ENOENT) return absl::NotFoundError(message);
+  if (err == EACCES || err == EPERM)
+    return absl::PermissionDeniedError(message);
+  if (err == ENOMEM) return absl::ResourceExhaustedError(message);
+  return absl::InternalError(message);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<WritableFile>> WritableFile::Create(
+    const std::string& path) {
+  const int fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("cannot create", path, errno);
+  return std::unique_ptr<WritableFile>(new WritableFile(path, fd));
+}
+
+WritableFile::WritableFile(std::string path, int fd)
+    : path_(std::move(path)), fd_(fd) {
+  buffer_.reserve(kWriteBufferSize);
+}
+
+WritableFile::~WritableFile() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+}
+
+absl::Status WritableFile::Append(std::string_view data) {
+  size_ += data.size();
+  if (buffer_.size() + data.size() <= kWriteBufferSize) {
+    buffer_.append(data);
+    return absl::OkStatus();
+  }
+  absl::Status s = Flush();
+  if (!s.ok()) return s;
+  if (data.size() < kWriteBufferSize) {
+    buffer_.append(data);
+    return absl::OkStatus();
+  }
+  buffer_.assign(data);
+  return Flush();
+}
+
+absl::Status WritableFile::AppendZeros(size_t n) {
+  static const std::string kZeros(4096, '\0');
+  while (n > 0) {
+    const size_t chunk = std::min(n, kZeros.size());
+    absl::Status s = Append(std::string_view(kZeros).substr(0, chunk));
+    if (!s.ok()) return s;
+    n -= chunk;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritableFile::Flush() {
+  const char* p = buffer_.data();
+  size_t left = buffer_.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot write", path_, errno);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  buffer_.clear();
+  return absl::OkStatus();
+}
+
+absl::Status WritableFile::WriteAt(uint64_t offset, std::string_view data) {
+  absl::Status s = Flush();
+  if (!s.ok()) return s;
+  if (offset + data.size() > size_) {
+    return absl::InvalidArgumentError("WriteAt past the end of " + path_);
+  }
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::pwrite(fd_, data.data() + done, data.size() - done,
+                               static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("cannot write", path_, errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritableFile::Close(bool sync) {
+  absl::Status s = Flush();
+  if (s.ok() && sync && ::fsync(fd_) != 0) {
+    s = ErrnoError("cannot fsync", path_, errno);
+  }
+  if (!s.ok()) return s;  // the destructor removes the file
+  if (::close(fd_) != 0) {
+    const int err = errno;
+    fd_ = -1;
+    ::unlink(path_.c_str());
+    return ErrnoError("cannot close", path_, err);
+  }
+  fd_ = -1;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<LoadMode> ParseLoadMode(std::string_view name) {
+  if (name == "mmap") return LoadMode::kMmap;
+  if (name == "mmap-locked") return LoadMode::kMmapLocked;
+  if (name == "huge-pages") return LoadMode::kAnonymousHugePages;
+  return absl::InvalidArgumentError(
+      StrCat("unknown load mode \"", name,
+             "\" (expected mmap, mmap-locked or huge-pages)"));
+}
+
+std::string_view LoadModeName(LoadMode mode) {
+  switch (mode) {
+    case LoadMode::kMmap:
+      return "mmap";
+    case LoadMode::kMmapLocked:
+      return "mmap-locked";
+    case LoadMode::kAnonymousHugePages:
+      return "huge-pages";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
+    const std::string& path, LoadMode mode) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open", path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return ErrnoError("cannot stat", path, err);
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return std::unique_ptr<MappedFile>(
+        new MappedFile(path, mode, nullptr, 0, 0));
+  }
+
+  void* base = MAP_FAILED;
+  size_t mapped_size = size;
+  if (mode == LoadMode::kAnonymousHugePages) {
+    mapped_size = (size + kHugePageSize - 1) / kHugePageSize * kHugePageSize;
+    base = ::mmap(nullptr, mapped_size, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base != MAP_FAILED) {
+      // Best effort: without THP the copy still works, on 4 KiB pages.
+      ::madvise(base, mapped_size, MADV_HUGEPAGE);
+      size_t done = 0;
+      while (done < size) {
+        const ssize_t n = ::pread(fd, static_cast<char*>(base) + done,
+                                  size - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          const int err = n < 0 ? errno : EIO;
+          ::munmap(base, mapped_size);
+          ::close(fd);
+          return ErrnoError("cannot read", path, err);
+        }
+        done += static_cast<size_t>(n);
+      }
+      ::mprotect(base, mapped_size, PROT_READ);
+    }
+  } else {
+    const int flags =
+        MAP_SHARED | (mode == LoadMode::kMmapLocked ? MAP_POPULATE : 0);
+    base = ::mmap(nullptr, size, PROT_READ, flags, fd, 0);
+  }
+  const int map_errno = errno;
+  ::close(fd);
+  if (base == MAP_FAILED) return ErrnoError("cannot map", path, map_errno);
+  if (mode == LoadMode::kMmapLocked && ::mlock(base, size) != 0) {
+    const int err = errno;
+    ::munmap(base, mapped_size);
+    return absl::ResourceExhaustedError(
+        StrCat("cannot lock ", path, " in memory: ", std::strerror(err),
+               " (raise RLIMIT_MEMLOCK, or use load mode mmap)"));
+  }
+  return std::unique_ptr<MappedFile>(new MappedFile(
+      path, mode, static_cast<const char*>(base), size, mapped_size));
+}
+
+MappedFile::~MappedFile() {
+  if (mapped_size_ > 0) ::munmap(const_cast<char*>(base_), mapped_size_);
+}
+
+}  // namespace roost

@@ -1,0 +1,111 @@
+// Files as the table formats see them: a buffered sequential writer, and a
+// read-only mapping of a whole file in one of three load modes.
+#ifndef ROOST_STORAGE_FILE_H_
+#define ROOST_STORAGE_FILE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace roost {
+
+// A file written front to back through a buffer, with one positioned write
+// for patching a header at the end.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(auto file, WritableFile::Create(path));
+//   ROOST_RETURN_IF_ERROR(file->Append(bytes));
+//   ROOST_RETURN_IF_ERROR(file->Close());
+//
+// The destructor of a file that was not closed removes it, so that an error
+// path never leaves a half-written table behind.
+class WritableFile {
+ public:
+  // Creates (or truncates) `path` for writing.
+  static absl::StatusOr<std::unique_ptr<WritableFile>> Create(
+      const std::string& path);
+  ~WritableFile();
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+
+  absl::Status Append(std::string_view data);
+  // Appends `n` zero bytes.
+  absl::Status AppendZeros(size_t n);
+  // Writes `data` at `offset`, which must lie within what was appended.
+  absl::Status WriteAt(uint64_t offset, std::string_view data);
+  // Bytes appended so far.
+  uint64_t size() const { return size_; }
+  // Flushes, fsyncs when `sync`, and closes. After a successful Close the file
+  // stays; without one it is removed.
+  absl::Status Close(bool sync = false);
+
+ private:
+  WritableFile(std::string path, int fd);
+  absl::Status Flush();
+
+  std::string path_;
+  int fd_;
+  std::string buffer_;
+  uint64_t size_ = 0;
+};
+
+// How a table file is brought into memory.
+enum class LoadMode {
+  // mmap(2) and let the page cache fault pages in on first touch. Opening
+  // costs nothing; the first lookups of each page pay a page fault, and the
+  // kernel may evict cold pages under memory pressure. The default.
+  kMmap,
+  // mmap with MAP_POPULATE, then mlock: every page is read at open and stays
+  // resident, so no lookup ever waits on a page fault or on the disk. Needs
+  // RLIMIT_MEMLOCK (or CAP_IPC_LOCK) covering the file.
+  kMmapLocked,
+  // A private anonymous copy in memory advised to use transparent huge pages
+  // (2 MiB). Opening reads the whole file; lookups then miss the TLB far less
+  // on tables much larger than the TLB reach of 4 KiB pages (a few MiB), which
+  // pays on random lookups over large tables. Costs a copy of the file in
+  // anonymous memory, not shared with the page cache.
+  kAnonymousHugePages,
+};
+
+// Parses "mmap", "mmap-locked" or "huge-pages".
+absl::StatusOr<LoadMode> ParseLoadMode(std::string_view name);
+std::string_view LoadModeName(LoadMode mode);
+
+// A whole file, read-only in memory. Thread-safe: it never changes.
+class MappedFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(
+      const std::string& path, LoadMode mode = LoadMode::kMmap);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  // The bytes of the file, valid while this object lives.
+  std::string_view data() const { return {base_, size_}; }
+  const std::string& path() const { return path_; }
+  LoadMode mode() const { return mode_; }
+
+ private:
+  MappedFile(std::string path, LoadMode mode, const char* base, size_t size,
+             size_t mapped_size)
+      : path_(std::move(path)),
+        mode_(mode),
+        base_(base),
+        size_(size),
+        mapped_size_(mapped_size) {}
+
+  std::string path_;
+  LoadMode mode_;
+  const char* base_;
+  size_t size_;
+  size_t mapped_size_;  // what to munmap; 0 when nothing is mapped
+};
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_FILE_H_

@@ -1,0 +1,25 @@
+// StrCat: concatenates the text of its arguments, for error messages.
+// (absl::StrCat is not used: Debian's Abseil has its own string_view, which
+// std::string_view does not convert to.)
+#ifndef ROOST_STORAGE_STR_CAT_H_
+#define ROOST_STORAGE_STR_CAT_H_
+
+#include <fmt/format.h>
+
+#include <iterator>
+#include <string>
+
+namespace roost {
+
+// Example:
+//   StrCat("read ", 3, " of ", std::string_view("five"))  // "read 3 of five"
+template <typename... Args>
+std::string StrCat(const Args&... args) {
+  std::string out;
+  (fmt::format_to(std::back_inserter(out), "{}", args), ...);
+  return out;
+}
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_STR_CAT_H_

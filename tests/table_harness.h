@@ -1,0 +1,46 @@
+// One interface over every table format, so that one behaviour suite runs
+// against each (LevelDB's Harness idea). A format adds a TableHarness and a
+// line to AllHarnesses() in table_harness.cc.
+#ifndef ROOST_TESTS_TABLE_HARNESS_H_
+#define ROOST_TESTS_TABLE_HARNESS_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "storage/cuckoo_table_builder.h"
+#include "tests/test_util.h"
+
+namespace roost::testing {
+
+class TableHarness {
+ public:
+  virtual ~TableHarness() = default;
+
+  // Builds a table of `pairs` (in this order) at `path`.
+  virtual absl::Status Build(const Pairs& pairs, DuplicatePolicy policy,
+                             const std::string& path) = 0;
+  virtual absl::Status Open(const std::string& path) = 0;
+  virtual std::optional<std::string> Get(const std::string& key) = 0;
+  virtual std::vector<std::optional<std::string>> MultiGet(
+      const std::vector<std::string>& keys) = 0;
+};
+
+struct HarnessFactory {
+  std::string name;
+  std::function<std::unique_ptr<TableHarness>()> make;
+};
+
+inline void PrintTo(const HarnessFactory& f, std::ostream* os) {
+  *os << f.name;
+}
+
+std::vector<HarnessFactory> AllHarnesses();
+
+}  // namespace roost::testing
+
+#endif  // ROOST_TESTS_TABLE_HARNESS_H_
