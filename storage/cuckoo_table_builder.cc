@@ -404,42 +404,16 @@ absl::Status CuckooTableBuilder::WriteTable(const std::string& path,
                   std::max<uint64_t>(1, num_blocks * bpb)));
   for (int i = 0; i < num_hashes; ++i) h.seeds[i] = placement.seeds()[i];
 
-  // The probe-count distribution, the overflow bitmap, the length bounds, and
-  // the bucket that fills the empty buckets of empty blocks.
-  std::string overflow((num_blocks * overflow_bits + 7) / 8, '\0');
+  // The bucket that fills the empty buckets of empty blocks: the table's
+  // first occupied one.
   uint32_t filler = kEmpty;
   uint32_t filler_fingerprint = 0;
-  h.min_key_length = h.min_value_length = std::numeric_limits<uint32_t>::max();
-  Candidates c;
-  for (uint64_t b = 0; b < num_blocks; ++b) {
-    for (uint32_t s = 0; s < bpb; ++s) {
-      const Slot& slot = placement.slot(b, s);
-      if (slot.entry == kEmpty) continue;
-      if (filler == kEmpty) {
-        filler = slot.entry;
-        filler_fingerprint = slot.fingerprint;
-      }
-      const std::string_view k = key(slot.entry);
-      const std::string_view v = value(slot.entry);
-      placement.ComputeCandidates(k, &c);
-      int choice = 0;
-      while (c.blocks[choice] != b) ++choice;
-      ++h.keys_per_hash[choice];
-      const uint32_t tag = CuckooOverflowTag(c.hash0, overflow_bits);
-      for (int j = 0; j < choice; ++j) {
-        overflow[CuckooOverflowByte(c.blocks[j], overflow_bits)] |=
-            static_cast<char>(
-                CuckooOverflowMask(c.blocks[j], overflow_bits, tag));
-      }
-      h.min_key_length = std::min<uint32_t>(h.min_key_length, k.size());
-      h.max_key_length = std::max<uint32_t>(h.max_key_length, k.size());
-      h.min_value_length = std::min<uint32_t>(h.min_value_length, v.size());
-      h.max_value_length = std::max<uint32_t>(h.max_value_length, v.size());
+  for (uint64_t b = 0; b < num_blocks && filler == kEmpty; ++b) {
+    for (uint32_t s = 0; s < bpb && filler == kEmpty; ++s) {
+      filler = placement.slot(b, s).entry;
+      filler_fingerprint = placement.slot(b, s).fingerprint;
     }
   }
-  if (report->num_keys == 0) h.min_key_length = h.min_value_length = 0;
-  report->keys_per_hash.assign(h.keys_per_hash.begin(),
-                               h.keys_per_hash.begin() + num_hashes);
 
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
                          WritableFile::Create(path));
@@ -469,15 +443,49 @@ absl::Status CuckooTableBuilder::WriteTable(const std::string& path,
   if (filler != kEmpty) {
     encode_bucket(filler_bucket.data(), filler, filler_fingerprint, 0);
   }
+  // While writing, gather what the header and the overflow bitmap need: the
+  // probe-count distribution, the overflow bits and the length bounds.
+  std::string overflow((num_blocks * overflow_bits + 7) / 8, '\0');
+  h.min_key_length = h.min_value_length = std::numeric_limits<uint32_t>::max();
+  auto account = [&](uint64_t b, std::string_view k, std::string_view v) {
+    Candidates c;
+    placement.ComputeCandidates(k, &c);
+    int choice = 0;
+    while (c.blocks[choice] != b) ++choice;
+    ++h.keys_per_hash[choice];
+    const uint32_t tag = CuckooOverflowTag(c.hash0, overflow_bits);
+    for (int j = 0; j < choice; ++j) {
+      overflow[CuckooOverflowByte(c.blocks[j], overflow_bits)] |=
+          static_cast<char>(CuckooOverflowMask(c.blocks[j], overflow_bits, tag));
+    }
+    h.min_key_length = std::min<uint32_t>(h.min_key_length, k.size());
+    h.max_key_length = std::max<uint32_t>(h.max_key_length, k.size());
+    h.min_value_length = std::min<uint32_t>(h.min_value_length, v.size());
+    h.max_value_length = std::max<uint32_t>(h.max_value_length, v.size());
+  };
+  // Entries sit in the arena in add order, so reading them in bucket order is
+  // random access: prefetch a few blocks ahead.
+  constexpr uint64_t kPrefetchBlocks = 4;
+  auto prefetch_block = [&](uint64_t b) {
+    for (uint32_t s = 0; s < bpb; ++s) {
+      const uint32_t e = placement.slot(b, s).entry;
+      if (e != kEmpty) __builtin_prefetch(key(e).data());
+    }
+  };
+  for (uint64_t b = 0; b < std::min(num_blocks, kPrefetchBlocks); ++b) {
+    prefetch_block(b);
+  }
   StreamingChecksum bucket_sum;
   std::string block(h.block_size, '\0');
   uint64_t heap_offset = 0;
   for (uint64_t b = 0; b < num_blocks; ++b) {
+    if (b + kPrefetchBlocks < num_blocks) prefetch_block(b + kPrefetchBlocks);
     std::fill(block.begin(), block.end(), '\0');
     const char* first = nullptr;
     for (uint32_t s = 0; s < bpb; ++s) {
       const Slot& slot = placement.slot(b, s);
       if (slot.entry == kEmpty) continue;
+      account(b, key(slot.entry), value(slot.entry));
       char* dst = block.data() + s * h.bucket_size;
       encode_bucket(dst, slot.entry, slot.fingerprint, heap_offset);
       if (!is_inline) heap_offset += record_size(slot.entry);
@@ -492,6 +500,9 @@ absl::Status CuckooTableBuilder::WriteTable(const std::string& path,
     bucket_sum.Update(block.data(), block.size());
     ROOST_RETURN_IF_ERROR(file->Append(block));
   }
+  if (report->num_keys == 0) h.min_key_length = h.min_value_length = 0;
+  report->keys_per_hash.assign(h.keys_per_hash.begin(),
+                               h.keys_per_hash.begin() + num_hashes);
   h.buckets = Region{kCuckooHeaderSize, file->size() - kCuckooHeaderSize,
                      bucket_sum.Digest()};
 
