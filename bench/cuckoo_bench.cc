@@ -32,10 +32,10 @@ constexpr size_t kProbes = 1 << 22;
 std::filesystem::path BenchDir() {
   static const std::filesystem::path dir = [] {
     const char* env = std::getenv("ROOST_BENCH_DIR");
-    std::filesystem::path d = env != nullptr
-                                  ? std::filesystem::path(env)
-                                  : std::filesystem::temp_directory_path() /
-                                        "roost-cuckoo-bench";
+    std::filesystem::path d =
+        env != nullptr
+            ? std::filesystem::path(env)
+            : std::filesystem::temp_directory_path() / "roost-cuckoo-bench";
     std::filesystem::remove_all(d);
     std::filesystem::create_directories(d);
     return d;
@@ -81,9 +81,9 @@ const RoostTable& Roost() {
     }
     auto report = builder.Finish(t.path);
     if (!report.ok()) Die(report.status().ToString());
-    t.build_seconds = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+    t.build_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     t.report = *report;
     return t;
   }();
@@ -235,9 +235,9 @@ RocksCuckoo& Rocks() {
     }
     s = db->Flush(rocksdb::FlushOptions());
     if (!s.ok()) Die("rocksdb flush: " + s.ToString());
-    out.build_seconds = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+    out.build_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     // Same check as for roost.
     for (size_t i = 0; i < 100000 && i < Data().hits.size(); ++i) {
       rocksdb::PinnableSlice v;
@@ -264,8 +264,8 @@ void RocksGet(benchmark::State& state, bool hits) {
   uint64_t found = 0;
   for (auto _ : state) {
     v.Reset();
-    found += db->Get(ro, cf, rocksdb::Slice(AsBytes(keys[i]).data(), 8), &v)
-                 .ok();
+    found +=
+        db->Get(ro, cf, rocksdb::Slice(AsBytes(keys[i]).data(), 8), &v).ok();
     if (++i == keys.size()) i = 0;
   }
   benchmark::DoNotOptimize(found);
@@ -322,8 +322,7 @@ struct LineArray {
       const uint64_t next = perm[(i + 1) % lines];
       std::memcpy(base + perm[i] * 64, &next, 8);
     }
-    order.assign(perm.begin(),
-                 perm.begin() + std::min<size_t>(lines, kProbes));
+    order.assign(perm.begin(), perm.begin() + std::min<size_t>(lines, kProbes));
   }
 };
 

@@ -166,7 +166,7 @@ absl::StatusOr<CuckooHeader> CuckooHeader::Decode(std::string_view path,
                                        ? h.key_width + h.value_width
                                        : kHeapBucketSize;
   if (h.layout == CuckooLayout::kInline &&
-      (h.key_width > (1u << 30) || h.value_width > (1u << 30))) {
+      uint64_t{h.key_width} + h.value_width > kMaxInlineBucketSize) {
     return corrupt("bad key or value width");
   }
   if (h.bucket_size != expected_bucket || h.bucket_size == 0) {

@@ -26,6 +26,9 @@ inline constexpr uint32_t kCuckooHeaderSize = 320;
 inline constexpr int kMaxHashFunctions = 8;
 // Heap-layout bucket: fingerprint fixed32, then heap offset fixed64.
 inline constexpr uint32_t kHeapBucketSize = 12;
+// The largest inline bucket (key width + value width) the builder writes;
+// wider fixed-width pairs use the heap layout.
+inline constexpr uint32_t kMaxInlineBucketSize = 1024;
 
 enum class CuckooLayout : uint8_t {
   // Every key and every value has one width; both sit in the bucket.

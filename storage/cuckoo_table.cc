@@ -1,5 +1,6 @@
 #include "storage/cuckoo_table.h"
 
+#include <bit>
 #include <cstring>
 
 #include "storage/coding.h"
@@ -9,11 +10,15 @@
 namespace roost {
 namespace {
 
-// MultiGet works on groups of this many keys: enough misses in flight to
-// cover memory latency, few enough that the group's blocks stay in L1.
+// Lookups MultiGet prefetches at once: enough cache misses under way to cover
+// memory latency, few enough that their blocks stay in L1 until probed.
 constexpr size_t kGroupSize = 32;
 
 inline void PrefetchLine(const void* p) { __builtin_prefetch(p, 0, 3); }
+
+// The hot helpers of Get and MultiGet are inlined into them, so that the
+// branches on the table's layout and widths are hoisted out of the loops.
+#define ROOST_ALWAYS_INLINE inline __attribute__((always_inline))
 
 }  // namespace
 
@@ -57,14 +62,15 @@ absl::Status CuckooTable::VerifyChecksums() const {
   return VerifyRegion(path(), data, header_.heap, "heap");
 }
 
-bool CuckooTable::CanHold(std::string_view key) const {
+ROOST_ALWAYS_INLINE bool CuckooTable::CanHold(std::string_view key) const {
   if (num_blocks_ == 0) return false;
   return inline_ ? key.size() == key_width_
                  : key.size() <= header_.max_key_length;
 }
 
-uint64_t CuckooTable::BlockIndex(std::string_view key, int function,
-                                 uint64_t hash0) const {
+ROOST_ALWAYS_INLINE uint64_t CuckooTable::BlockIndex(std::string_view key,
+                                                     int function,
+                                                     uint64_t hash0) const {
   const uint64_t h = function == 0 ? hash0 : Hash64(key, seeds_[function]);
   return FastRange64(h, num_blocks_);
 }
@@ -88,30 +94,32 @@ bool CuckooTable::MatchHeapRecord(const char* bucket, std::string_view key,
   return true;
 }
 
-bool CuckooTable::ProbeBlock(const char* block, uint32_t fingerprint,
-                             std::string_view key,
-                             std::string_view* value) const {
+ROOST_ALWAYS_INLINE bool CuckooTable::ProbeBlock(
+    const char* block, uint32_t fingerprint, std::string_view key,
+    std::string_view* value) const {
   if (inline_) {
+    // Compare every bucket and pick the match afterwards: a fixed number of
+    // compares per block, with no branch on the data until the end, so the
+    // CPU can run ahead into the next lookup while this block is in flight.
+    uint64_t match = 0;
     if (key_width_ == 8) {
       const uint64_t want = DecodeFixed64(key.data());
       for (uint32_t s = 0; s < buckets_per_block_; ++s) {
-        const char* bucket = block + s * bucket_size_;
-        if (DecodeFixed64(bucket) == want) {
-          *value = std::string_view(bucket + 8, bucket_size_ - 8);
-          return true;
-        }
+        match |= static_cast<uint64_t>(
+                     DecodeFixed64(block + s * bucket_size_) == want)
+                 << s;
       }
-      return false;
-    }
-    for (uint32_t s = 0; s < buckets_per_block_; ++s) {
-      const char* bucket = block + s * bucket_size_;
-      if (std::memcmp(bucket, key.data(), key_width_) == 0) {
-        *value =
-            std::string_view(bucket + key_width_, bucket_size_ - key_width_);
-        return true;
+    } else {
+      for (uint32_t s = 0; s < buckets_per_block_; ++s) {
+        match |= static_cast<uint64_t>(std::memcmp(block + s * bucket_size_,
+                                                   key.data(), key_width_) == 0)
+                 << s;
       }
     }
-    return false;
+    if (match == 0) return false;
+    const char* bucket = block + std::countr_zero(match) * bucket_size_;
+    *value = std::string_view(bucket + key_width_, bucket_size_ - key_width_);
+    return true;
   }
   for (uint32_t s = 0; s < buckets_per_block_; ++s) {
     const char* bucket = block + s * kHeapBucketSize;
@@ -123,8 +131,9 @@ bool CuckooTable::ProbeBlock(const char* block, uint32_t fingerprint,
   return false;
 }
 
-bool CuckooTable::Get(std::string_view key, std::string_view* value,
-                      int* blocks_touched) const {
+__attribute__((flatten)) bool CuckooTable::Get(std::string_view key,
+                                               std::string_view* value,
+                                               int* blocks_touched) const {
   int touched = 0;
   bool found = false;
   if (CanHold(key)) {
@@ -145,11 +154,12 @@ bool CuckooTable::Get(std::string_view key, std::string_view* value,
   return found;
 }
 
-void CuckooTable::MultiGet(std::span<const std::string_view> keys,
-                           std::span<LookupResult> results) const {
-  // A software pipeline over groups of keys: every round probes the blocks
-  // prefetched in the round before and prefetches the next block of each key
-  // still unresolved, so a group's cache misses overlap.
+__attribute__((flatten)) void CuckooTable::MultiGet(
+    std::span<const std::string_view> keys,
+    std::span<LookupResult> results) const {
+  // Group prefetching: hash a group of keys and prefetch all their first
+  // blocks, then probe them in order; the few that must go on to another
+  // block are prefetched together and probed in the next round.
   struct Pending {
     uint64_t hash0;
     uint64_t block;
@@ -166,7 +176,6 @@ void CuckooTable::MultiGet(std::span<const std::string_view> keys,
       const uint64_t hash0 = Hash64(keys[i], seeds_[0]);
       const uint64_t block = FastRange64(hash0, num_blocks_);
       PrefetchLine(Block(block));
-      PrefetchLine(&overflow_[CuckooOverflowByte(block, overflow_bits_)]);
       pending[n++] = Pending{hash0, block, static_cast<uint32_t>(i), 0};
     }
     while (n > 0) {

@@ -48,7 +48,7 @@ struct Candidates {
 // The bucket array while keys are placed: one attempt at one table size.
 class CuckooTableBuilder::Placement {
  public:
-  Placement(const CuckooTableBuilder& builder, uint64_t num_blocks,
+  Placement(CuckooTableBuilder& builder, uint64_t num_blocks,
             uint32_t buckets_per_block)
       : b_(builder),
         num_hashes_(builder.options_.num_hash_functions),
@@ -140,6 +140,8 @@ class CuckooTableBuilder::Placement {
     if (dup == nullptr) return false;
     switch (b_.options_.on_duplicate) {
       case DuplicatePolicy::kError:
+        b_.duplicate_ =
+            Duplicate{std::string(b_.key(entry)), dup->entry, entry};
         return absl::InvalidArgumentError(
             StrCat("duplicate key ", PrintableKey(b_.key(entry)), " (pairs ",
                    dup->entry, " and ", entry, ", counting from 0)"));
@@ -235,7 +237,7 @@ class CuckooTableBuilder::Placement {
     return false;
   }
 
-  const CuckooTableBuilder& b_;
+  CuckooTableBuilder& b_;
   const int num_hashes_;
   const uint64_t num_blocks_;
   const uint32_t bpb_;
@@ -328,7 +330,11 @@ absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::Finish(
     const std::string& path) {
   ROOST_RETURN_IF_ERROR(ValidateOptions());
   CuckooBuildReport report;
-  report.layout = uniform_ && key_width_ + value_width_ > 0
+  // Inline when every pair has the same widths, as long as a bucket stays
+  // small: past kMaxInlineBucketSize the empty tenth of the buckets would
+  // waste more than the heap's 12-byte buckets and records cost.
+  const uint64_t pair_size = uint64_t{key_width_} + value_width_;
+  report.layout = uniform_ && pair_size > 0 && pair_size <= kMaxInlineBucketSize
                       ? CuckooLayout::kInline
                       : CuckooLayout::kHeap;
   const uint32_t bucket_size = report.layout == CuckooLayout::kInline
@@ -456,7 +462,8 @@ absl::Status CuckooTableBuilder::WriteTable(const std::string& path,
     const uint32_t tag = CuckooOverflowTag(c.hash0, overflow_bits);
     for (int j = 0; j < choice; ++j) {
       overflow[CuckooOverflowByte(c.blocks[j], overflow_bits)] |=
-          static_cast<char>(CuckooOverflowMask(c.blocks[j], overflow_bits, tag));
+          static_cast<char>(
+              CuckooOverflowMask(c.blocks[j], overflow_bits, tag));
     }
     h.min_key_length = std::min<uint32_t>(h.min_key_length, k.size());
     h.max_key_length = std::max<uint32_t>(h.max_key_length, k.size());

@@ -25,6 +25,7 @@
 #define ROOST_STORAGE_CUCKOO_TABLE_BUILDER_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,17 +87,29 @@ class CuckooTableBuilder {
   CuckooTableBuilder& operator=(const CuckooTableBuilder&) = delete;
 
   // Copies a pair into the builder. Duplicates are found at Finish(). Fails
-  // on a key or value of 4 GiB or more, or past 2^32 - 2 pairs.
+  // on a key or value of 2^32 - 1 bytes or more, or past 2^32 - 2 pairs.
   absl::Status Add(std::string_view key, std::string_view value);
 
   // Pairs added so far, duplicates included.
   uint64_t num_added() const { return num_added_; }
 
+  // After Finish() failed on a duplicate key under kError: the positions
+  // (counting Add() calls from 0) of the first and the second copy, so that a
+  // caller can name where each came from.
+  struct Duplicate {
+    std::string key;
+    uint64_t first;
+    uint64_t second;
+  };
+  std::optional<Duplicate> duplicate() const { return duplicate_; }
+
   // Places every pair and writes the table to `path` (created or truncated).
-  // On failure nothing is left at `path`. Errors: InvalidArgument for bad
-  // options or a duplicate key under kError (naming the key and the positions
-  // of both adds), ResourceExhausted when no utilization works, I/O errors.
-  // The file is not fsynced: a caller that publishes it syncs it.
+  // A failure never leaves a partial table at `path`: errors found before
+  // writing leave `path` as it was, and a failed write removes the file.
+  // Errors: InvalidArgument for bad options or a duplicate key under kError
+  // (naming the key and the positions of both adds), ResourceExhausted when no
+  // utilization works, I/O errors. The file is not fsynced: a caller that
+  // publishes it syncs it.
   absl::StatusOr<CuckooBuildReport> Finish(const std::string& path);
 
  private:
@@ -122,6 +135,7 @@ class CuckooTableBuilder {
   uint32_t value_width_ = 0;
   std::vector<Entry> entries_;
   uint64_t num_added_ = 0;
+  std::optional<Duplicate> duplicate_;
 };
 
 }  // namespace roost

@@ -8,15 +8,29 @@
 
 #include <iterator>
 #include <string>
+#include <string_view>
+
+#include "absl/strings/string_view.h"
 
 namespace roost {
 
 // Example:
 //   StrCat("read ", 3, " of ", std::string_view("five"))  // "read 3 of five"
+namespace internal {
+template <typename T>
+const T& Formattable(const T& v) {
+  return v;
+}
+inline std::string_view Formattable(absl::string_view v) {
+  return {v.data(), v.size()};
+}
+}  // namespace internal
+
 template <typename... Args>
 std::string StrCat(const Args&... args) {
   std::string out;
-  (fmt::format_to(std::back_inserter(out), "{}", args), ...);
+  (fmt::format_to(std::back_inserter(out), "{}", internal::Formattable(args)),
+   ...);
   return out;
 }
 

@@ -67,6 +67,21 @@ TEST(CuckooTableTest, BucketLargerThanALineIsItsOwnBlock) {
   }
 }
 
+TEST(CuckooTableTest, WideFixedPairsUseTheHeap) {
+  ScratchDir dir;
+  const std::string path = dir.File("t.sst");
+  const Pairs pairs = RandomFixedPairs(21, 200, 8, kMaxInlineBucketSize - 7);
+  auto report = Build(pairs, path);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->layout, CuckooLayout::kHeap);
+  auto table = OpenOrDie(path);
+  for (const auto& [k, v] : pairs) {
+    std::string_view got;
+    ASSERT_TRUE(table->Get(k, &got));
+    ASSERT_EQ(got, v);
+  }
+}
+
 TEST(CuckooTableTest, VariablePairsUseTheHeap) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
