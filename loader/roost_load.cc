@@ -189,6 +189,7 @@ int RunGet(const std::string& path, const std::vector<std::string>& keys) {
       std::printf("%s\t%.*s\n", key.c_str(), static_cast<int>(value.size()),
                   value.data());
     } else {
+      std::fflush(stdout);  // keep the output in key order on a terminal
       std::fprintf(stderr, "roost-load: %s: not found\n",
                    PrintableKey(key).c_str());
       code = kExitNotFound;
