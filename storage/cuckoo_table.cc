@@ -157,17 +157,46 @@ __attribute__((flatten)) bool CuckooTable::Get(std::string_view key,
 __attribute__((flatten)) void CuckooTable::MultiGet(
     std::span<const std::string_view> keys,
     std::span<LookupResult> results) const {
-  // Group prefetching: hash a group of keys and prefetch all their first
-  // blocks, then probe them in order; the few that must go on to another
-  // block are prefetched together and probed in the next round.
+  // Group prefetching with carry-over: for each group of keys, (a) hash them
+  // and prefetch their first blocks; (b) probe the blocks the previous group
+  // left prefetched (keys that must go on to another block); (c) probe this
+  // group's first blocks, prefetching the next block of each key that needs
+  // one and carrying it over to the next group. A prefetched block always
+  // has a whole stage of other work to arrive in, and the few keys that go
+  // to a second block never stall the group that found them.
   struct Pending {
     uint64_t hash0;
     uint64_t block;
     uint32_t index;  // into keys / results
     int function;
   };
-  Pending pending[kGroupSize];
-  for (size_t start = 0; start < keys.size(); start += kGroupSize) {
+  Pending group[kGroupSize];
+  Pending carried[2][kGroupSize * kMaxHashFunctions];
+  size_t num_carried = 0;
+  int current = 0;
+
+  // Probes one pending lookup; returns true if it must go on to another
+  // block, which it then prefetches.
+  auto probe = [&](Pending& p) {
+    LookupResult& r = results[p.index];
+    const std::string_view key = keys[p.index];
+    ++r.blocks_touched;
+    if (ProbeBlock(Block(p.block), CuckooFingerprint(p.hash0), key, &r.value)) {
+      r.found = true;
+      return false;
+    }
+    if (!Overflowed(p.block, CuckooOverflowTag(p.hash0, overflow_bits_)) ||
+        ++p.function == num_hashes_) {
+      return false;
+    }
+    p.block = BlockIndex(key, p.function, p.hash0);
+    PrefetchLine(Block(p.block));
+    return true;
+  };
+
+  for (size_t start = 0; start < keys.size() || num_carried > 0;
+       start += kGroupSize) {
+    // (a)
     const size_t end = std::min(keys.size(), start + kGroupSize);
     size_t n = 0;
     for (size_t i = start; i < end; ++i) {
@@ -176,30 +205,24 @@ __attribute__((flatten)) void CuckooTable::MultiGet(
       const uint64_t hash0 = Hash64(keys[i], seeds_[0]);
       const uint64_t block = FastRange64(hash0, num_blocks_);
       PrefetchLine(Block(block));
-      pending[n++] = Pending{hash0, block, static_cast<uint32_t>(i), 0};
+      // A miss in the first block reads the block's overflow bits next.
+      PrefetchLine(&overflow_[CuckooOverflowByte(block, overflow_bits_)]);
+      group[n++] = Pending{hash0, block, static_cast<uint32_t>(i), 0};
     }
-    while (n > 0) {
-      size_t still = 0;
-      for (size_t j = 0; j < n; ++j) {
-        Pending p = pending[j];
-        LookupResult& r = results[p.index];
-        const std::string_view key = keys[p.index];
-        ++r.blocks_touched;
-        if (ProbeBlock(Block(p.block), CuckooFingerprint(p.hash0), key,
-                       &r.value)) {
-          r.found = true;
-          continue;
-        }
-        if (!Overflowed(p.block, CuckooOverflowTag(p.hash0, overflow_bits_)) ||
-            ++p.function == num_hashes_) {
-          continue;
-        }
-        p.block = BlockIndex(key, p.function, p.hash0);
-        PrefetchLine(Block(p.block));
-        pending[still++] = p;
-      }
-      n = still;
+    // (b) A key is carried over at most num_hashes - 1 times, so at most
+    // that many groups' worth of keys are ever carried at once.
+    Pending* from = carried[current];
+    Pending* to = carried[current ^ 1];
+    size_t num_next = 0;
+    for (size_t j = 0; j < num_carried; ++j) {
+      if (probe(from[j])) to[num_next++] = from[j];
     }
+    // (c)
+    for (size_t j = 0; j < n; ++j) {
+      if (probe(group[j])) to[num_next++] = group[j];
+    }
+    num_carried = num_next;
+    current ^= 1;
   }
 }
 

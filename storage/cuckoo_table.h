@@ -99,6 +99,8 @@ class CuckooTable {
     return overflow_[CuckooOverflowByte(block, overflow_bits_)] &
            CuckooOverflowMask(block, overflow_bits_, tag);
   }
+  // Inline layout: bit s set where bucket s of `block` holds `key`.
+  uint64_t InlineMatches(const char* block, std::string_view key) const;
   // Searches one block for `key`. On a hit sets
   // *value and returns true.
   bool ProbeBlock(const char* block, uint32_t fingerprint, std::string_view key,
