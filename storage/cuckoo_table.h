@@ -88,8 +88,21 @@ class CuckooTable {
 
  private:
   CuckooTable(std::unique_ptr<MappedFile> file, const CuckooHeader& header);
+  // The bucket shapes lookups are compiled for.
+  enum Shape { kHeapShape, kInlineShape, kInline8x8Shape };
+
+  template <Shape kShape>
+  bool GetImpl(std::string_view key, std::string_view* value,
+               int* blocks_touched) const;
+  template <Shape kShape>
+  void MultiGetImpl(std::span<const std::string_view> keys,
+                    std::span<LookupResult> results) const;
   // Whether `key` could be in the table at all (its length fits).
+  template <Shape kShape>
   bool CanHold(std::string_view key) const;
+  template <Shape kShape>
+  uint64_t HashKey(std::string_view key, int function) const;
+  template <Shape kShape>
   uint64_t BlockIndex(std::string_view key, int function, uint64_t hash0) const;
   const char* Block(uint64_t index) const {
     return buckets_ + index * block_size_;
@@ -99,10 +112,8 @@ class CuckooTable {
     return overflow_[CuckooOverflowByte(block, overflow_bits_)] &
            CuckooOverflowMask(block, overflow_bits_, tag);
   }
-  // Inline layout: bit s set where bucket s of `block` holds `key`.
-  uint64_t InlineMatches(const char* block, std::string_view key) const;
-  // Searches one block for `key`. On a hit sets
-  // *value and returns true.
+  // Searches one block for `key`. On a hit sets *value and returns true.
+  template <Shape kShape>
   bool ProbeBlock(const char* block, uint32_t fingerprint, std::string_view key,
                   std::string_view* value) const;
   // Heap layout: the record a bucket points at, if its key is `key`.
@@ -123,7 +134,7 @@ class CuckooTable {
   uint32_t key_width_;
   uint32_t overflow_bits_;
   int num_hashes_;
-  bool inline_;
+  Shape shape_;
   uint64_t seeds_[kMaxHashFunctions];
 };
 
