@@ -1,8 +1,12 @@
 #include "tests/table_harness.h"
 
+#include <algorithm>
 #include <span>
 
+#include "storage/block_table.h"
+#include "storage/block_table_builder.h"
 #include "storage/cuckoo_table.h"
+#include "storage/escape.h"
 
 namespace roost::testing {
 namespace {
@@ -56,6 +60,83 @@ class CuckooHarness : public TableHarness {
   std::unique_ptr<CuckooTable> table_;
 };
 
+// The block table takes sorted, distinct keys: the harness sorts (stably)
+// and applies the duplicate policy itself, as roost-load does.
+class BlockHarness : public TableHarness {
+ public:
+  BlockHarness(BlockTableOptions options, BlockTableReadOptions read_options)
+      : options_(options), read_options_(read_options) {}
+
+  absl::Status Build(const Pairs& pairs, DuplicatePolicy policy,
+                     const std::string& path) override {
+    std::vector<size_t> order(pairs.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return pairs[a].first < pairs[b].first;
+    });
+    auto builder = BlockTableBuilder::Create(path, options_);
+    if (!builder.ok()) return builder.status();
+    for (size_t j = 0; j < order.size(); ++j) {
+      const auto& [k, v] = pairs[order[j]];
+      const bool dup_next =
+          j + 1 < order.size() && pairs[order[j + 1]].first == k;
+      const bool dup_prev = j > 0 && pairs[order[j - 1]].first == k;
+      if (policy == DuplicatePolicy::kError && dup_next) {
+        return absl::InvalidArgumentError("duplicate key " + PrintableKey(k));
+      }
+      if ((policy == DuplicatePolicy::kKeepFirst && dup_prev) ||
+          (policy == DuplicatePolicy::kKeepLast && dup_next)) {
+        continue;
+      }
+      absl::Status s = (*builder)->Add(k, v);
+      if (!s.ok()) return s;
+    }
+    return (*builder)->Finish().status();
+  }
+
+  absl::Status Open(const std::string& path) override {
+    auto table = BlockTable::Open(path, read_options_);
+    if (!table.ok()) return table.status();
+    table_ = std::move(*table);
+    return absl::OkStatus();
+  }
+
+  std::optional<std::string> Get(const std::string& key) override {
+    BlockTable::Value value;
+    auto found = table_->Get(key, &value);
+    if (!found.ok() || !*found) return std::nullopt;
+    return std::string(value.view());
+  }
+
+  std::vector<std::optional<std::string>> MultiGet(
+      const std::vector<std::string>& keys) override {
+    std::vector<std::string_view> views(keys.begin(), keys.end());
+    std::unique_ptr<bool[]> found(new bool[keys.size()]);
+    std::vector<BlockTable::Value> values(keys.size());
+    std::vector<std::optional<std::string>> out(keys.size());
+    if (!table_->MultiGet(views, std::span(found.get(), keys.size()), values)
+             .ok()) {
+      return out;
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (found[i]) out[i] = std::string(values[i].view());
+    }
+    return out;
+  }
+
+ private:
+  BlockTableOptions options_;
+  BlockTableReadOptions read_options_;
+  std::unique_ptr<BlockTable> table_;
+};
+
+HarnessFactory Block(std::string name, BlockTableOptions options,
+                     BlockTableReadOptions read_options = {}) {
+  return {std::move(name), [options, read_options] {
+            return std::make_unique<BlockHarness>(options, read_options);
+          }};
+}
+
 HarnessFactory Cuckoo(std::string name, CuckooTableOptions options,
                       CuckooReadOptions read_options = {}) {
   return {std::move(name), [options, read_options] {
@@ -78,7 +159,36 @@ std::vector<HarnessFactory> AllHarnesses() {
   huge_pages.load_mode = LoadMode::kAnonymousHugePages;
   CuckooReadOptions locked;
   locked.load_mode = LoadMode::kMmapLocked;
+  BlockTableOptions tiny_blocks;
+  tiny_blocks.block_size = 64;
+  BlockTableOptions restart1;
+  restart1.restart_interval = 1;
+  BlockTableOptions restart1024;
+  restart1024.restart_interval = 1024;
+  BlockTableOptions no_hash;
+  no_hash.hash_index = false;
+  BlockTableOptions snappy;
+  snappy.compression = Compression::kSnappy;
+  BlockTableOptions zstd;
+  zstd.compression = Compression::kZstd;
+  zstd.block_size = 512;
+  BlockTableOptions binary;
+  binary.index_search = IndexSearch::kBinary;
+  BlockTableOptions interpolation;
+  interpolation.index_search = IndexSearch::kInterpolation;
+  interpolation.block_size = 256;
+  BlockTableReadOptions tiny_cache;
+  tiny_cache.block_cache_bytes = 4096;
   return {
+      Block("Block", {}),
+      Block("BlockTinyBlocks", tiny_blocks),
+      Block("BlockRestart1", restart1),
+      Block("BlockRestart1024", restart1024),
+      Block("BlockNoHashIndex", no_hash),
+      Block("BlockSnappy", snappy),
+      Block("BlockZstdTinyCache", zstd, tiny_cache),
+      Block("BlockBinarySearch", binary),
+      Block("BlockInterpolation", interpolation),
       Cuckoo("Cuckoo", {}),
       Cuckoo("CuckooThreeHashes", three_hashes),
       Cuckoo("CuckooDense", dense),

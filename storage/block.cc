@@ -1,0 +1,215 @@
+#include "storage/block.h"
+
+#include "storage/block_builder.h"
+#include "storage/coding.h"
+#include "storage/format.h"
+#include "storage/hash.h"
+
+namespace roost {
+namespace {
+
+// Decodes one entry header at p: shared, unshared and value lengths. Returns
+// the start of the key delta, or nullptr if it does not fit before `limit`.
+inline const char* DecodeEntry(const char* p, const char* limit,
+                               uint32_t* shared, uint32_t* unshared,
+                               uint32_t* value_length) {
+  if (limit - p < 3) return nullptr;
+  *shared = static_cast<uint8_t>(p[0]);
+  *unshared = static_cast<uint8_t>(p[1]);
+  *value_length = static_cast<uint8_t>(p[2]);
+  if ((*shared | *unshared | *value_length) < 128) {
+    p += 3;  // the common case: three one-byte varints
+  } else {
+    uint64_t s, u, v;
+    if ((p = DecodeVarint64(p, limit, &s)) == nullptr) return nullptr;
+    if ((p = DecodeVarint64(p, limit, &u)) == nullptr) return nullptr;
+    if ((p = DecodeVarint64(p, limit, &v)) == nullptr) return nullptr;
+    if (s > UINT32_MAX || u > UINT32_MAX || v > UINT32_MAX) return nullptr;
+    *shared = static_cast<uint32_t>(s);
+    *unshared = static_cast<uint32_t>(u);
+    *value_length = static_cast<uint32_t>(v);
+  }
+  if (static_cast<uint64_t>(*unshared) + *value_length >
+      static_cast<uint64_t>(limit - p)) {
+    return nullptr;
+  }
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<Block> Block::Parse(std::string_view path,
+                                   std::string_view contents) {
+  if (contents.size() < 4) return CorruptionError(path, "block too short");
+  Block b;
+  b.data_ = contents.data();
+  const uint32_t packed = DecodeFixed32(contents.data() + contents.size() - 4);
+  uint64_t end = contents.size() - 4;
+  if (packed & kHasHashIndexFlag) {
+    if (end < 2) return CorruptionError(path, "bad block hash index");
+    b.num_buckets_ = DecodeFixed16(contents.data() + end - 2);
+    end -= 2;
+    if (b.num_buckets_ == 0 || b.num_buckets_ > end) {
+      return CorruptionError(path, "bad block hash index");
+    }
+    end -= b.num_buckets_;
+    b.buckets_ = reinterpret_cast<const uint8_t*>(contents.data() + end);
+  }
+  b.num_restarts_ = packed & ~kHasHashIndexFlag;
+  if (b.num_restarts_ > end / 4) {
+    return CorruptionError(path, "bad block restart array");
+  }
+  end -= 4 * static_cast<uint64_t>(b.num_restarts_);
+  b.restarts_ = contents.data() + end;
+  b.entries_size_ = static_cast<uint32_t>(end);
+  // Only an empty block (an empty table's index) has no restart.
+  if (b.num_restarts_ == 0 ? end != 0 || b.buckets_ != nullptr
+                           : b.RestartOffset(0) != 0) {
+    return CorruptionError(path, "bad block restart array");
+  }
+  return b;
+}
+
+uint32_t Block::RestartOffset(uint32_t i) const {
+  return DecodeFixed32(restarts_ + 4 * i);
+}
+
+Block::Result Block::RestartEntry(uint32_t i, std::string_view* key,
+                                  std::string_view* value) const {
+  const uint32_t offset = RestartOffset(i);
+  if (offset >= entries_size_) return kCorrupt;
+  uint32_t shared, unshared, value_length;
+  const char* p = DecodeEntry(data_ + offset, data_ + entries_size_, &shared,
+                              &unshared, &value_length);
+  if (p == nullptr || shared != 0) return kCorrupt;
+  *key = std::string_view(p, unshared);
+  *value = std::string_view(p + unshared, value_length);
+  return kFound;
+}
+
+Block::Result Block::FindRestart(std::string_view key, uint32_t* index) const {
+  // The last restart whose key is <= key.
+  uint32_t lo = 0, hi = num_restarts_;  // answer in [lo, hi)
+  while (hi - lo > 1) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    std::string_view k, v;
+    if (RestartEntry(mid, &k, &v) != kFound) return kCorrupt;
+    if (k <= key) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  *index = lo;
+  return kFound;
+}
+
+Block::Result Block::ScanFor(std::string_view key, uint32_t offset,
+                             uint32_t limit, std::string_view* value) const {
+  if (offset >= limit || limit > entries_size_) return kCorrupt;
+  std::string current;
+  const char* p = data_ + offset;
+  const char* end = data_ + limit;
+  while (p < end) {
+    uint32_t shared, unshared, value_length;
+    p = DecodeEntry(p, end, &shared, &unshared, &value_length);
+    if (p == nullptr || shared > current.size()) return kCorrupt;
+    current.resize(shared);
+    current.append(p, unshared);
+    const int c = std::string_view(current).compare(key);
+    if (c == 0) {
+      *value = std::string_view(p + unshared, value_length);
+      return kFound;
+    }
+    if (c > 0) return kNotFound;
+    p += unshared + value_length;
+  }
+  return kNotFound;
+}
+
+Block::Result Block::Get(std::string_view key, bool use_hash,
+                         std::string_view* value) const {
+  if (num_restarts_ == 0) return kNotFound;
+  uint32_t restart;
+  if (use_hash && buckets_ != nullptr) {
+    const uint8_t b =
+        buckets_[static_cast<uint32_t>(Hash64(key, kBlockHashSeed)) %
+                 num_buckets_];
+    if (b == kHashEmpty) return kNotFound;
+    if (b != kHashCollision) {
+      if (b >= num_restarts_) return kCorrupt;
+      const uint32_t limit = uint32_t{b} + 1 < num_restarts_
+                                 ? RestartOffset(b + 1)
+                                 : entries_size_;
+      return ScanFor(key, RestartOffset(b), limit, value);
+    }
+  }
+  const Result r = FindRestart(key, &restart);
+  if (r != kFound) return r;
+  const uint32_t limit =
+      restart + 1 < num_restarts_ ? RestartOffset(restart + 1) : entries_size_;
+  return ScanFor(key, RestartOffset(restart), limit, value);
+}
+
+void Block::Iterator::SeekToRestart(uint32_t i) {
+  key_.clear();
+  if (block_->num_restarts_ == 0) {
+    next_ = 0;  // entries_size_ is 0 too: nothing to parse
+    valid_ = false;
+    return;
+  }
+  next_ = block_->RestartOffset(i);
+  valid_ = false;
+  if (next_ >= block_->entries_size_) corrupt_ = true;
+}
+
+bool Block::Iterator::ParseNext() {
+  valid_ = false;
+  if (corrupt_ || next_ >= block_->entries_size_) return false;
+  uint32_t shared, unshared, value_length;
+  const char* p =
+      DecodeEntry(block_->data_ + next_, block_->data_ + block_->entries_size_,
+                  &shared, &unshared, &value_length);
+  if (p == nullptr || shared > key_.size()) {
+    corrupt_ = true;
+    return false;
+  }
+  key_.resize(shared);
+  key_.append(p, unshared);
+  value_ = std::string_view(p + unshared, value_length);
+  next_ = static_cast<uint32_t>(p + unshared + value_length - block_->data_);
+  valid_ = true;
+  return true;
+}
+
+void Block::Iterator::SeekToFirst() {
+  corrupt_ = false;
+  SeekToRestart(0);
+  ParseNext();
+}
+
+void Block::Iterator::Seek(std::string_view target) {
+  corrupt_ = false;
+  valid_ = false;
+  if (block_->num_restarts_ == 0) return;
+  uint32_t restart;
+  if (block_->FindRestart(target, &restart) != kFound) {
+    corrupt_ = true;
+    valid_ = false;
+    return;
+  }
+  SeekToRestart(restart);
+  while (ParseNext() && std::string_view(key_) < target) {
+  }
+}
+
+void Block::Iterator::Next() {
+  const std::string previous = key_;
+  if (ParseNext() && std::string_view(key_) <= previous) {
+    // Keys must strictly increase: anything else is damage.
+    corrupt_ = true;
+    valid_ = false;
+  }
+}
+
+}  // namespace roost

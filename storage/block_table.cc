@@ -1,0 +1,297 @@
+#include "storage/block_table.h"
+
+#include "storage/block_table_builder.h"
+#include "storage/coding.h"
+#include "storage/format.h"
+#include "storage/status_macros.h"
+#include "storage/str_cat.h"
+
+namespace roost {
+namespace {
+
+// Interpolation steps before the index search finishes by bisection, so that
+// skewed keys cost at most this many extra probes over binary search.
+constexpr int kMaxInterpolationSteps = 4;
+// The largest decompressed block accepted (a block holds at least one entry,
+// which can be large).
+constexpr uint64_t kMaxBlockSize = uint64_t{1} << 31;
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
+    const std::string& path, const BlockTableReadOptions& options) {
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
+                         MappedFile::Open(path, options.load_mode));
+  ROOST_ASSIGN_OR_RETURN(BlockTableFooter footer,
+                         BlockTableFooter::Decode(path, file->data()));
+  const char* base = file->data().data();
+  ROOST_ASSIGN_OR_RETURN(
+      Compression type,
+      CheckBlockTrailer(path, base + footer.index.offset, footer.index.size));
+  if (type != Compression::kNone) {
+    return CorruptionError(path, "compressed index block");
+  }
+  ROOST_ASSIGN_OR_RETURN(
+      Block index,
+      Block::Parse(path, std::string_view(base + footer.index.offset,
+                                          footer.index.size)));
+  std::unique_ptr<BlockTable> table(
+      new BlockTable(std::move(file), footer, options, index));
+  ROOST_RETURN_IF_ERROR(table->ValidateIndex());
+  if (options.verify_checksums) {
+    ROOST_RETURN_IF_ERROR(table->VerifyChecksums());
+  }
+  return table;
+}
+
+BlockTable::BlockTable(std::unique_ptr<MappedFile> file,
+                       const BlockTableFooter& footer,
+                       const BlockTableReadOptions& options, Block index)
+    : file_(std::move(file)),
+      footer_(footer),
+      options_(options),
+      index_(index),
+      index_search_(options.index_search.value_or(footer.index_search)),
+      interpolate_(index_search_ == IndexSearch::kInterpolation ||
+                   (index_search_ == IndexSearch::kAuto && footer.is_uniform)),
+      cache_(options.block_cache_bytes) {}
+
+absl::Status BlockTable::ValidateIndex() {
+  const uint64_t n = footer_.num_data_blocks;
+  // An empty table's index block holds one restart and no entry.
+  const bool empty_index = n == 0;
+  if (!empty_index && index_.num_restarts() != n) {
+    return CorruptionError(path(), "index entry count disagrees with footer");
+  }
+  block_offsets_.reserve(n + 1);
+  uint64_t expected = 0;
+  std::string_view previous;
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view key, value;
+    if (index_.RestartEntry(static_cast<uint32_t>(i), &key, &value) !=
+        Block::kFound) {
+      return CorruptionError(path(), StrCat("bad index entry ", i));
+    }
+    if (i > 0 && key <= previous) {
+      return CorruptionError(path(), "index keys out of order");
+    }
+    previous = key;
+    BlockHandle h;
+    const char* end = h.DecodeFrom(value.data(), value.data() + value.size());
+    if (end != value.data() + value.size() || h.offset != expected ||
+        h.size > footer_.data_end - h.offset ||
+        kBlockTrailerSize > footer_.data_end - h.offset - h.size) {
+      return CorruptionError(path(), StrCat("bad handle of data block ", i));
+    }
+    block_offsets_.push_back(h.offset);
+    expected = h.offset + h.size + kBlockTrailerSize;
+  }
+  if (expected != footer_.data_end) {
+    return CorruptionError(path(), "data blocks do not fill the data region");
+  }
+  block_offsets_.push_back(expected);
+  if (n > 0) {
+    std::string_view first, last, v;
+    index_.RestartEntry(0, &first, &v);
+    index_.RestartEntry(static_cast<uint32_t>(n - 1), &last, &v);
+    while (index_prefix_ < std::min(first.size(), last.size()) &&
+           first[index_prefix_] == last[index_prefix_]) {
+      ++index_prefix_;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BlockTable::VerifyChecksums() const {
+  const char* base = file_->data().data();
+  for (uint64_t i = 0; i < footer_.num_data_blocks; ++i) {
+    const BlockHandle h = Handle(i);
+    auto type = CheckBlockTrailer(path(), base + h.offset, h.size);
+    if (!type.ok()) {
+      return CorruptionError(
+          path(), StrCat("data block ", i, ": ", type.status().message()));
+    }
+  }
+  return CheckBlockTrailer(path(), base + footer_.index.offset,
+                           footer_.index.size)
+      .status();
+}
+
+BlockHandle BlockTable::Handle(uint64_t index) const {
+  return BlockHandle{
+      block_offsets_[index],
+      block_offsets_[index + 1] - block_offsets_[index] - kBlockTrailerSize};
+}
+
+absl::StatusOr<uint64_t> BlockTable::FindBlock(std::string_view key) const {
+  const uint64_t n = footer_.num_data_blocks;
+  auto key_at = [&](uint64_t i, std::string_view* k) {
+    std::string_view v;
+    return index_.RestartEntry(static_cast<uint32_t>(i), k, &v) ==
+           Block::kFound;
+  };
+  // The answer lies in [lo, hi]; hi == n means "no block".
+  uint64_t lo = 0, hi = n;
+  if (n == 0) return 0;
+  std::string_view k;
+  if (interpolate_ && n > 2) {
+    if (!key_at(n - 1, &k)) return CorruptionError(path(), "bad index entry");
+    if (key > k) return n;
+    hi = n - 1;
+    if (!key_at(0, &k)) return CorruptionError(path(), "bad index entry");
+    if (key <= k) return 0;
+    // Every key between the first and last index keys shares their prefix.
+    const uint64_t target = KeyToNumber(key, index_prefix_);
+    for (int step = 0; step < kMaxInterpolationSteps && lo < hi; ++step) {
+      std::string_view klo, khi;
+      if (!key_at(lo, &klo) || !key_at(hi, &khi)) {
+        return CorruptionError(path(), "bad index entry");
+      }
+      const uint64_t vlo = KeyToNumber(klo, index_prefix_);
+      const uint64_t vhi = KeyToNumber(khi, index_prefix_);
+      if (vhi <= vlo) break;  // distinct keys, same number: bisect
+      uint64_t pos;
+      if (target <= vlo) {
+        pos = lo;
+      } else if (target >= vhi) {
+        pos = hi;
+      } else {
+        pos = lo + static_cast<uint64_t>(
+                       static_cast<unsigned __int128>(target - vlo) *
+                       (hi - lo) / (vhi - vlo));
+      }
+      if (!key_at(pos, &k)) return CorruptionError(path(), "bad index entry");
+      if (k >= key) {
+        hi = pos;
+      } else {
+        lo = pos + 1;
+      }
+    }
+  }
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (!key_at(mid, &k)) return CorruptionError(path(), "bad index entry");
+    if (k >= key) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+absl::StatusOr<Block> BlockTable::LoadBlock(
+    uint64_t index, std::shared_ptr<const std::string>* pin) const {
+  const BlockHandle h = Handle(index);
+  const char* stored = file_->data().data() + h.offset;
+  const auto type = static_cast<Compression>(stored[h.size]);
+  if (type == Compression::kNone) {
+    pin->reset();
+    return Block::Parse(path(), std::string_view(stored, h.size));
+  }
+  std::shared_ptr<const std::string> block = cache_.Lookup(index);
+  if (block == nullptr) {
+    // Verify before decompressing: the decompressor is not fed damage.
+    ROOST_RETURN_IF_ERROR(CheckBlockTrailer(path(), stored, h.size).status());
+    std::string raw;
+    ROOST_RETURN_IF_ERROR(DecompressBlock(
+        path(), type, std::string_view(stored, h.size), kMaxBlockSize, &raw));
+    block = cache_.Insert(index, std::move(raw));
+  }
+  *pin = block;
+  return Block::Parse(path(), *block);
+}
+
+absl::StatusOr<bool> BlockTable::Get(std::string_view key, Value* value) const {
+  if (key.size() > footer_.max_key_length) return false;
+  ROOST_ASSIGN_OR_RETURN(const uint64_t i, FindBlock(key));
+  if (i == footer_.num_data_blocks) return false;
+  std::shared_ptr<const std::string> pin;
+  ROOST_ASSIGN_OR_RETURN(Block block, LoadBlock(i, &pin));
+  std::string_view view;
+  switch (block.Get(key, options_.use_hash_index, &view)) {
+    case Block::kFound:
+      value->view_ = view;
+      value->pin_ = std::move(pin);
+      return true;
+    case Block::kNotFound:
+      return false;
+    case Block::kCorrupt:
+      break;
+  }
+  return CorruptionError(path(), StrCat("bad entry in data block ", i));
+}
+
+absl::Status BlockTable::MultiGet(std::span<const std::string_view> keys,
+                                  std::span<bool> found,
+                                  std::span<Value> values) const {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ROOST_ASSIGN_OR_RETURN(found[i], Get(keys[i], &values[i]));
+  }
+  return absl::OkStatus();
+}
+
+std::unique_ptr<BlockTable::Iterator> BlockTable::NewIterator() const {
+  return std::unique_ptr<Iterator>(new Iterator(this));
+}
+
+bool BlockTable::Iterator::LoadBlock(uint64_t index) {
+  block_index_ = index;
+  entry_.reset();
+  block_.reset();
+  auto block = table_->LoadBlock(index, &pin_);
+  if (!block.ok()) {
+    status_ = block.status();
+    valid_ = false;
+    return false;
+  }
+  block_.emplace(*block);
+  entry_.emplace(*block_);
+  return true;
+}
+
+void BlockTable::Iterator::SkipExhaustedBlocks() {
+  while (!entry_->Valid()) {
+    if (entry_->corrupt()) {
+      status_ = CorruptionError(
+          table_->path(), StrCat("bad entry in data block ", block_index_));
+      valid_ = false;
+      return;
+    }
+    if (block_index_ + 1 >= table_->footer_.num_data_blocks) {
+      valid_ = false;
+      return;
+    }
+    if (!LoadBlock(block_index_ + 1)) return;
+    entry_->SeekToFirst();
+  }
+  valid_ = true;
+}
+
+void BlockTable::Iterator::SeekToFirst() {
+  status_ = absl::OkStatus();
+  valid_ = false;
+  if (table_->footer_.num_data_blocks == 0 || !LoadBlock(0)) return;
+  entry_->SeekToFirst();
+  SkipExhaustedBlocks();
+}
+
+void BlockTable::Iterator::Seek(std::string_view target) {
+  status_ = absl::OkStatus();
+  valid_ = false;
+  auto i = table_->FindBlock(target);
+  if (!i.ok()) {
+    status_ = i.status();
+    return;
+  }
+  if (*i >= table_->footer_.num_data_blocks || !LoadBlock(*i)) return;
+  entry_->Seek(target);
+  SkipExhaustedBlocks();
+}
+
+void BlockTable::Iterator::Next() {
+  entry_->Next();
+  SkipExhaustedBlocks();
+}
+
+}  // namespace roost

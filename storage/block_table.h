@@ -1,0 +1,152 @@
+// BlockTable: a read-only, memory-mapped block-based table.
+//
+// Open() maps a file written by BlockTableBuilder, validates its footer and
+// every block handle in the index against the file, and by default verifies
+// every block checksum. Lookups find the data block through the index block
+// (binary or interpolation search), then the key inside it (one restart
+// interval through the hash index, or a binary search of the restarts).
+// Uncompressed blocks are read in place; compressed ones are decompressed
+// into a bounded cache shared by all threads. Thread-safe.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(auto table, BlockTable::Open("/data/t.sst"));
+//   BlockTable::Value value;
+//   ROOST_ASSIGN_OR_RETURN(bool found, table->Get("apple", &value));
+//   if (found) Use(value.view());
+//   auto it = table->NewIterator();
+//   for (it->Seek("a"); it->Valid(); it->Next()) ...
+#ifndef ROOST_STORAGE_BLOCK_TABLE_H_
+#define ROOST_STORAGE_BLOCK_TABLE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/block.h"
+#include "storage/block_cache.h"
+#include "storage/block_format.h"
+#include "storage/file.h"
+
+namespace roost {
+
+struct BlockTableReadOptions {
+  // How the file is brought into memory. The default value is
+  // LoadMode::kMmap.
+  LoadMode load_mode = LoadMode::kMmap;
+  // Verify every block's checksum at Open(). Compressed blocks are verified
+  // again whenever they are decompressed. The default value is true.
+  bool verify_checksums = true;
+  // Capacity of the cache of decompressed blocks, in bytes. The default
+  // value is 64 MiB.
+  size_t block_cache_bytes = 64 << 20;
+  // Search the index this way instead of as the file says. The default
+  // value is std::nullopt (as the file says).
+  std::optional<IndexSearch> index_search;
+  // Use the data blocks' hash indexes for point lookups. The default value
+  // is true.
+  bool use_hash_index = true;
+};
+
+class BlockTable {
+ public:
+  // A looked-up value: a view valid while this object and the table live
+  // (it pins a decompressed block, if the value sits in one).
+  class Value {
+   public:
+    std::string_view view() const { return view_; }
+
+   private:
+    friend class BlockTable;
+    std::string_view view_;
+    std::shared_ptr<const std::string> pin_;
+  };
+
+  static absl::StatusOr<std::unique_ptr<BlockTable>> Open(
+      const std::string& path, const BlockTableReadOptions& options = {});
+
+  // Looks `key` up: true and *value on a hit, false on a miss, DataLoss for
+  // a damaged block.
+  absl::StatusOr<bool> Get(std::string_view key, Value* value) const;
+
+  // Looks every key up; found[i] and values[i] are keys[i]'s outcome.
+  // REQUIRES: found.size() == values.size() == keys.size().
+  absl::Status MultiGet(std::span<const std::string_view> keys,
+                        std::span<bool> found, std::span<Value> values) const;
+
+  // Ordered scans.
+  class Iterator {
+   public:
+    void SeekToFirst();
+    // The first entry whose key is >= target.
+    void Seek(std::string_view target);
+    // REQUIRES: Valid().
+    void Next();
+    bool Valid() const { return valid_; }
+    // OK, or DataLoss if iteration stopped on a damaged block.
+    absl::Status status() const { return status_; }
+    // REQUIRES: Valid(). Valid until the iterator moves.
+    std::string_view key() const { return entry_->key(); }
+    std::string_view value() const { return entry_->value(); }
+
+   private:
+    friend class BlockTable;
+    explicit Iterator(const BlockTable* table) : table_(table) {}
+    // Loads data block `index` and positions before its first entry.
+    bool LoadBlock(uint64_t index);
+    void SkipExhaustedBlocks();
+
+    const BlockTable* table_;
+    uint64_t block_index_ = 0;
+    std::shared_ptr<const std::string> pin_;
+    std::optional<Block> block_;
+    std::optional<Block::Iterator> entry_;
+    bool valid_ = false;
+    absl::Status status_;
+  };
+  std::unique_ptr<Iterator> NewIterator() const;
+
+  const BlockTableFooter& footer() const { return footer_; }
+  uint64_t num_entries() const { return footer_.num_entries; }
+  uint32_t max_key_length() const { return footer_.max_key_length; }
+  const BlockCache& cache() const { return cache_; }
+  std::string_view file_data() const { return file_->data(); }
+  const std::string& path() const { return file_->path(); }
+  // The index search in use.
+  IndexSearch index_search() const { return index_search_; }
+
+  // Checks every block's checksum. DataLoss on a mismatch.
+  absl::Status VerifyChecksums() const;
+
+ private:
+  BlockTable(std::unique_ptr<MappedFile> file, const BlockTableFooter& footer,
+             const BlockTableReadOptions& options, Block index);
+  absl::Status ValidateIndex();
+  // The first data block whose separator is >= key; num_data_blocks if none.
+  absl::StatusOr<uint64_t> FindBlock(std::string_view key) const;
+  uint64_t InterpolationStart(std::string_view key, uint64_t* lo,
+                              uint64_t* hi) const;
+  // Data block `index`: in place, or decompressed and pinned.
+  absl::StatusOr<Block> LoadBlock(
+      uint64_t index, std::shared_ptr<const std::string>* pin) const;
+  BlockHandle Handle(uint64_t index) const;
+
+  std::unique_ptr<MappedFile> file_;
+  BlockTableFooter footer_;
+  BlockTableReadOptions options_;
+  Block index_;
+  IndexSearch index_search_;
+  bool interpolate_;         // use interpolation for this table
+  size_t index_prefix_ = 0;  // common prefix of the first and last index keys
+  std::vector<uint64_t> block_offsets_;  // handle offsets, validated at Open
+  mutable BlockCache cache_;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_BLOCK_TABLE_H_

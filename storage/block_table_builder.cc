@@ -1,0 +1,201 @@
+#include "storage/block_table_builder.h"
+
+#include <cmath>
+
+#include "storage/escape.h"
+#include "storage/status_macros.h"
+#include "storage/str_cat.h"
+
+namespace roost {
+
+std::string ShortestSeparator(std::string_view a, std::string_view b) {
+  size_t p = 0;
+  const size_t limit = std::min(a.size(), b.size());
+  while (p < limit && a[p] == b[p]) ++p;
+  if (p < limit) {
+    const auto byte = static_cast<uint8_t>(a[p]);
+    if (byte < 0xff && byte + 1 < static_cast<uint8_t>(b[p])) {
+      std::string s(a.substr(0, p + 1));
+      s[p] = static_cast<char>(byte + 1);
+      return s;  // a < s < b, and shorter than a unless a ends at p
+    }
+  }
+  return std::string(a);
+}
+
+uint64_t KeyToNumber(std::string_view key, size_t prefix_length) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < 8; ++i) {
+    const size_t at = prefix_length + i;
+    n = (n << 8) | (at < key.size() ? static_cast<uint8_t>(key[at]) : 0);
+  }
+  return n;
+}
+
+absl::StatusOr<std::unique_ptr<BlockTableBuilder>> BlockTableBuilder::Create(
+    const std::string& path, const BlockTableOptions& options) {
+  if (options.block_size == 0 || options.block_size > (1u << 30)) {
+    return absl::InvalidArgumentError(
+        StrCat("block size must be in [1, 2^30], not ", options.block_size));
+  }
+  if (options.restart_interval == 0) {
+    return absl::InvalidArgumentError("restart interval must be at least 1");
+  }
+  if (!(options.hash_index_utilization > 0 &&
+        options.hash_index_utilization <= 1)) {
+    return absl::InvalidArgumentError(
+        StrCat("hash index utilization must be in (0, 1], not ",
+               options.hash_index_utilization));
+  }
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                         WritableFile::Create(path));
+  return std::unique_ptr<BlockTableBuilder>(
+      new BlockTableBuilder(std::move(file), options));
+}
+
+BlockTableBuilder::BlockTableBuilder(std::unique_ptr<WritableFile> file,
+                                     const BlockTableOptions& options)
+    : options_(options),
+      file_(std::move(file)),
+      data_(options.restart_interval, options.hash_index,
+            options.hash_index_utilization) {}
+
+BlockTableBuilder::~BlockTableBuilder() = default;  // file_ removes itself
+
+absl::Status BlockTableBuilder::Add(std::string_view key,
+                                    std::string_view value) {
+  if (!status_.ok()) return status_;
+  if (report_.num_entries > 0 && key <= std::string_view(last_key_)) {
+    status_ = absl::InvalidArgumentError(StrCat(
+        key == std::string_view(last_key_) ? "duplicate key " : "key ",
+        PrintableKey(key),
+        key == std::string_view(last_key_)
+            ? ""
+            : StrCat(" is out of order (after ", PrintableKey(last_key_), ")"),
+        " at entry ", report_.num_entries, " (counting from 0)"));
+    file_.reset();
+    return status_;
+  }
+  if (key.size() > UINT32_MAX || value.size() > UINT32_MAX) {
+    status_ = absl::InvalidArgumentError(
+        StrCat("key ", PrintableKey(key), " or its value is 4 GiB or longer"));
+    file_.reset();
+    return status_;
+  }
+  if (pending_index_) {
+    index_keys_.push_back(ShortestSeparator(pending_last_key_, key));
+    index_handles_.push_back(pending_handle_);
+    pending_index_ = false;
+  }
+  data_.Add(key, value);
+  last_key_.assign(key);
+  max_key_length_ = std::max<uint32_t>(max_key_length_, key.size());
+  raw_key_bytes_ += key.size();
+  raw_value_bytes_ += value.size();
+  ++report_.num_entries;
+  if (data_.SizeEstimate() >= options_.block_size) {
+    status_ = FlushDataBlock();
+    if (!status_.ok()) file_.reset();
+  }
+  return status_;
+}
+
+absl::Status BlockTableBuilder::WriteBlock(std::string_view raw,
+                                           Compression type,
+                                           BlockHandle* handle) {
+  const Compression used = CompressBlock(type, raw, &compressed_);
+  const std::string_view stored =
+      used == Compression::kNone ? raw : std::string_view(compressed_);
+  if (used != Compression::kNone) ++report_.compressed_blocks;
+  handle->offset = file_->size();
+  handle->size = stored.size();
+  std::string trailer;
+  AppendBlockTrailer(stored, used, &trailer);
+  ROOST_RETURN_IF_ERROR(file_->Append(stored));
+  return file_->Append(trailer);
+}
+
+absl::Status BlockTableBuilder::FlushDataBlock() {
+  if (data_.empty()) return absl::OkStatus();
+  pending_last_key_.assign(data_.last_key());
+  ROOST_RETURN_IF_ERROR(
+      WriteBlock(data_.Finish(), options_.compression, &pending_handle_));
+  pending_index_ = true;
+  data_.Reset();
+  ++report_.num_data_blocks;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BlockTableReport> BlockTableBuilder::Finish() {
+  if (!status_.ok()) return status_;
+  ROOST_RETURN_IF_ERROR(FlushDataBlock());
+  if (pending_index_) {
+    // The last block's separator is its last key.
+    index_keys_.push_back(pending_last_key_);
+    index_handles_.push_back(pending_handle_);
+    pending_index_ = false;
+  }
+
+  // Are the index keys evenly spread? Welford's one-pass mean and variance
+  // of the gaps between consecutive keys as numbers.
+  BlockTableFooter footer;
+  if (index_keys_.size() >= 3) {
+    const std::string& first = index_keys_.front();
+    const std::string& last = index_keys_.back();
+    size_t prefix = 0;
+    while (prefix < std::min(first.size(), last.size()) &&
+           first[prefix] == last[prefix]) {
+      ++prefix;
+    }
+    double mean = 0, m2 = 0;
+    uint64_t n = 0;
+    uint64_t previous = KeyToNumber(index_keys_[0], prefix);
+    for (size_t i = 1; i < index_keys_.size(); ++i) {
+      const uint64_t current = KeyToNumber(index_keys_[i], prefix);
+      const double gap = static_cast<double>(current - previous);
+      previous = current;
+      ++n;
+      const double delta = gap - mean;
+      mean += delta / n;
+      m2 += delta * (gap - mean);
+    }
+    const double stddev = std::sqrt(m2 / n);
+    footer.uniformity_cv = mean > 0 ? stddev / mean : INFINITY;
+    footer.is_uniform = footer.uniformity_cv < options_.uniformity_threshold;
+  }
+
+  // The index block: restart interval 1, so that every entry's key is whole
+  // and entry i can be read directly for binary or interpolation search.
+  BlockBuilder index(1, /*hash_index=*/false);
+  std::string handle_bytes;
+  for (size_t i = 0; i < index_keys_.size(); ++i) {
+    handle_bytes.clear();
+    index_handles_[i].EncodeTo(&handle_bytes);
+    index.Add(index_keys_[i], handle_bytes);
+  }
+  footer.data_end = file_->size();
+  // The index is never compressed: readers search it in place.
+  ROOST_RETURN_IF_ERROR(
+      WriteBlock(index.Finish(), Compression::kNone, &footer.index));
+  footer.index_search = options_.index_search;
+  footer.hash_index = options_.hash_index;
+  footer.compression = options_.compression;
+  footer.block_size = options_.block_size;
+  footer.restart_interval = options_.restart_interval;
+  footer.max_key_length = max_key_length_;
+  footer.num_entries = report_.num_entries;
+  footer.num_data_blocks = report_.num_data_blocks;
+  footer.raw_key_bytes = raw_key_bytes_;
+  footer.raw_value_bytes = raw_value_bytes_;
+  footer.file_size = file_->size() + kBlockTableFooterSize;
+  ROOST_RETURN_IF_ERROR(file_->Append(footer.Encode()));
+  ROOST_RETURN_IF_ERROR(file_->Close());
+  report_.raw_bytes = raw_key_bytes_ + raw_value_bytes_;
+  report_.file_size = footer.file_size;
+  report_.is_uniform = footer.is_uniform;
+  report_.uniformity_cv = footer.uniformity_cv;
+  status_ = absl::FailedPreconditionError("Finish() already called");
+  return report_;
+}
+
+}  // namespace roost

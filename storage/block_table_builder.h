@@ -1,0 +1,119 @@
+// BlockTableBuilder: writes a sorted, block-based table file, streaming.
+//
+// Keys must arrive in strictly increasing bytewise order. Entries fill data
+// blocks of about block_size bytes (prefix-compressed, with restart points
+// and optionally a hash index), each compressed on its own and followed by
+// a trailer with its compression type and checksum. At Finish() the index
+// block (one separator key and handle per data block) and the footer are
+// written. Memory is bounded by one block plus the index: a few bytes per
+// data block, whatever the number of entries.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(auto builder,
+//                          BlockTableBuilder::Create("/tmp/t.sst", {}));
+//   ROOST_RETURN_IF_ERROR(builder->Add("apple", "1"));
+//   ROOST_RETURN_IF_ERROR(builder->Add("banana", "2"));
+//   ROOST_ASSIGN_OR_RETURN(BlockTableReport report, builder->Finish());
+//
+// See docs/format/block_table.md for the file.
+#ifndef ROOST_STORAGE_BLOCK_TABLE_BUILDER_H_
+#define ROOST_STORAGE_BLOCK_TABLE_BUILDER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/block_builder.h"
+#include "storage/block_format.h"
+#include "storage/file.h"
+
+namespace roost {
+
+struct BlockTableOptions {
+  // Target size of a data block before compression, in bytes. The default
+  // value is 4096.
+  uint32_t block_size = 4096;
+  // Entries between restart points (full keys). The default value is 16.
+  uint32_t restart_interval = 16;
+  // Give data blocks a hash index for one-interval point lookups. The
+  // default value is true.
+  bool hash_index = true;
+  // Entries per hash index bucket, in (0, 1]. The default value is 0.75.
+  double hash_index_utilization = 0.75;
+  // Per-block compression. The default value is Compression::kNone.
+  Compression compression = Compression::kNone;
+  // How readers search the index block. The default value is
+  // IndexSearch::kAuto.
+  IndexSearch index_search = IndexSearch::kAuto;
+  // kAuto interpolates when the coefficient of variation of the gaps between
+  // index keys is below this. The default value is 0.2.
+  double uniformity_threshold = 0.2;
+};
+
+struct BlockTableReport {
+  uint64_t num_entries = 0;
+  uint64_t num_data_blocks = 0;
+  uint64_t compressed_blocks = 0;
+  uint64_t raw_bytes = 0;  // keys + values
+  uint64_t file_size = 0;
+  bool is_uniform = false;
+  double uniformity_cv = 0;
+};
+
+class BlockTableBuilder {
+ public:
+  // Creates (or truncates) `path`. InvalidArgument for bad options.
+  static absl::StatusOr<std::unique_ptr<BlockTableBuilder>> Create(
+      const std::string& path, const BlockTableOptions& options);
+  // Abandons the file unless Finish() succeeded.
+  ~BlockTableBuilder();
+
+  // REQUIRES: key is greater than the last key added; otherwise
+  // InvalidArgument naming the key, and the builder is abandoned.
+  absl::Status Add(std::string_view key, std::string_view value);
+  // Writes the index and footer and closes the file (not fsynced).
+  absl::StatusOr<BlockTableReport> Finish();
+
+  uint64_t num_entries() const { return report_.num_entries; }
+
+ private:
+  BlockTableBuilder(std::unique_ptr<WritableFile> file,
+                    const BlockTableOptions& options);
+  absl::Status FlushDataBlock();
+  absl::Status WriteBlock(std::string_view raw, Compression type,
+                          BlockHandle* handle);
+
+  const BlockTableOptions options_;
+  std::unique_ptr<WritableFile> file_;
+  BlockBuilder data_;
+  // The last block's handle and last key, waiting for the first key of the
+  // next block to choose a separator.
+  bool pending_index_ = false;
+  BlockHandle pending_handle_;
+  std::string pending_last_key_;
+  std::vector<std::string> index_keys_;
+  std::vector<BlockHandle> index_handles_;
+  std::string last_key_;
+  std::string compressed_;
+  absl::Status status_;  // sticky
+  uint32_t max_key_length_ = 0;
+  BlockTableReport report_;
+  uint64_t raw_key_bytes_ = 0;
+  uint64_t raw_value_bytes_ = 0;
+};
+
+// The shortest key s with a <= s < b (LevelDB's FindShortestSeparator).
+// REQUIRES: a < b.
+std::string ShortestSeparator(std::string_view a, std::string_view b);
+
+// Index keys as numbers for interpolation: the 8 bytes after `prefix_length`
+// bytes, big-endian, zero-padded on the right (so bytewise order holds).
+uint64_t KeyToNumber(std::string_view key, size_t prefix_length);
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_BLOCK_TABLE_BUILDER_H_
