@@ -1,0 +1,300 @@
+// What is particular to the block-based table: ordering rules, separators,
+// the hash index and its fallback, index search modes, compression, the
+// block cache, and iterators.
+
+#include "storage/block_table.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+
+#include "storage/block.h"
+#include "storage/block_builder.h"
+#include "storage/block_table_builder.h"
+#include "storage/str_cat.h"
+#include "tests/test_util.h"
+
+namespace roost::testing {
+namespace {
+
+// Builds a table of `pairs`, which it sorts first.
+absl::StatusOr<BlockTableReport> Build(Pairs pairs, const std::string& path,
+                                       BlockTableOptions options = {}) {
+  std::sort(pairs.begin(), pairs.end());
+  auto builder = BlockTableBuilder::Create(path, options);
+  if (!builder.ok()) return builder.status();
+  for (const auto& [k, v] : pairs) {
+    absl::Status s = (*builder)->Add(k, v);
+    if (!s.ok()) return s;
+  }
+  return (*builder)->Finish();
+}
+
+std::unique_ptr<BlockTable> OpenOrDie(const std::string& path,
+                                      BlockTableReadOptions options = {}) {
+  auto table = BlockTable::Open(path, options);
+  EXPECT_TRUE(table.ok()) << table.status();
+  return table.ok() ? std::move(*table) : nullptr;
+}
+
+std::optional<std::string> Lookup(const BlockTable& table,
+                                  std::string_view key) {
+  BlockTable::Value value;
+  auto found = table.Get(key, &value);
+  EXPECT_TRUE(found.ok()) << found.status();
+  if (!found.ok() || !*found) return std::nullopt;
+  return std::string(value.view());
+}
+
+TEST(BlockTableTest, ShortestSeparator) {
+  EXPECT_EQ(ShortestSeparator("abc", "abz"), "abd");
+  EXPECT_EQ(ShortestSeparator("abc", "abd"), "abc");
+  EXPECT_EQ(ShortestSeparator("ab", "abc"), "ab");
+  EXPECT_EQ(ShortestSeparator("a\xff", "b"), "a\xff");
+  EXPECT_EQ(ShortestSeparator("apple pie", "banana"), "apple pie");
+  EXPECT_EQ(ShortestSeparator("apple pie", "cherry"), "b");
+}
+
+TEST(BlockTableTest, KeyToNumberKeepsBytewiseOrder) {
+  EXPECT_LT(KeyToNumber("ab", 0), KeyToNumber(std::string("ab\x01", 3), 0));
+  EXPECT_EQ(KeyToNumber("ab", 0), KeyToNumber(std::string("ab\0", 3), 0));
+  EXPECT_EQ(KeyToNumber("prefix\x01", 6), uint64_t{1} << 56);
+  EXPECT_LT(KeyToNumber("a\xff", 0), KeyToNumber("b", 0));
+}
+
+TEST(BlockTableTest, OutOfOrderAndDuplicateKeysAreNamed) {
+  ScratchDir dir;
+  const std::string path = dir.File("t.sst");
+  {
+    auto builder = BlockTableBuilder::Create(path, {});
+    ASSERT_TRUE(builder.ok());
+    ASSERT_TRUE((*builder)->Add("b", "1").ok());
+    absl::Status s = (*builder)->Add("a", "2");
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message(),
+              "key \"a\" is out of order (after \"b\") at entry 1 (counting "
+              "from 0)");
+    EXPECT_FALSE((*builder)->Finish().ok());
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+  auto builder = BlockTableBuilder::Create(path, {});
+  ASSERT_TRUE((*builder)->Add("a", "1").ok());
+  EXPECT_EQ((*builder)->Add("a", "2").message(),
+            "duplicate key \"a\" at entry 1 (counting from 0)");
+}
+
+TEST(BlockTableTest, RejectsBadOptions) {
+  ScratchDir dir;
+  BlockTableOptions o;
+  o.restart_interval = 0;
+  EXPECT_EQ(BlockTableBuilder::Create(dir.File("t"), o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o = {};
+  o.hash_index_utilization = 0;
+  EXPECT_EQ(BlockTableBuilder::Create(dir.File("t"), o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o = {};
+  o.block_size = 0;
+  EXPECT_EQ(BlockTableBuilder::Create(dir.File("t"), o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// A block with more restart intervals than a bucket byte can name gets no
+// hash index, and its lookups fall back to binary search.
+TEST(BlockTableTest, HashIndexFallsBackPastItsRestartLimit) {
+  for (const int n : {200, 254, 255, 1000}) {
+    SCOPED_TRACE(n);
+    BlockBuilder builder(/*restart_interval=*/1, /*hash_index=*/true);
+    std::vector<std::string> keys;
+    for (int i = 0; i < n; ++i)
+      keys.push_back("key" + std::to_string(10000 + i));
+    for (const auto& k : keys) builder.Add(k, "v" + k);
+    auto block = Block::Parse("test", builder.Finish());
+    ASSERT_TRUE(block.ok()) << block.status();
+    EXPECT_EQ(block->has_hash_index(), n <= 254);
+    for (const auto& k : keys) {
+      std::string_view value;
+      ASSERT_EQ(block->Get(k, true, &value), Block::kFound) << k;
+      EXPECT_EQ(value, "v" + k);
+    }
+    std::string_view value;
+    EXPECT_EQ(block->Get("key0", true, &value), Block::kNotFound);
+    EXPECT_EQ(block->Get("key99999", true, &value), Block::kNotFound);
+  }
+}
+
+TEST(BlockTableTest, UniformKeysAreFlaggedAndSkewedOnesAreNot) {
+  ScratchDir dir;
+  std::mt19937_64 rng(3);
+  Pairs uniform, skewed;
+  for (int i = 0; i < 50000; ++i) {
+    const uint64_t u = rng();
+    std::string k(8, '\0');
+    for (int b = 0; b < 8; ++b) k[b] = static_cast<char>(u >> (56 - 8 * b));
+    uniform.emplace_back(k, "v");
+    // u^4 crowds the keys near zero.
+    const double x = static_cast<double>(rng() >> 11) / (1ull << 53);
+    const auto s = static_cast<uint64_t>(x * x * x * x * 1.8e19);
+    for (int b = 0; b < 8; ++b) k[b] = static_cast<char>(s >> (56 - 8 * b));
+    skewed.emplace_back(k + std::to_string(i), "v");
+  }
+  // With 4 KiB blocks each index gap spans a couple of hundred random key
+  // gaps, so its spread is small (coefficient of variation about 0.07).
+  BlockTableOptions o;
+  auto u = Build(uniform, dir.File("u.sst"), o);
+  auto s = Build(skewed, dir.File("s.sst"), o);
+  ASSERT_TRUE(u.ok() && s.ok());
+  EXPECT_TRUE(u->is_uniform) << u->uniformity_cv;
+  EXPECT_LT(u->uniformity_cv, 0.2);
+  EXPECT_FALSE(s->is_uniform) << s->uniformity_cv;
+  auto ut = OpenOrDie(dir.File("u.sst"));
+  auto st = OpenOrDie(dir.File("s.sst"));
+  EXPECT_TRUE(ut->footer().is_uniform);
+  EXPECT_EQ(ut->index_search(), IndexSearch::kAuto);
+  // Every search mode finds every key of both sets.
+  for (IndexSearch mode : {IndexSearch::kBinary, IndexSearch::kInterpolation,
+                           IndexSearch::kAuto}) {
+    BlockTableReadOptions ro;
+    ro.index_search = mode;
+    auto a = OpenOrDie(dir.File("u.sst"), ro);
+    auto b = OpenOrDie(dir.File("s.sst"), ro);
+    for (size_t i = 0; i < uniform.size(); i += 7) {
+      ASSERT_EQ(Lookup(*a, uniform[i].first), "v");
+      ASSERT_EQ(Lookup(*b, skewed[i].first), "v");
+    }
+    EXPECT_EQ(Lookup(*a, ""), std::nullopt);
+    EXPECT_EQ(Lookup(*b, std::string(9, '\xff')), std::nullopt);
+  }
+}
+
+TEST(BlockTableTest, CompressesOnlyWhenItSavesAnEighth) {
+  ScratchDir dir;
+  Pairs compressible, random;
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 2000; ++i) {
+    const std::string k = "key" + std::to_string(100000 + i);
+    compressible.emplace_back(k, std::string(100, 'x'));
+    random.emplace_back(k, RandomBytes(rng, 100));
+  }
+  for (Compression c : {Compression::kSnappy, Compression::kZstd}) {
+    SCOPED_TRACE(CompressionName(c));
+    BlockTableOptions o;
+    o.compression = c;
+    auto a = Build(compressible, dir.File("a.sst"), o);
+    auto b = Build(random, dir.File("b.sst"), o);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->compressed_blocks, a->num_data_blocks);
+    EXPECT_LT(a->file_size, a->raw_bytes / 4);
+    EXPECT_EQ(b->compressed_blocks, 0u);
+    auto t = OpenOrDie(dir.File("a.sst"));
+    for (const auto& [k, v] : compressible) ASSERT_EQ(Lookup(*t, k), v);
+  }
+}
+
+TEST(BlockTableTest, CacheCountsHitsAndMissesWithinCapacity) {
+  ScratchDir dir;
+  Pairs pairs;
+  for (int i = 0; i < 5000; ++i) {
+    pairs.emplace_back("key" + std::to_string(100000 + i),
+                       std::string(50, 'y'));
+  }
+  BlockTableOptions o;
+  o.compression = Compression::kSnappy;
+  ASSERT_TRUE(Build(pairs, dir.File("t.sst"), o).ok());
+  BlockTableReadOptions ro;
+  ro.block_cache_bytes = 16 << 10;
+  auto t = OpenOrDie(dir.File("t.sst"), ro);
+  EXPECT_EQ(Lookup(*t, pairs[0].first), pairs[0].second);
+  EXPECT_EQ(t->cache().misses(), 1u);
+  EXPECT_EQ(Lookup(*t, pairs[1].first), pairs[1].second);
+  EXPECT_EQ(t->cache().hits(), 1u);
+  for (const auto& [k, v] : pairs) ASSERT_EQ(Lookup(*t, k), v);
+  EXPECT_LE(t->cache().size_bytes(), ro.block_cache_bytes);
+  EXPECT_GT(t->cache().misses(), 1u);
+
+  // A value stays valid after its block leaves the cache.
+  BlockTable::Value held;
+  ASSERT_TRUE(*t->Get(pairs[0].first, &held));
+  for (const auto& [k, v] : pairs) Lookup(*t, k);
+  EXPECT_EQ(held.view(), pairs[0].second);
+}
+
+class BlockIteratorTest : public ::testing::TestWithParam<BlockTableOptions> {};
+
+TEST_P(BlockIteratorTest, ScansAndSeeks) {
+  ScratchDir dir;
+  std::map<std::string, std::string> expected;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 3000; ++i) {
+    expected[StrCat("k", rng() % 100000)] = std::to_string(i);
+  }
+  Pairs pairs(expected.begin(), expected.end());
+  ASSERT_TRUE(Build(pairs, dir.File("t.sst"), GetParam()).ok());
+  auto t = OpenOrDie(dir.File("t.sst"));
+  auto it = t->NewIterator();
+  it->SeekToFirst();
+  for (const auto& [k, v] : expected) {
+    ASSERT_TRUE(it->Valid()) << k;
+    ASSERT_EQ(it->key(), k);
+    ASSERT_EQ(it->value(), v);
+    it->Next();
+  }
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().ok());
+  for (int i = 0; i < 2000; ++i) {
+    const std::string target = StrCat("k", rng() % 110000);
+    it->Seek(target);
+    auto want = expected.lower_bound(target);
+    if (want == expected.end()) {
+      ASSERT_FALSE(it->Valid()) << target;
+      continue;
+    }
+    ASSERT_TRUE(it->Valid()) << target;
+    ASSERT_EQ(it->key(), want->first);
+    ASSERT_EQ(it->value(), want->second);
+    // A few steps on from there.
+    for (int step = 0; step < 3 && ++want != expected.end(); ++step) {
+      it->Next();
+      ASSERT_TRUE(it->Valid());
+      ASSERT_EQ(it->key(), want->first);
+    }
+  }
+  it->Seek("");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), expected.begin()->first);
+  it->Seek("l");
+  EXPECT_FALSE(it->Valid());
+}
+
+TEST(BlockIteratorTest, EmptyTable) {
+  ScratchDir dir;
+  ASSERT_TRUE(Build({}, dir.File("t.sst")).ok());
+  auto t = OpenOrDie(dir.File("t.sst"));
+  auto it = t->NewIterator();
+  it->SeekToFirst();
+  EXPECT_FALSE(it->Valid());
+  it->Seek("a");
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().ok());
+}
+
+BlockTableOptions Options(uint32_t block_size, uint32_t restart_interval,
+                          Compression compression) {
+  BlockTableOptions o;
+  o.block_size = block_size;
+  o.restart_interval = restart_interval;
+  o.compression = compression;
+  return o;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, BlockIteratorTest,
+    ::testing::Values(Options(4096, 16, Compression::kNone),
+                      Options(64, 1, Compression::kNone),
+                      Options(128, 3, Compression::kSnappy),
+                      Options(1 << 20, 1024, Compression::kZstd)));
+
+}  // namespace
+}  // namespace roost::testing
