@@ -163,14 +163,18 @@ void Block::Iterator::SeekToRestart(uint32_t i) {
   if (next_ >= block_->entries_size_) corrupt_ = true;
 }
 
-bool Block::Iterator::ParseNext() {
+bool Block::Iterator::ParseNext(bool check_order) {
   valid_ = false;
   if (corrupt_ || next_ >= block_->entries_size_) return false;
   uint32_t shared, unshared, value_length;
   const char* p =
       DecodeEntry(block_->data_ + next_, block_->data_ + block_->entries_size_,
                   &shared, &unshared, &value_length);
-  if (p == nullptr || shared > key_.size()) {
+  // Keys must strictly increase: the new key shares `shared` bytes with the
+  // current one, so its delta must sort after the current key's rest.
+  if (p == nullptr || shared > key_.size() ||
+      (check_order && std::string_view(p, unshared) <=
+                          std::string_view(key_).substr(shared))) {
     corrupt_ = true;
     return false;
   }
@@ -203,13 +207,6 @@ void Block::Iterator::Seek(std::string_view target) {
   }
 }
 
-void Block::Iterator::Next() {
-  const std::string previous = key_;
-  if (ParseNext() && std::string_view(key_) <= previous) {
-    // Keys must strictly increase: anything else is damage.
-    corrupt_ = true;
-    valid_ = false;
-  }
-}
+void Block::Iterator::Next() { ParseNext(/*check_order=*/true); }
 
 }  // namespace roost

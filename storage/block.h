@@ -61,8 +61,9 @@ class Block {
     std::string_view value() const { return value_; }
 
    private:
-    // Decodes the entry at next_, making it current.
-    bool ParseNext();
+    // Decodes the entry at next_, making it current; with `check_order`,
+    // treats a key not greater than the current one as damage.
+    bool ParseNext(bool check_order = false);
     void SeekToRestart(uint32_t i);
 
     const Block* block_;
