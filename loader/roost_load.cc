@@ -1,17 +1,16 @@
-// roost-load: builds table files from bulk input, inspects them, and looks
-// keys up offline. See `roost-load --help` and docs/operations.md.
-
-#include <unistd.h>
+// roost-load: builds table files from bulk input and publishes them, inspects
+// and verifies them, and looks keys up offline. See `roost-load --help` and
+// docs/operations.md.
 
 #include <CLI/CLI.hpp>
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
-#include "loader/tsv_reader.h"
-#include "storage/cuckoo_table.h"
-#include "storage/cuckoo_table_builder.h"
+#include "loader/build_job.h"
+#include "loader/manifest.h"
+#include "loader/publish.h"
+#include "loader/table_file.h"
 #include "storage/escape.h"
 #include "storage/str_cat.h"
 
@@ -20,10 +19,10 @@ namespace {
 
 // Exit codes, after sysexits.h.
 constexpr int kExitOk = 0;
-constexpr int kExitNotFound = 1;  // `get`: some key is not in the table
-constexpr int kExitUsage = 64;
-constexpr int kExitBadInput = 65;
-constexpr int kExitIo = 74;
+constexpr int kExitNotFound = 1;   // `get`: some key is not in the table
+constexpr int kExitUsage = 64;     // EX_USAGE
+constexpr int kExitBadInput = 65;  // EX_DATAERR: bad input, corrupt table
+constexpr int kExitIo = 74;        // EX_IOERR
 
 int ExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
@@ -36,158 +35,192 @@ int ExitCodeFor(const absl::Status& status) {
   }
 }
 
-int Fail(const absl::Status& status) {
+int Fail(const absl::Status& status, bool json = false) {
+  if (json) {
+    Json j = Json::Object();
+    j.Set("status", Json::String("error"));
+    j.Set("error", Json::String(std::string(status.message())));
+    j.Set("exit_code", Json::Number(uint64_t(ExitCodeFor(status))));
+    std::printf("%s\n", j.Dump().c_str());
+  }
   std::fprintf(stderr, "roost-load: %s\n",
                std::string(status.message()).c_str());
   return ExitCodeFor(status);
 }
 
-struct BuildFlags {
-  std::vector<std::string> inputs;
-  std::string output;
-  std::string format = "cuckoo";
-  std::string on_duplicate = "error";
-  CuckooTableOptions cuckoo;
-  bool quiet = false;
-};
-
-absl::StatusOr<DuplicatePolicy> ParseDuplicatePolicy(const std::string& s) {
-  if (s == "error") return DuplicatePolicy::kError;
-  if (s == "first") return DuplicatePolicy::kKeepFirst;
-  if (s == "last") return DuplicatePolicy::kKeepLast;
-  return absl::InvalidArgumentError(
-      StrCat("--on-duplicate must be error, first or last, not ", s));
+// "1073741824", "64M", "1G", "512k".
+absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
+  size_t used = 0;
+  uint64_t n = 0;
+  try {
+    n = std::stoull(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  uint64_t scale = 1;
+  if (unit == "k" || unit == "K" || unit == "KiB")
+    scale = 1ull << 10;
+  else if (unit == "m" || unit == "M" || unit == "MiB")
+    scale = 1ull << 20;
+  else if (unit == "g" || unit == "G" || unit == "GiB")
+    scale = 1ull << 30;
+  else if (!unit.empty())
+    used = 0;
+  if (used == 0) {
+    return absl::InvalidArgumentError(StrCat(
+        "bad size \"", text, "\" (a number, optionally with k, M or G)"));
+  }
+  return n * scale;
 }
 
-int RunBuild(BuildFlags flags) {
-  auto policy = ParseDuplicatePolicy(flags.on_duplicate);
-  if (!policy.ok()) return Fail(policy.status());
-  flags.cuckoo.on_duplicate = *policy;
-  const auto start = std::chrono::steady_clock::now();
-  CuckooTableBuilder builder(flags.cuckoo);
-  // Where each input's pairs start, to name the lines of a duplicate.
-  std::vector<std::pair<uint64_t, std::string>> starts;
-  auto origin = [&](uint64_t pair) {
-    auto it = std::prev(std::upper_bound(
-        starts.begin(), starts.end(), pair,
-        [](uint64_t p, const auto& start) { return p < start.first; }));
-    return StrCat(it->second, ":", pair - it->first + 1);
+struct BuildFlags {
+  BuildJob job;
+  std::string input_format = "tsv";
+  std::string key_encoding = "raw";
+  std::string value_encoding = "raw";
+  std::string format = "cuckoo";
+  std::string on_duplicate = "error";
+  std::string compression = "none";
+  std::string index_search = "auto";
+  std::string memory_limit = "1G";
+  bool no_hash_index = false;
+  bool quiet = false;
+  std::string output_format = "text";
+};
+
+int RunBuildCommand(BuildFlags& f) {
+  const bool json = f.output_format == "json";
+  BuildJob& job = f.job;
+  absl::Status s;
+  auto assign = [&](auto parsed, auto* out) {
+    if (!s.ok()) return;
+    if (!parsed.ok()) {
+      s = parsed.status();
+      return;
+    }
+    *out = *parsed;
   };
-  uint64_t input_bytes = 0;
-  for (const std::string& input : flags.inputs) {
-    auto reader = TsvReader::Open(input);
-    if (!reader.ok()) return Fail(reader.status());
-    starts.emplace_back(builder.num_added(), (*reader)->path());
-    std::string_view key, value;
-    while (true) {
-      auto more = (*reader)->Next(&key, &value);
-      if (!more.ok()) return Fail(more.status());
-      if (!*more) break;
-      input_bytes += key.size() + value.size() + 2;
-      absl::Status s = builder.Add(key, value);
-      if (!s.ok()) {
-        return Fail(absl::InvalidArgumentError(StrCat(
-            (*reader)->path(), ":", (*reader)->line(), ": ", s.message())));
-      }
-    }
+  assign(ParseInputFormat(f.input_format), &job.reader.format);
+  assign(ParseEncoding(f.key_encoding), &job.reader.key_encoding);
+  assign(ParseEncoding(f.value_encoding), &job.reader.value_encoding);
+  assign(ParseTableFormat(f.format), &job.format);
+  assign(ParseCompression(f.compression), &job.block.compression);
+  assign(ParseIndexSearch(f.index_search), &job.block.index_search);
+  assign(ParseSize(f.memory_limit), &job.memory_limit);
+  if (!s.ok()) return Fail(s, json);
+  job.on_duplicate = f.on_duplicate == "first"  ? DuplicatePolicy::kKeepFirst
+                     : f.on_duplicate == "last" ? DuplicatePolicy::kKeepLast
+                                                : DuplicatePolicy::kError;
+  job.block.hash_index = !f.no_hash_index;
+  if (job.reader.format == InputFormat::kFixed && job.reader.key_size == 0 &&
+      job.reader.value_size == 0) {
+    return Fail(absl::InvalidArgumentError(
+                    "--input-format fixed needs --key-size and --value-size"),
+                json);
   }
-  auto report = builder.Finish(flags.output);
-  if (!report.ok()) {
-    if (const auto dup = builder.duplicate()) {
-      return Fail(absl::InvalidArgumentError(
-          StrCat(origin(dup->second), ": duplicate key ",
-                 PrintableKey(dup->key), " (first seen at ", origin(dup->first),
-                 "); --on-duplicate=first or last keeps "
-                 "one")));
-    }
-    return Fail(report.status());
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  if (!flags.quiet) {
-    std::fprintf(stderr,
-                 "roost-load: wrote %s: %llu keys, %s layout, %llu bytes "
-                 "(%.2f bytes/key), utilization %.3f, %.2f s\n",
-                 flags.output.c_str(),
-                 static_cast<unsigned long long>(report->num_keys),
-                 std::string(CuckooLayoutName(report->layout)).c_str(),
-                 static_cast<unsigned long long>(report->file_size),
-                 report->num_keys
-                     ? static_cast<double>(report->file_size) / report->num_keys
-                     : 0.0,
-                 report->utilization, seconds);
-    if (report->retries > 0) {
-      std::fprintf(stderr,
-                   "roost-load: could not place every key at utilization "
-                   "%.3f; retried %d times and built at %.3f\n",
-                   report->requested_utilization, report->retries,
-                   report->utilization);
-    }
-    if (report->duplicates_dropped > 0) {
-      std::fprintf(stderr, "roost-load: dropped %llu duplicate keys\n",
-                   static_cast<unsigned long long>(report->duplicates_dropped));
-    }
+  Progress progress(Progress::DefaultMode(f.quiet || json));
+  auto summary = RunBuild(job, &progress);
+  if (!summary.ok()) return Fail(summary.status(), json);
+  if (json) {
+    std::printf("%s\n", summary->ToJson().Dump().c_str());
+  } else if (!f.quiet) {
+    std::fprintf(
+        stderr,
+        "roost-load: published %s: %s table, %llu keys, %llu bytes "
+        "(%.2f bytes/key), %llu records read, %llu bad, %llu duplicates "
+        "dropped, %.2f s\n",
+        summary->path.c_str(),
+        std::string(TableFormatName(summary->format)).c_str(),
+        static_cast<unsigned long long>(summary->keys),
+        static_cast<unsigned long long>(summary->file_size),
+        summary->keys ? static_cast<double>(summary->file_size) / summary->keys
+                      : 0.0,
+        static_cast<unsigned long long>(summary->records),
+        static_cast<unsigned long long>(summary->bad_records),
+        static_cast<unsigned long long>(summary->duplicates), summary->seconds);
   }
   return kExitOk;
 }
 
 int RunInspect(const std::string& path) {
-  CuckooReadOptions options;
-  options.verify_checksums = false;  // `verify` does that
-  auto table = CuckooTable::Open(path, options);
+  auto resolved = ResolveTablePath(path);
+  if (!resolved.ok()) return Fail(resolved.status());
+  auto table = TableFile::Open(resolved->file, /*verify_checksums=*/false);
   if (!table.ok()) return Fail(table.status());
-  const CuckooHeader& h = (*table)->header();
-  std::printf("file             %s\n", path.c_str());
-  std::printf("format           cuckoo %u.%u\n", h.major_version,
-              h.minor_version);
-  std::printf("file size        %llu bytes\n",
-              static_cast<unsigned long long>(h.file_size));
-  std::printf("keys             %llu\n",
-              static_cast<unsigned long long>(h.num_keys));
-  std::printf("layout           %s\n",
-              std::string(CuckooLayoutName(h.layout)).c_str());
-  if (h.layout == CuckooLayout::kInline) {
-    std::printf("key width        %u\nvalue width      %u\n", h.key_width,
-                h.value_width);
-  } else {
-    std::printf("key length       %u..%u\nvalue length     %u..%u\n",
-                h.min_key_length, h.max_key_length, h.min_value_length,
-                h.max_value_length);
-  }
-  std::printf("blocks           %llu x %u buckets of %u bytes\n",
-              static_cast<unsigned long long>(h.num_blocks),
-              h.buckets_per_block, h.bucket_size);
-  std::printf("hash functions   %u\n", h.num_hashes);
-  std::printf("utilization      %.4f built, %.4f requested\n",
-              h.built_utilization_ppm / 1e6, h.requested_utilization_ppm / 1e6);
-  std::printf("overflow bits    %u per block\n", h.overflow_bits);
-  std::printf("probe counts     (keys found after N block probes)\n");
-  for (int i = 0; i < h.num_hashes; ++i) {
-    std::printf("  %d              %llu (%.2f%%)\n", i + 1,
-                static_cast<unsigned long long>(h.keys_per_hash[i]),
-                h.num_keys ? 100.0 * h.keys_per_hash[i] / h.num_keys : 0.0);
-  }
+  std::printf("%-18s%s\n", "file", resolved->file.c_str());
+  std::printf("%s", (*table)->Describe().c_str());
   return kExitOk;
 }
 
+// Checks a version directory's MANIFEST against its files.
+absl::Status VerifyManifest(const std::string& dir, TableFormat format,
+                            uint64_t keys) {
+  const std::string manifest_path = dir + "/" + std::string(kManifestName);
+  auto text = ReadWholeFile(manifest_path);
+  if (!text.ok()) return text.status();
+  auto m = Manifest::Parse(*text);
+  if (!m.ok()) {
+    return absl::DataLossError(
+        StrCat(manifest_path, ": ", m.status().message()));
+  }
+  if (m->format != TableFormatName(format)) {
+    return absl::DataLossError(StrCat(manifest_path, ": says format ",
+                                      m->format, ", the file is ",
+                                      TableFormatName(format)));
+  }
+  if (m->keys != keys) {
+    return absl::DataLossError(StrCat(manifest_path, ": says ", m->keys,
+                                      " keys, the table holds ", keys));
+  }
+  for (const ManifestFile& f : m->files) {
+    const std::string p = dir + "/" + f.name;
+    std::error_code ec;
+    const uint64_t size = std::filesystem::file_size(p, ec);
+    if (ec || size != f.size) {
+      return absl::DataLossError(StrCat(p, ": size ", ec ? 0 : size,
+                                        " disagrees with the MANIFEST's ",
+                                        f.size));
+    }
+    auto sum = ChecksumFile(p);
+    if (!sum.ok()) return sum.status();
+    if (*sum != f.xxh3) {
+      return absl::DataLossError(
+          StrCat(p, ": checksum disagrees with the MANIFEST"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int RunVerify(const std::string& path) {
-  auto table = CuckooTable::Open(path);  // verifies every checksum
+  auto resolved = ResolveTablePath(path);
+  if (!resolved.ok()) return Fail(resolved.status());
+  auto table = TableFile::Open(resolved->file, /*verify_checksums=*/true);
   if (!table.ok()) return Fail(table.status());
-  std::printf("%s: ok (%llu keys)\n", path.c_str(),
-              static_cast<unsigned long long>((*table)->num_keys()));
+  if (resolved->version_dir) {
+    absl::Status s = VerifyManifest(*resolved->version_dir, (*table)->format(),
+                                    (*table)->num_keys());
+    if (!s.ok()) return Fail(s);
+  }
+  std::printf("%s: ok (%s table, %llu keys%s)\n", resolved->file.c_str(),
+              std::string(TableFormatName((*table)->format())).c_str(),
+              static_cast<unsigned long long>((*table)->num_keys()),
+              resolved->version_dir ? ", MANIFEST agrees" : "");
   return kExitOk;
 }
 
 int RunGet(const std::string& path, const std::vector<std::string>& keys) {
-  auto table = CuckooTable::Open(path);
+  auto resolved = ResolveTablePath(path);
+  if (!resolved.ok()) return Fail(resolved.status());
+  auto table = TableFile::Open(resolved->file, /*verify_checksums=*/true);
   if (!table.ok()) return Fail(table.status());
   int code = kExitOk;
+  std::string value;
   for (const std::string& key : keys) {
-    std::string_view value;
-    if ((*table)->Get(key, &value)) {
-      std::printf("%s\t%.*s\n", key.c_str(), static_cast<int>(value.size()),
-                  value.data());
+    auto found = (*table)->Get(key, &value);
+    if (!found.ok()) return Fail(found.status());
+    if (*found) {
+      std::printf("%s\t%s\n", key.c_str(), value.c_str());
     } else {
       std::fflush(stdout);  // keep the output in key order on a terminal
       std::fprintf(stderr, "roost-load: %s: not found\n",
@@ -204,50 +237,114 @@ int RunGet(const std::string& path, const std::vector<std::string>& keys) {
 int main(int argc, char** argv) {
   using namespace roost;
   CLI::App app{
-      "roost-load: builds roost table files from bulk input, inspects and "
-      "verifies them, and looks keys up offline."};
+      "roost-load: builds roost tables from bulk input and publishes them, "
+      "inspects and verifies them, and looks keys up offline.\n"
+      "Exit codes: 0 ok, 1 key not found (get), 64 bad usage, 65 bad input "
+      "or corrupt table, 74 I/O error."};
   app.set_version_flag("--version", "roost-load 0.1.0");
   app.require_subcommand(1);
 
-  BuildFlags build;
+  BuildFlags f;
+  BuildJob& job = f.job;
   CLI::App* b = app.add_subcommand(
-      "build", "Build a table file from key<TAB>value lines (raw bytes).");
-  b->add_option("--input,-i", build.inputs,
-                "Input files of key<TAB>value lines; - for stdin")
+      "build",
+      "Build a table from input records, verify it, and publish it as a "
+      "file (--output) or as the next version of a table (--data-dir, "
+      "--table).");
+  b->add_option("--input,-i", job.inputs,
+                "Input files or globs; - for stdin; gzip is detected")
       ->required();
-  b->add_option("--output,-o", build.output, "Table file to write")->required();
-  b->add_option("--format", build.format, "Table format")
-      ->check(CLI::IsMember({"cuckoo"}))
+  b->add_option("--output,-o", job.output_file, "Write the table to FILE");
+  b->add_option("--data-dir", job.data_dir,
+                "Publish into DIR/<table>/v<N>/ (with --table)");
+  b->add_option("--table", job.table, "Table name, with --data-dir");
+  b->add_option("--format", f.format, "Table format: cuckoo or block")
+      ->check(CLI::IsMember({"cuckoo", "block"}))
       ->capture_default_str();
-  b->add_option("--on-duplicate", build.on_duplicate,
+  b->add_option("--input-format", f.input_format,
+                "tsv (key<TAB>value lines), fixed (--key-size + --value-size "
+                "byte records) or length-prefixed (varint lengths)")
+      ->check(CLI::IsMember({"tsv", "fixed", "length-prefixed"}))
+      ->capture_default_str();
+  b->add_option("--key-encoding", f.key_encoding,
+                "TSV keys: raw, hex or base64")
+      ->check(CLI::IsMember({"raw", "hex", "base64"}))
+      ->capture_default_str();
+  b->add_option("--value-encoding", f.value_encoding,
+                "TSV values: raw, hex or base64")
+      ->check(CLI::IsMember({"raw", "hex", "base64"}))
+      ->capture_default_str();
+  b->add_option("--key-size", job.reader.key_size, "Fixed records: key bytes")
+      ->capture_default_str();
+  b->add_option("--value-size", job.reader.value_size,
+                "Fixed records: value bytes")
+      ->capture_default_str();
+  b->add_option("--max-key-size", job.reader.max_key_size,
+                "Longest key accepted, in bytes")
+      ->capture_default_str();
+  b->add_option("--on-duplicate", f.on_duplicate,
                 "A key seen twice: error, first or last")
       ->check(CLI::IsMember({"error", "first", "last"}))
       ->capture_default_str();
-  b->add_option("--utilization", build.cuckoo.utilization,
+  b->add_option("--max-bad-records", job.max_bad_records,
+                "Skip (and count) up to N malformed records")
+      ->capture_default_str();
+  b->add_option("--memory-limit", f.memory_limit,
+                "Block format: memory for sorting before spilling to disk "
+                "(k, M, G suffixes)")
+      ->capture_default_str();
+  b->add_option("--temp-dir", job.temp_dir,
+                "Where sort runs spill (default: the system temp dir)");
+  b->add_option("--utilization", job.cuckoo.utilization,
                 "Cuckoo: fraction of buckets to fill, in (0, 1)")
       ->capture_default_str();
-  b->add_option("--hash-functions", build.cuckoo.num_hash_functions,
+  b->add_option("--hash-functions", job.cuckoo.num_hash_functions,
                 "Cuckoo: candidate blocks per key, 2 to 8")
       ->capture_default_str();
-  b->add_option("--overflow-bits", build.cuckoo.overflow_bits_per_block,
+  b->add_option("--overflow-bits", job.cuckoo.overflow_bits_per_block,
                 "Cuckoo: overflow bits per block: 1, 2, 4 or 8")
       ->capture_default_str();
-  b->add_option("--max-displacement-depth", build.cuckoo.max_displacement_depth,
+  b->add_option("--max-displacement-depth", job.cuckoo.max_displacement_depth,
                 "Cuckoo: longest displacement chain tried per insertion")
       ->capture_default_str();
-  b->add_flag("--quiet,-q", build.quiet, "Print nothing but errors");
+  b->add_option("--block-size", job.block.block_size,
+                "Block: target data block size in bytes")
+      ->capture_default_str();
+  b->add_option("--restart-interval", job.block.restart_interval,
+                "Block: entries between full keys")
+      ->capture_default_str();
+  b->add_flag("--no-hash-index", f.no_hash_index,
+              "Block: no hash index in data blocks");
+  b->add_option("--compression", f.compression, "Block: none, snappy or zstd")
+      ->check(CLI::IsMember({"none", "snappy", "zstd"}))
+      ->capture_default_str();
+  b->add_option("--index-search", f.index_search,
+                "Block: binary, interpolation or auto")
+      ->check(CLI::IsMember({"binary", "interpolation", "auto"}))
+      ->capture_default_str();
+  b->add_flag("--quiet,-q", f.quiet, "No progress or summary on stderr");
+  b->add_option("--output-format", f.output_format,
+                "Summary format: text (stderr) or json (stdout)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
 
   std::string path;
-  CLI::App* inspect =
-      app.add_subcommand("inspect", "Print a table's header and statistics.");
-  inspect->add_option("table", path, "Table file")->required();
+  CLI::App* inspect = app.add_subcommand(
+      "inspect", "Print a table's header and statistics (FILE or DIR).");
+  inspect
+      ->add_option("table", path,
+                   "Table file, version directory, or table directory "
+                   "(its newest version)")
+      ->required();
   CLI::App* verify = app.add_subcommand(
-      "verify", "Check every checksum of a table; exit 0 only if all hold.");
-  verify->add_option("table", path, "Table file")->required();
+      "verify",
+      "Check every checksum of a table, and its MANIFEST when given a "
+      "directory; exit 0 only if all hold.");
+  verify->add_option("table", path, "Table file or directory")->required();
   std::vector<std::string> keys;
   CLI::App* get = app.add_subcommand(
-      "get", "Look keys up in a table file; exit 1 if any is missing.");
-  get->add_option("table", path, "Table file")->required();
+      "get", "Look keys up offline; exit 1 if any is missing.");
+  get->add_option("table", path, "Table file or directory")->required();
   get->add_option("keys", keys, "Keys (raw bytes)")->required();
 
   try {
@@ -256,7 +353,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
-  if (b->parsed()) return RunBuild(build);
+  if (b->parsed()) return RunBuildCommand(f);
   if (inspect->parsed()) return RunInspect(path);
   if (verify->parsed()) return RunVerify(path);
   return RunGet(path, keys);

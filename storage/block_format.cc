@@ -128,19 +128,19 @@ void AppendBlockTrailer(std::string_view stored, Compression type,
 }
 
 absl::StatusOr<Compression> CheckBlockTrailer(std::string_view path,
-                                              const char* stored,
-                                              uint64_t size) {
+                                              const char* stored, uint64_t size,
+                                              std::string_view block) {
   const char type_byte = stored[size];
   StreamingChecksum sum;
   sum.Update(stored, size);
   sum.Update(&type_byte, 1);
   if (sum.Digest() != DecodeFixed64(stored + size + 1)) {
-    return CorruptionError(path, "block checksum mismatch");
+    return CorruptionError(path, StrCat(block, " checksum mismatch"));
   }
   const auto type = static_cast<Compression>(type_byte);
   if (type != Compression::kNone && type != Compression::kSnappy &&
       type != Compression::kZstd) {
-    return CorruptionError(path, "unknown block compression");
+    return CorruptionError(path, StrCat(block, " has an unknown compression"));
   }
   return type;
 }

@@ -65,10 +65,11 @@ void AppendBlockTrailer(std::string_view stored, Compression type,
                         std::string* dst);
 
 // Checks the trailer after `stored` (which must be followed by
-// kBlockTrailerSize bytes) and returns the compression type.
+// kBlockTrailerSize bytes) and returns the compression type. `block` names
+// the block in errors ("data block 7").
 absl::StatusOr<Compression> CheckBlockTrailer(std::string_view path,
-                                              const char* stored,
-                                              uint64_t size);
+                                              const char* stored, uint64_t size,
+                                              std::string_view block);
 
 // Decompresses `stored` of `type` into *out, bounded by `max_size`.
 absl::Status DecompressBlock(std::string_view path, Compression type,

@@ -9,8 +9,9 @@
 namespace roost {
 namespace {
 
-// Interpolation steps before the index search finishes by bisection, so that
-// skewed keys cost at most this many extra probes over binary search.
+// Interpolation steps before the index search finishes by bisection. Each
+// step reads up to three index entries, so skewed keys cost at most a dozen
+// or so extra entry reads over binary search.
 constexpr int kMaxInterpolationSteps = 4;
 // The largest decompressed block accepted (a block holds at least one entry,
 // which can be large).
@@ -25,9 +26,9 @@ absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
   ROOST_ASSIGN_OR_RETURN(BlockTableFooter footer,
                          BlockTableFooter::Decode(path, file->data()));
   const char* base = file->data().data();
-  ROOST_ASSIGN_OR_RETURN(
-      Compression type,
-      CheckBlockTrailer(path, base + footer.index.offset, footer.index.size));
+  ROOST_ASSIGN_OR_RETURN(Compression type,
+                         CheckBlockTrailer(path, base + footer.index.offset,
+                                           footer.index.size, "index block"));
   if (type != Compression::kNone) {
     return CorruptionError(path, "compressed index block");
   }
@@ -58,7 +59,7 @@ BlockTable::BlockTable(std::unique_ptr<MappedFile> file,
 
 absl::Status BlockTable::ValidateIndex() {
   const uint64_t n = footer_.num_data_blocks;
-  // An empty table's index block holds one restart and no entry.
+  // An empty table's index block has no restart and no entry.
   const bool empty_index = n == 0;
   if (!empty_index && index_.num_restarts() != n) {
     return CorruptionError(path(), "index entry count disagrees with footer");
@@ -106,14 +107,12 @@ absl::Status BlockTable::VerifyChecksums() const {
   const char* base = file_->data().data();
   for (uint64_t i = 0; i < footer_.num_data_blocks; ++i) {
     const BlockHandle h = Handle(i);
-    auto type = CheckBlockTrailer(path(), base + h.offset, h.size);
-    if (!type.ok()) {
-      return CorruptionError(
-          path(), StrCat("data block ", i, ": ", type.status().message()));
-    }
+    auto type = CheckBlockTrailer(path(), base + h.offset, h.size,
+                                  StrCat("data block ", i));
+    if (!type.ok()) return type.status();
   }
   return CheckBlockTrailer(path(), base + footer_.index.offset,
-                           footer_.index.size)
+                           footer_.index.size, "index block")
       .status();
 }
 
@@ -192,7 +191,9 @@ absl::StatusOr<Block> BlockTable::LoadBlock(
   std::shared_ptr<const std::string> block = cache_.Lookup(index);
   if (block == nullptr) {
     // Verify before decompressing: the decompressor is not fed damage.
-    ROOST_RETURN_IF_ERROR(CheckBlockTrailer(path(), stored, h.size).status());
+    ROOST_RETURN_IF_ERROR(
+        CheckBlockTrailer(path(), stored, h.size, StrCat("data block ", index))
+            .status());
     std::string raw;
     ROOST_RETURN_IF_ERROR(DecompressBlock(
         path(), type, std::string_view(stored, h.size), kMaxBlockSize, &raw));

@@ -7,6 +7,11 @@
 #include "storage/str_cat.h"
 
 namespace roost {
+namespace {
+
+constexpr uint64_t kMaxEntrySize = uint64_t{1} << 30;
+
+}  // namespace
 
 std::string ShortestSeparator(std::string_view a, std::string_view b) {
   size_t p = 0;
@@ -76,9 +81,13 @@ absl::Status BlockTableBuilder::Add(std::string_view key,
     file_.reset();
     return status_;
   }
-  if (key.size() > UINT32_MAX || value.size() > UINT32_MAX) {
+  // An entry fills a block of its own at most; blocks stay far below the
+  // 2 GiB a reader accepts and the 4 GiB its 32-bit offsets can address.
+  if (key.size() + value.size() > kMaxEntrySize) {
     status_ = absl::InvalidArgumentError(
-        StrCat("key ", PrintableKey(key), " or its value is 4 GiB or longer"));
+        StrCat("key ", PrintableKey(key), " with its value is ",
+               key.size() + value.size(), " bytes, over the limit of ",
+               kMaxEntrySize));
     file_.reset();
     return status_;
   }
@@ -128,6 +137,17 @@ absl::Status BlockTableBuilder::FlushDataBlock() {
 
 absl::StatusOr<BlockTableReport> BlockTableBuilder::Finish() {
   if (!status_.ok()) return status_;
+  absl::StatusOr<BlockTableReport> report = FinishFile();
+  // Sticky either way: a failed Finish() leaves no file, and a second one
+  // must not write again.
+  status_ = report.ok()
+                ? absl::FailedPreconditionError("Finish() already called")
+                : report.status();
+  if (!report.ok()) file_.reset();
+  return report;
+}
+
+absl::StatusOr<BlockTableReport> BlockTableBuilder::FinishFile() {
   ROOST_RETURN_IF_ERROR(FlushDataBlock());
   if (pending_index_) {
     // The last block's separator is its last key.
@@ -194,7 +214,6 @@ absl::StatusOr<BlockTableReport> BlockTableBuilder::Finish() {
   report_.file_size = footer.file_size;
   report_.is_uniform = footer.is_uniform;
   report_.uniformity_cv = footer.uniformity_cv;
-  status_ = absl::FailedPreconditionError("Finish() already called");
   return report_;
 }
 

@@ -73,7 +73,8 @@ class BlockTableBuilder {
   ~BlockTableBuilder();
 
   // REQUIRES: key is greater than the last key added; otherwise
-  // InvalidArgument naming the key, and the builder is abandoned.
+  // InvalidArgument naming the key, and the builder is abandoned. Key and
+  // value together must be at most 1 GiB.
   absl::Status Add(std::string_view key, std::string_view value);
   // Writes the index and footer and closes the file (not fsynced).
   absl::StatusOr<BlockTableReport> Finish();
@@ -83,6 +84,7 @@ class BlockTableBuilder {
  private:
   BlockTableBuilder(std::unique_ptr<WritableFile> file,
                     const BlockTableOptions& options);
+  absl::StatusOr<BlockTableReport> FinishFile();
   absl::Status FlushDataBlock();
   absl::Status WriteBlock(std::string_view raw, Compression type,
                           BlockHandle* handle);
@@ -106,7 +108,9 @@ class BlockTableBuilder {
   uint64_t raw_value_bytes_ = 0;
 };
 
-// The shortest key s with a <= s < b (LevelDB's FindShortestSeparator).
+// A short key s with a <= s < b, by LevelDB's FindShortestSeparator rule:
+// `a` cut after the first byte where it differs from `b`, with that byte
+// raised by one, when that still sorts before `b`; otherwise `a` itself.
 // REQUIRES: a < b.
 std::string ShortestSeparator(std::string_view a, std::string_view b);
 

@@ -465,6 +465,8 @@ absl::Status CuckooTableBuilder::WriteTable(const std::string& path,
           static_cast<char>(
               CuckooOverflowMask(c.blocks[j], overflow_bits, tag));
     }
+    report->key_bytes += k.size();
+    report->value_bytes += v.size();
     h.min_key_length = std::min<uint32_t>(h.min_key_length, k.size());
     h.max_key_length = std::max<uint32_t>(h.max_key_length, k.size());
     h.min_value_length = std::min<uint32_t>(h.min_value_length, v.size());
@@ -545,6 +547,10 @@ absl::Status CuckooTableBuilder::WriteTable(const std::string& path,
   ROOST_RETURN_IF_ERROR(file->WriteAt(0, h.Encode()));
   ROOST_RETURN_IF_ERROR(file->Close());
   report->file_size = h.file_size;
+  report->min_key_length = h.min_key_length;
+  report->max_key_length = h.max_key_length;
+  report->min_value_length = h.min_value_length;
+  report->max_value_length = h.max_value_length;
   return absl::OkStatus();
 }
 

@@ -78,6 +78,11 @@ struct CuckooBuildReport {
   uint64_t num_blocks = 0;
   std::vector<uint64_t> keys_per_hash;  // the probe-count distribution
   uint64_t file_size = 0;
+  // Of the pairs in the table (duplicates dropped excluded).
+  uint64_t key_bytes = 0;
+  uint64_t value_bytes = 0;
+  uint32_t min_key_length = 0, max_key_length = 0;
+  uint32_t min_value_length = 0, max_value_length = 0;
 };
 
 class CuckooTableBuilder {

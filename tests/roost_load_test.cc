@@ -1,25 +1,35 @@
-// roost-load end to end: the real binary on real files.
+// roost-load end to end: the real binary on real files and directories.
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 
+#include "loader/json.h"
+#include "storage/block_table.h"
 #include "storage/cuckoo_table.h"
+#include "storage/str_cat.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
 namespace {
+
+namespace fs = std::filesystem;
 
 struct Result {
   int exit_code;
   std::string out;  // stdout and stderr together
 };
 
-// Runs roost-load with `args` (a shell word list) and captures its output.
-Result RoostLoad(const std::string& args) {
-  const std::string cmd = std::string(ROOST_LOAD_BINARY) + " " + args + " 2>&1";
+// Runs roost-load with `args` (shell words) and captures its output, with
+// stderr (`redirect`) merged into it by default.
+Result RoostLoad(const std::string& args,
+                 const std::string& redirect = " 2>&1") {
+  const std::string cmd =
+      std::string(ROOST_LOAD_BINARY) + " " + args + redirect;
   FILE* pipe = popen(cmd.c_str(), "r");
   Result run{-1, ""};
   char buf[4096];
@@ -30,96 +40,376 @@ Result RoostLoad(const std::string& args) {
   return run;
 }
 
+// Only stdout (the JSON summary), stderr dropped.
+Result RoostLoadStdout(const std::string& args) {
+  return RoostLoad(args, " 2>/dev/null");
+}
+
+Json ParseJson(const std::string& text) {
+  auto j = Json::Parse(text);
+  EXPECT_TRUE(j.ok()) << text;
+  return j.ok() ? *j : Json();
+}
+
 class RoostLoadTest : public ::testing::Test {
  protected:
-  std::string Tsv(const std::string& name, const std::string& text) {
+  std::string Write(const std::string& name, const std::string& bytes) {
     const std::string path = dir_.File(name);
-    WriteFile(path, text);
+    WriteFile(path, bytes);
     return path;
+  }
+  // The version directories of a table, and whether any is incomplete.
+  std::vector<std::string> Versions(const std::string& table_dir) {
+    std::vector<std::string> out;
+    if (!fs::exists(table_dir)) return out;
+    for (const auto& e : fs::directory_iterator(table_dir)) {
+      const std::string name = e.path().filename().string();
+      if (name[0] == 'v') out.push_back(name);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
   ScratchDir dir_;
 };
 
-TEST_F(RoostLoadTest, BuildsAndLooksUp) {
+TEST_F(RoostLoadTest, BuildsAndLooksUpBothFormats) {
   const std::string in =
-      Tsv("in.tsv", "alpha\t1\nbeta\ttwo\tparts\n\tempty key\n");
+      Write("in.tsv", "beta\ttwo\tparts\nalpha\t1\n\tempty key\n");
+  for (const std::string format : {"cuckoo", "block"}) {
+    SCOPED_TRACE(format);
+    const std::string out = dir_.File(format + ".sst");
+    Result r =
+        RoostLoad("build -q --format " + format + " -i " + in + " -o " + out);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out, "");
+    r = RoostLoad("get " + out + " alpha beta ''");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(r.out, "alpha\t1\nbeta\ttwo\tparts\n\tempty key\n");
+    r = RoostLoad("get " + out + " gamma");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.out, "roost-load: \"gamma\": not found\n");
+    EXPECT_FALSE(fs::exists(out + ".tmp-" + std::to_string(getpid())));
+  }
+}
+
+TEST_F(RoostLoadTest, ReadsStdinGlobsAndSeveralFiles) {
+  Write("part-1.tsv", "k1\tv1\n");
+  Write("part-2.tsv", "k2\tv2\n");
   const std::string out = dir_.File("t.sst");
-  Result r = RoostLoad("build -q -i " + in + " -o " + out);
+  Result r = RoostLoad("build -q -i '" + dir_.File("part-*.tsv") + "' - -o " +
+                       out + " < " + Write("c.tsv", "k3\tv3\n"));
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out, "");
-  r = RoostLoad("get " + out + " alpha beta ''");
-  EXPECT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_EQ(r.out, "alpha\t1\nbeta\ttwo\tparts\n\tempty key\n");
-  r = RoostLoad("get " + out + " gamma");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.out, "roost-load: \"gamma\": not found\n");
+  EXPECT_EQ(RoostLoad("get " + out + " k1 k2 k3").out,
+            "k1\tv1\nk2\tv2\nk3\tv3\n");
+  r = RoostLoad("build -q -i '" + dir_.File("nothing-*.tsv") + "' -o " + out);
+  EXPECT_EQ(r.exit_code, 74) << r.out;
 }
 
-TEST_F(RoostLoadTest, ReadsStdinAndSeveralFiles) {
-  const std::string a = Tsv("a.tsv", "k1\tv1\n");
+TEST_F(RoostLoadTest, DecodesHexAndBase64) {
+  // key "ab\0", value "\xff\x01" in hex; key "hi", value "yo!" in base64.
+  const std::string hex = Write("h.tsv", "616200\tff01\n");
+  const std::string b64 = Write("b.tsv", "aGk=\teW8h\n");
   const std::string out = dir_.File("t.sst");
-  Result r = RoostLoad("build -q -i " + a + " - -o " + out + " < " +
-                       Tsv("b.tsv", "k2\tv2\n"));
-  ASSERT_EQ(r.exit_code, 0) << r.out;
-  r = RoostLoad("get " + out + " k1 k2");
-  EXPECT_EQ(r.out, "k1\tv1\nk2\tv2\n");
-}
-
-TEST_F(RoostLoadTest, MalformedLineNamesFileAndLineAndWritesNothing) {
-  const std::string in = Tsv("in.tsv", "a\t1\nno tab here\nc\t3\n");
-  const std::string out = dir_.File("t.sst");
-  Result r = RoostLoad("build -i " + in + " -o " + out);
-  EXPECT_EQ(r.exit_code, 65);
-  EXPECT_EQ(r.out, "roost-load: " + in + ":2: no tab between key and value\n");
-  EXPECT_FALSE(std::filesystem::exists(out));
-}
-
-TEST_F(RoostLoadTest, DuplicatesUnderEachPolicy) {
-  const std::string a = Tsv("a.tsv", "x\t1\ny\t2\n");
-  const std::string b = Tsv("b.tsv", "z\t3\nx\t4\n");
-  const std::string out = dir_.File("t.sst");
-  Result r = RoostLoad("build -i " + a + " " + b + " -o " + out);
-  EXPECT_EQ(r.exit_code, 65);
-  EXPECT_EQ(r.out, "roost-load: " + b +
-                       ":2: duplicate key \"x\" (first seen at " + a +
-                       ":1); --on-duplicate=first or last keeps one\n");
-  EXPECT_FALSE(std::filesystem::exists(out));
-  ASSERT_EQ(RoostLoad("build -q --on-duplicate first -i " + a + " " + b +
-                      " -o " + out)
+  ASSERT_EQ(RoostLoad("build -q --key-encoding hex --value-encoding hex -i " +
+                      hex + " -o " + out)
                 .exit_code,
             0);
-  EXPECT_EQ(RoostLoad("get " + out + " x").out, "x\t1\n");
-  r = RoostLoad("build --on-duplicate last -i " + a + " " + b + " -o " + out);
-  ASSERT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("dropped 1 duplicate keys"), std::string::npos);
-  EXPECT_EQ(RoostLoad("get " + out + " x").out, "x\t4\n");
+  auto t = CuckooTable::Open(out);
+  ASSERT_TRUE(t.ok());
+  std::string_view v;
+  ASSERT_TRUE((*t)->Get(std::string("ab\0", 3), &v));
+  EXPECT_EQ(v, "\xff\x01");
+  ASSERT_EQ(RoostLoad("build -q --key-encoding base64 --value-encoding "
+                      "base64 -i " +
+                      b64 + " -o " + out)
+                .exit_code,
+            0);
+  EXPECT_EQ(RoostLoad("get " + out + " hi").out, "hi\tyo!\n");
 }
 
-TEST_F(RoostLoadTest, InspectAndVerify) {
-  std::string text;
-  for (int i = 0; i < 1000; ++i) {
-    text += "key" + std::to_string(1000 + i) + "\tvalue\n";
+TEST_F(RoostLoadTest, ReadsBinaryRecordsAndGzip) {
+  std::string fixed, prefixed;
+  for (int i = 0; i < 100; ++i) {
+    const std::string k = StrCat("key", 100 + i);  // 6 bytes
+    const std::string v = StrCat("v", 1000 + i);   // 5 bytes
+    fixed += k + v;
+    prefixed += std::string(1, static_cast<char>(k.size())) +
+                std::string(1, static_cast<char>(v.size())) + k + v;
   }
   const std::string out = dir_.File("t.sst");
-  ASSERT_EQ(
-      RoostLoad("build -q -i " + Tsv("in.tsv", text) + " -o " + out).exit_code,
-      0);
-  Result r = RoostLoad("inspect " + out);
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("keys             1000\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("layout           inline\n"), std::string::npos);
-  EXPECT_NE(r.out.find("key width        7\n"), std::string::npos);
-  r = RoostLoad("verify " + out);
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, out + ": ok (1000 keys)\n");
+  ASSERT_EQ(RoostLoad("build -q --input-format fixed --key-size 6 "
+                      "--value-size 5 --format block -i " +
+                      Write("f.bin", fixed) + " -o " + out)
+                .exit_code,
+            0);
+  EXPECT_EQ(RoostLoad("get " + out + " key150").out, "key150\tv1050\n");
+  const std::string lp = Write("p.bin", prefixed);
+  ASSERT_EQ(std::system(("gzip -k " + lp).c_str()), 0);
+  Result r = RoostLoad("build -q --input-format length-prefixed -i " + lp +
+                       ".gz -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(RoostLoad("get " + out + " key199").out, "key199\tv1099\n");
+  const std::string tsv = Write("g.tsv", "a\t1\nb\t2\n");
+  ASSERT_EQ(std::system(("gzip " + tsv).c_str()), 0);
+  ASSERT_EQ(RoostLoad("build -q -i " + tsv + ".gz -o " + out).exit_code, 0);
+  EXPECT_EQ(RoostLoad("get " + out + " b").out, "b\t2\n");
+}
 
-  std::string bytes = ReadFile(out);
-  bytes[bytes.size() / 2] ^= 0x40;
-  WriteFile(out, bytes);
-  r = RoostLoad("verify " + out);
+TEST_F(RoostLoadTest, DuplicatesUnderEachPolicyInBothFormats) {
+  const std::string a = Write("a.tsv", "x\t1\ny\t2\n");
+  const std::string b = Write("b.tsv", "z\t3\nx\t4\n");
+  for (const std::string format : {"cuckoo", "block"}) {
+    SCOPED_TRACE(format);
+    const std::string data = dir_.File("data-" + format);
+    const std::string common =
+        "build -q --format " + format + " -i " + a + " " + b;
+    Result r = RoostLoad(common + " --data-dir " + data + " --table t");
+    EXPECT_EQ(r.exit_code, 65);
+    EXPECT_EQ(r.out, "roost-load: " + b +
+                         ":2: duplicate key \"x\" (first seen "
+                         "at " +
+                         a +
+                         ":1); --on-duplicate=first or last keeps "
+                         "one\n");
+    EXPECT_TRUE(Versions(data + "/t").empty());
+    const std::string out = dir_.File(format + ".sst");
+    ASSERT_EQ(RoostLoad(common + " --on-duplicate first -o " + out).exit_code,
+              0);
+    EXPECT_EQ(RoostLoad("get " + out + " x").out, "x\t1\n");
+    r = RoostLoadStdout(common +
+                        " --on-duplicate last --output-format json "
+                        "-o " +
+                        out);
+    ASSERT_EQ(r.exit_code, 0);
+    EXPECT_EQ(ParseJson(r.out).Get("duplicates_dropped").AsUint64(), 1u);
+    EXPECT_EQ(ParseJson(r.out).Get("keys").AsUint64(), 3u);
+    EXPECT_EQ(RoostLoad("get " + out + " x").out, "x\t4\n");
+  }
+}
+
+TEST_F(RoostLoadTest, MalformedInputNamesWhereAndPublishesNothing) {
+  struct Case {
+    std::string flags, input, error;
+  };
+  const std::vector<Case> cases = {
+      {"", "a\t1\nno tab here\n", ":2: no tab between key and value"},
+      {"--key-encoding hex", "6161\t1\nzz\t2\n", ":2: bad hex in key"},
+      {"--value-encoding base64", "a\tYQ==\nb\t!!!\n",
+       ":2: bad base64 in value"},
+      {"--max-key-size 4", "abcd\t1\nabcde\t2\n", ":2: key of 5 bytes"},
+      {"--input-format fixed --key-size 2 --value-size 2", "aabbc",
+       "@4: truncated record"},
+  };
+  for (const std::string format : {"cuckoo", "block"}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(format + " " + c.flags);
+      const std::string in = Write("bad.in", c.input);
+      const std::string data = dir_.File("data");
+      Result r = RoostLoad("build -q --format " + format + " " + c.flags +
+                           " -i " + in + " --data-dir " + data + " --table t");
+      EXPECT_EQ(r.exit_code, 65) << r.out;
+      EXPECT_NE(r.out.find("roost-load: " + in + c.error), std::string::npos)
+          << r.out;
+      EXPECT_TRUE(Versions(data + "/t").empty());
+      const std::string out = dir_.File("t.sst");
+      r = RoostLoad("build -q --format " + format + " " + c.flags + " -i " +
+                    in + " -o " + out);
+      EXPECT_EQ(r.exit_code, 65);
+      EXPECT_FALSE(fs::exists(out));
+    }
+  }
+}
+
+TEST_F(RoostLoadTest, MaxBadRecordsSkipsAndCounts) {
+  const std::string in = Write("in.tsv", "a\t1\nbad\nb\t2\nworse\nc\t3\n");
+  const std::string out = dir_.File("t.sst");
+  Result r =
+      RoostLoad("build -q -i " + in + " -o " + out + " --max-bad-records 1");
   EXPECT_EQ(r.exit_code, 65);
-  EXPECT_EQ(r.out, "roost-load: corrupt table " + out +
-                       ": bucket checksum mismatch\n");
+  EXPECT_NE(r.out.find(in + ":4: no tab"), std::string::npos) << r.out;
+  r = RoostLoadStdout("build -i " + in + " -o " + out +
+                      " --max-bad-records 2 --output-format json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Json j = ParseJson(r.out);
+  EXPECT_EQ(j.Get("bad_records").AsUint64(), 2u);
+  EXPECT_EQ(j.Get("keys").AsUint64(), 3u);
+  EXPECT_EQ(j.Get("status").AsString(), "ok");
+  // Locations stay right after skipped lines.
+  const std::string dup = Write("dup.tsv", "a\t1\nbad\na\t2\n");
+  r = RoostLoad("build -q -i " + dup + " -o " + out + " --max-bad-records 1");
+  EXPECT_NE(
+      r.out.find(dup + ":3: duplicate key \"a\" (first seen at " + dup + ":1)"),
+      std::string::npos)
+      << r.out;
+}
+
+TEST_F(RoostLoadTest, PublishesVersionsWithManifests) {
+  const std::string in = Write("in.tsv", "k1\tv1\nk2\tv2\n");
+  const std::string data = dir_.File("data");
+  for (int i = 1; i <= 3; ++i) {
+    Result r =
+        RoostLoadStdout("build --output-format json --format " +
+                        std::string(i == 2 ? "block" : "cuckoo") + " -i " + in +
+                        " --data-dir " + data + " --table users");
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(ParseJson(r.out).Get("version").AsUint64(), uint64_t(i));
+  }
+  EXPECT_EQ(Versions(data + "/users"),
+            (std::vector<std::string>{"v000001", "v000002", "v000003"}));
+  const Json m = ParseJson(ReadFile(data + "/users/v000002/MANIFEST"));
+  EXPECT_EQ(m.Get("format").AsString(), "block");
+  EXPECT_EQ(m.Get("version").AsUint64(), 2u);
+  EXPECT_EQ(m.Get("keys").AsUint64(), 2u);
+  EXPECT_EQ(m.Get("key_width").AsUint64(), 2u);
+  EXPECT_EQ(m.Get("files").items()[0].Get("size").AsUint64(),
+            fs::file_size(data + "/users/v000002/table.sst"));
+  EXPECT_EQ(m.Get("inputs").items()[0].Get("path").AsString(), in);
+  EXPECT_EQ(m.Get("build_options").Get("restart_interval").AsUint64(), 16u);
+  EXPECT_EQ(m.Get("loader").AsString(), "roost-load 0.1.0");
+
+  // verify of the table directory checks its newest version.
+  Result r = RoostLoad("verify " + data + "/users");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, data +
+                       "/users/v000003/table.sst: ok (cuckoo table, 2 "
+                       "keys, MANIFEST agrees)\n");
+  EXPECT_EQ(RoostLoad("get " + data + "/users k2").out, "k2\tv2\n");
+  EXPECT_EQ(RoostLoad("verify " + data + "/users/v000002").exit_code, 0);
+
+  // A MANIFEST that disagrees with its files fails verification.
+  std::string text = ReadFile(data + "/users/v000001/MANIFEST");
+  text.replace(text.find("\"keys\": 2"), 9, "\"keys\": 3");
+  WriteFile(data + "/users/v000001/MANIFEST", text);
+  r = RoostLoad("verify " + data + "/users/v000001");
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.out.find("says 3 keys, the table holds 2"), std::string::npos);
+  EXPECT_EQ(RoostLoad("build -q -i " + in + " --data-dir " + data +
+                      " --table ../escape")
+                .exit_code,
+            65);
+}
+
+TEST_F(RoostLoadTest, InterruptedBuildLeavesOnlyCompleteVersions) {
+  // Enough input that the build is still running when it is killed.
+  std::string big;
+  for (int i = 0; i < 400000; ++i) {
+    big += StrCat("key", 1000000 + i * 7 % 400000, "\tvalue-", i, "\n");
+  }
+  const std::string in = Write("big.tsv", big);
+  const std::string data = dir_.File("data");
+  ASSERT_EQ(RoostLoad("build -q -i " + in + " --data-dir " + data +
+                      " --table t --format block")
+                .exit_code,
+            0);
+  for (int delay_ms : {20, 150}) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      execl(ROOST_LOAD_BINARY, ROOST_LOAD_BINARY, "build", "-q", "-i",
+            in.c_str(), "--data-dir", data.c_str(), "--table", "t", "--format",
+            "block", "--memory-limit", "2M", nullptr);
+      _exit(127);
+    }
+    usleep(delay_ms * 1000);
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    for (const std::string& v : Versions(data + "/t")) {
+      EXPECT_TRUE(fs::exists(data + "/t/" + v + "/MANIFEST")) << v;
+      EXPECT_EQ(RoostLoad("verify " + data + "/t/" + v).exit_code, 0) << v;
+    }
+  }
+  // The next build succeeds and clears what the killed ones left.
+  Result r = RoostLoad("build -q -i " + in + " --data-dir " + data +
+                       " --table t --format block");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  for (const auto& e : fs::directory_iterator(data + "/t")) {
+    EXPECT_NE(e.path().filename().string().rfind(".staging-", 0), 0u)
+        << e.path();
+  }
+  EXPECT_EQ(RoostLoad("verify " + data + "/t").exit_code, 0);
+}
+
+TEST_F(RoostLoadTest, ExternalSortGivesTheSameTable) {
+  std::string text;
+  for (int i = 0; i < 50000; ++i) {
+    text += StrCat("k", (i * 7919) % 50000 + 100000, "\tv", i, "\n");
+  }
+  const std::string in = Write("in.tsv", text);
+  const std::string a = dir_.File("a.sst"), b = dir_.File("b.sst");
+  Result r = RoostLoadStdout("build --format block --output-format json -i " +
+                             in + " -o " + a);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(ParseJson(r.out).Get("sort_runs_spilled").AsUint64(), 0u);
+  r = RoostLoadStdout(
+      "build --format block --output-format json "
+      "--memory-limit 64k --temp-dir " +
+      dir_.File("") + " -i " + in + " -o " + b);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_GT(ParseJson(r.out).Get("sort_runs_spilled").AsUint64().value_or(0),
+            1u);
+  EXPECT_TRUE(ReadFile(a) == ReadFile(b));
+  EXPECT_FALSE(ReadFile(a).empty());
+}
+
+TEST_F(RoostLoadTest, SameInputGivesIdenticalFiles) {
+  std::string text;
+  for (int i = 0; i < 5000; ++i) {
+    text += StrCat("key", i * 31 % 5000, "\t", i, "\n");
+  }
+  const std::string in = Write("in.tsv", text);
+  for (const std::string format : {"cuckoo", "block"}) {
+    const std::string a = dir_.File("a.sst"), b = dir_.File("b.sst");
+    ASSERT_EQ(
+        RoostLoad("build -q --format " + format + " -i " + in + " -o " + a)
+            .exit_code,
+        0);
+    ASSERT_EQ(
+        RoostLoad("build -q --format " + format + " -i " + in + " -o " + b)
+            .exit_code,
+        0);
+    EXPECT_TRUE(ReadFile(a) == ReadFile(b)) << format;
+  }
+}
+
+TEST_F(RoostLoadTest, InspectAndVerifyGoodAndCorruptTables) {
+  std::string text;
+  for (int i = 0; i < 1000; ++i) {
+    text += StrCat("key", 1000 + i, "\tvalue\n");
+  }
+  const std::string in = Write("in.tsv", text);
+  for (const std::string format : {"cuckoo", "block"}) {
+    SCOPED_TRACE(format);
+    const std::string out = dir_.File(format + ".sst");
+    ASSERT_EQ(
+        RoostLoad("build -q --format " + format + " -i " + in + " -o " + out)
+            .exit_code,
+        0);
+    Result r = RoostLoad("inspect " + out);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_NE(r.out.find("keys              1000\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("format            " + format + " 1.0\n"),
+              std::string::npos)
+        << r.out;
+    r = RoostLoad("verify " + out);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_EQ(r.out, out + ": ok (" + format + " table, 1000 keys)\n");
+
+    std::string bytes = ReadFile(out);
+    bytes[bytes.size() / 3] ^= 0x40;
+    WriteFile(out, bytes);
+    r = RoostLoad("verify " + out);
+    EXPECT_EQ(r.exit_code, 65);
+    EXPECT_NE(r.out.find("roost-load: corrupt table " + out + ": "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("checksum mismatch"), std::string::npos) << r.out;
+    EXPECT_EQ(RoostLoad("get " + out + " key1000").exit_code, 65);
+  }
+  WriteFile(dir_.File("junk"), "not a table at all");
+  Result r = RoostLoad("inspect " + dir_.File("junk"));
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.out.find("not a roost table"), std::string::npos);
 }
 
 TEST_F(RoostLoadTest, UsageErrorsAndHelp) {
@@ -128,19 +418,31 @@ TEST_F(RoostLoadTest, UsageErrorsAndHelp) {
   EXPECT_NE(r.out.find("--input is required"), std::string::npos) << r.out;
   r = RoostLoad("build -i a -o b --utilization abc");
   EXPECT_EQ(r.exit_code, 64);
+  r = RoostLoad("build -i a -o b --format hash");
+  EXPECT_EQ(r.exit_code, 64);
   r = RoostLoad("--help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("inspect"), std::string::npos);
+  r = RoostLoad("build --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--memory-limit TEXT=1G"), std::string::npos) << r.out;
+  EXPECT_EQ(RoostLoad("--version").out, "roost-load 0.1.0\n");
   r = RoostLoad("get /nonexistent.sst k");
   EXPECT_EQ(r.exit_code, 74);
-  EXPECT_NE(r.out.find("cannot open /nonexistent.sst"), std::string::npos);
+  EXPECT_NE(r.out.find("/nonexistent.sst"), std::string::npos);
   r = RoostLoad("build -i /nonexistent.tsv -o " + dir_.File("t.sst"));
   EXPECT_EQ(r.exit_code, 74);
-  const std::string in = Tsv("in.tsv", "a\t1\n");
+  const std::string in = Write("in.tsv", "a\t1\n");
   r = RoostLoad("build -i " + in + " -o " + dir_.File("t.sst") +
                 " --utilization 1.5");
   EXPECT_EQ(r.exit_code, 65);
   EXPECT_NE(r.out.find("utilization must be in (0, 1)"), std::string::npos);
+  r = RoostLoad("build -i " + in);
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_NE(r.out.find("give either --output FILE or --data-dir"),
+            std::string::npos);
+  r = RoostLoadStdout("build -i /nonexistent.tsv -o x --output-format json");
+  EXPECT_EQ(ParseJson(r.out).Get("status").AsString(), "error");
 }
 
 }  // namespace

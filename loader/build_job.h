@@ -1,0 +1,68 @@
+// BuildJob: roost-load build, end to end. Reads every input, builds a table
+// of either format (sorting first for the block format, in bounded memory),
+// verifies the file it wrote, and publishes it: as a single file (written
+// beside its destination and renamed over it) or as the next version of a
+// table in a data directory (see publish.h). Nothing is published unless
+// every step succeeded.
+#ifndef ROOST_LOADER_BUILD_JOB_H_
+#define ROOST_LOADER_BUILD_JOB_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "loader/json.h"
+#include "loader/progress.h"
+#include "loader/record_reader.h"
+#include "loader/table_file.h"
+#include "storage/block_table_builder.h"
+#include "storage/cuckoo_table_builder.h"
+
+namespace roost {
+
+struct BuildJob {
+  std::vector<std::string> inputs;  // globs allowed; "-" is stdin
+  RecordReaderOptions reader;
+  TableFormat format = TableFormat::kCuckoo;
+  CuckooTableOptions cuckoo;
+  BlockTableOptions block;
+  DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
+  // Malformed records skipped (and counted) before the build fails.
+  uint64_t max_bad_records = 0;
+  // Block format: memory for sorting before spilling runs to temp_dir.
+  uint64_t memory_limit = uint64_t{1} << 30;
+  std::string temp_dir;
+  // Exactly one of: a file, or a data directory and table name.
+  std::string output_file;
+  std::string data_dir;
+  std::string table;
+};
+
+struct BuildSummary {
+  std::string path;  // the file or the version directory
+  std::optional<uint64_t> version;
+  TableFormat format = TableFormat::kCuckoo;
+  uint64_t records = 0;      // good records read
+  uint64_t keys = 0;         // in the table
+  uint64_t bad_records = 0;  // skipped
+  uint64_t duplicates = 0;   // dropped
+  uint64_t input_bytes = 0;
+  uint64_t file_size = 0;
+  uint64_t sort_runs = 0;  // spilled to disk
+  int cuckoo_retries = 0;
+  double utilization = 0;  // cuckoo, as built
+  double seconds = 0;
+
+  Json ToJson() const;
+};
+
+// Errors: InvalidArgument for bad input or options (with FILE:LINE where
+// there is one), DataLoss when the written table fails verification, other
+// codes for I/O.
+absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress);
+
+}  // namespace roost
+
+#endif  // ROOST_LOADER_BUILD_JOB_H_

@@ -1,0 +1,75 @@
+// The MANIFEST of a published table version: a JSON document written last
+// into the version's directory. A version directory without a MANIFEST that
+// parses is not a version.
+//
+// Example (abridged):
+//   {
+//     "manifest_version": 1,
+//     "table": "users",
+//     "version": 3,
+//     "format": "cuckoo",
+//     "format_version": "1.0",
+//     "keys": 100000,
+//     "key_bytes": 1100000,
+//     "value_bytes": 2188890,
+//     "key_width": 11,
+//     "value_width": null,
+//     "files": [{"name": "table.sst", "size": 5106038,
+//                "xxh3": "9f1c2b7a5d3e4f60"}],
+//     "build_options": {...},
+//     "inputs": [{"path": "users.tsv", "size": 3288890}],
+//     "loader": "roost-load 0.1.0"
+//   }
+#ifndef ROOST_LOADER_MANIFEST_H_
+#define ROOST_LOADER_MANIFEST_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "loader/json.h"
+
+namespace roost {
+
+struct ManifestFile {
+  std::string name;
+  uint64_t size = 0;
+  uint64_t xxh3 = 0;  // XXH3-64 of the whole file
+};
+
+struct ManifestInput {
+  std::string path;
+  uint64_t size = 0;  // bytes read from it
+};
+
+struct Manifest {
+  std::string table;
+  uint64_t version = 0;
+  std::string format;  // "cuckoo" or "block"
+  std::string format_version;
+  uint64_t keys = 0;
+  uint64_t key_bytes = 0;
+  uint64_t value_bytes = 0;
+  std::optional<uint32_t> key_width;    // when every key has one length
+  std::optional<uint32_t> value_width;  // when every value has one length
+  std::vector<ManifestFile> files;
+  Json build_options = Json::Object();
+  std::vector<ManifestInput> inputs;
+  std::string loader;
+
+  std::string ToJson() const;
+  // InvalidArgument naming the first missing or malformed field.
+  static absl::StatusOr<Manifest> Parse(std::string_view text);
+};
+
+// XXH3-64 of a whole file, streamed.
+absl::StatusOr<uint64_t> ChecksumFile(const std::string& path);
+
+// Reads `path` whole.
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+
+}  // namespace roost
+
+#endif  // ROOST_LOADER_MANIFEST_H_

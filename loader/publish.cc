@@ -1,0 +1,174 @@
+#include "loader/publish.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+
+#include "storage/str_cat.h"
+
+namespace roost {
+namespace {
+
+constexpr std::string_view kStagingPrefix = ".staging-";
+
+absl::Status ErrnoStatus(std::string_view what, const std::string& path) {
+  return absl::InternalError(
+      StrCat(what, " ", path, ": ", std::strerror(errno)));
+}
+
+// The pid in ".staging-<pid>-XXXXXX", if the name has that shape.
+std::optional<pid_t> StagingPid(std::string_view name) {
+  if (name.substr(0, kStagingPrefix.size()) != kStagingPrefix) {
+    return std::nullopt;
+  }
+  name.remove_prefix(kStagingPrefix.size());
+  pid_t pid = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+  if (ec != std::errc() || end == name.data()) return std::nullopt;
+  return pid;
+}
+
+}  // namespace
+
+absl::Status ValidateTableName(std::string_view name) {
+  const bool ok = !name.empty() && name.size() <= 128 && name[0] != '.' &&
+                  std::all_of(name.begin(), name.end(), [](char c) {
+                    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                           (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                           c == '-';
+                  });
+  if (ok) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      StrCat("bad table name \"", name,
+             "\": use 1 to 128 letters, digits, '.', '_' or '-', not starting "
+             "with '.'"));
+}
+
+std::string VersionDirName(uint64_t version) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "v%06llu",
+                static_cast<unsigned long long>(version));
+  return buf;
+}
+
+std::optional<uint64_t> ParseVersionDirName(std::string_view name) {
+  if (name.size() < 2 || name[0] != 'v') return std::nullopt;
+  uint64_t v = 0;
+  auto [end, ec] =
+      std::from_chars(name.data() + 1, name.data() + name.size(), v);
+  if (ec != std::errc() || end != name.data() + name.size() || v == 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+absl::StatusOr<std::vector<TableVersion>> ListVersions(
+    const std::string& table_dir) {
+  std::vector<TableVersion> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(table_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const auto v = ParseVersionDirName(name);
+    if (!v || !entry.is_directory()) continue;
+    const bool complete =
+        std::filesystem::exists(entry.path() / std::string(kManifestName));
+    out.push_back({*v, entry.path().string(), complete});
+  }
+  if (ec) {
+    return absl::NotFoundError(
+        StrCat("cannot list ", table_dir, ": ", ec.message()));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.version < b.version; });
+  return out;
+}
+
+absl::Status FsyncPath(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus("cannot open", path);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) {
+    errno = err;
+    return ErrnoStatus("cannot fsync", path);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Publisher>> Publisher::Start(
+    const std::string& data_dir, const std::string& table) {
+  if (absl::Status s = ValidateTableName(table); !s.ok()) return s;
+  const std::string table_dir =
+      (std::filesystem::path(data_dir) / table).string();
+  std::error_code ec;
+  std::filesystem::create_directories(table_dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(
+        StrCat("cannot create ", table_dir, ": ", ec.message()));
+  }
+  // Staging directories whose loader is gone are debris of a failed build.
+  for (const auto& entry : std::filesystem::directory_iterator(table_dir, ec)) {
+    const auto pid = StagingPid(entry.path().filename().string());
+    if (pid && ::kill(*pid, 0) != 0 && errno == ESRCH) {
+      std::filesystem::remove_all(entry.path(), ec);
+    }
+  }
+  std::string staging = (std::filesystem::path(table_dir) /
+                         StrCat(kStagingPrefix, ::getpid(), "-XXXXXX"))
+                            .string();
+  if (::mkdtemp(staging.data()) == nullptr) {
+    return ErrnoStatus("cannot create", staging);
+  }
+  // mkdtemp makes it private; a published version is for every reader.
+  ::chmod(staging.c_str(), 0755);
+  return std::unique_ptr<Publisher>(new Publisher(table_dir, staging));
+}
+
+Publisher::~Publisher() {
+  if (!published_) {
+    std::error_code ec;
+    std::filesystem::remove_all(staging_, ec);
+  }
+}
+
+absl::StatusOr<PublishedVersion> Publisher::Publish(
+    const std::function<absl::Status(uint64_t version)>& write_manifest) {
+  auto versions = ListVersions(table_dir_);
+  if (!versions.ok()) return versions.status();
+  uint64_t version = versions->empty() ? 1 : versions->back().version + 1;
+  std::error_code ec;
+  for (int attempt = 0; attempt < 100; ++attempt, ++version) {
+    if (absl::Status s = write_manifest(version); !s.ok()) return s;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(staging_, ec)) {
+      if (absl::Status s = FsyncPath(entry.path().string()); !s.ok()) return s;
+    }
+    if (absl::Status s = FsyncPath(staging_); !s.ok()) return s;
+    const std::string target =
+        (std::filesystem::path(table_dir_) / VersionDirName(version)).string();
+    // Never replace a version: RENAME_NOREPLACE fails if the name exists.
+    if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, target.c_str(),
+                    RENAME_NOREPLACE) == 0) {
+      published_ = true;
+      if (absl::Status s = FsyncPath(table_dir_); !s.ok()) return s;
+      return PublishedVersion{version, target};
+    }
+    if (errno != EEXIST && errno != ENOTEMPTY) {
+      return ErrnoStatus("cannot publish", target);
+    }
+  }
+  return absl::AbortedError(
+      StrCat("cannot find a free version number in ", table_dir_));
+}
+
+}  // namespace roost

@@ -1,0 +1,622 @@
+// How the readers get their bytes, bottom up:
+//
+//   FileSource   read(2) on the file or stdin; counts bytes_read().
+//   ByteStream   on its first read, peeks at two bytes to decide between
+//                passing the file through and gunzipping it (by buffering,
+//                not seeking, so that it works on a pipe).
+//   InputBuffer  a window on the stream, read 1 MiB at a time, that a reader
+//                asks to hold the next N bytes; records that lie in the
+//                window are returned as views into it, and it grows only for
+//                a record larger than itself, and only as fast as bytes
+//                actually arrive, so a corrupt length cannot make it
+//                allocate more than twice what the input holds.
+//
+// The three formats are readers on top of an InputBuffer. None allocates per
+// record: views point into the window, decoded keys and values into buffers
+// that are reused.
+
+#include "loader/record_reader.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "loader/encoding.h"
+#include "storage/coding.h"
+#include "storage/str_cat.h"
+
+namespace roost {
+namespace {
+
+// Bytes asked of read(2) and inflate at a time, and the window's first size.
+constexpr size_t kChunkSize = size_t{1} << 20;
+
+absl::Status ReadError(const std::string& name, int err) {
+  return absl::DataLossError(
+      StrCat("cannot read ", name, ": ", std::strerror(err)));
+}
+
+// A file descriptor read front to back.
+class FileSource {
+ public:
+  // Takes `fd`, closing it at the end unless it is stdin.
+  FileSource(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
+  ~FileSource() {
+    if (fd_ != STDIN_FILENO) close(fd_);
+  }
+  FileSource(const FileSource&) = delete;
+  FileSource& operator=(const FileSource&) = delete;
+
+  // Reads up to `n` bytes into `dst`; 0 at the end of the file.
+  absl::StatusOr<size_t> Read(char* dst, size_t n) {
+    while (true) {
+      const ssize_t got = read(fd_, dst, n);
+      if (got >= 0) {
+        bytes_read_ += static_cast<uint64_t>(got);
+        return static_cast<size_t>(got);
+      }
+      if (errno != EINTR) return ReadError(name_, errno);
+    }
+  }
+
+  const std::string& name() const { return name_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  const std::string name_;
+  const int fd_;
+  uint64_t bytes_read_ = 0;
+};
+
+// The bytes of the input: the file as it is, or gunzipped if it starts with
+// the gzip magic bytes. A gzip file may hold several members back to back
+// (as `cat a.gz b.gz` makes); their contents are concatenated. Anything
+// after a member that is not another member is corruption.
+//
+// Not movable: zlib keeps a pointer to z_.
+class ByteStream {
+ public:
+  explicit ByteStream(std::unique_ptr<FileSource> file)
+      : file_(std::move(file)) {}
+  ~ByteStream() {
+    if (mode_ == Mode::kGzip) inflateEnd(&z_);
+  }
+  ByteStream(const ByteStream&) = delete;
+  ByteStream& operator=(const ByteStream&) = delete;
+
+  // Reads up to `n` bytes into `dst`; 0 only at the end of the input.
+  absl::StatusOr<size_t> Read(char* dst, size_t n) {
+    if (mode_ == Mode::kUnknown) {
+      absl::Status started = Start();
+      if (!started.ok()) return started;
+    }
+    if (mode_ == Mode::kGzip) return Inflate(dst, n);
+    const size_t copied = std::min(n, peek_size_ - peeked_);
+    std::memcpy(dst, peek_ + peeked_, copied);
+    peeked_ += copied;
+    if (copied == n) return copied;
+    absl::StatusOr<size_t> got = file_->Read(dst + copied, n - copied);
+    if (!got.ok()) return got.status();
+    return copied + *got;
+  }
+
+  const std::string& name() const { return file_->name(); }
+  uint64_t bytes_read() const { return file_->bytes_read(); }
+
+ private:
+  enum class Mode { kUnknown, kPlain, kGzip };
+
+  // Reads the first two bytes (fewer if the file is shorter) and picks the
+  // mode.
+  absl::Status Start() {
+    while (peek_size_ < sizeof(peek_)) {
+      absl::StatusOr<size_t> got =
+          file_->Read(peek_ + peek_size_, sizeof(peek_) - peek_size_);
+      if (!got.ok()) return got.status();
+      if (*got == 0) break;
+      peek_size_ += *got;
+    }
+    if (peek_size_ < 2 || static_cast<unsigned char>(peek_[0]) != 0x1f ||
+        static_cast<unsigned char>(peek_[1]) != 0x8b) {
+      mode_ = Mode::kPlain;
+      return absl::OkStatus();
+    }
+    in_ = std::make_unique_for_overwrite<char[]>(kChunkSize);
+    std::memcpy(in_.get(), peek_, peek_size_);
+    z_.next_in = reinterpret_cast<Bytef*>(in_.get());
+    z_.avail_in = static_cast<uInt>(peek_size_);
+    // 16 + MAX_WBITS: a gzip wrapper, not zlib or raw deflate.
+    const int rc = inflateInit2(&z_, 16 + MAX_WBITS);
+    if (rc != Z_OK) {
+      return absl::ResourceExhaustedError(
+          StrCat("cannot start gunzipping ", name(), ": ", zError(rc)));
+    }
+    mode_ = Mode::kGzip;
+    return absl::OkStatus();
+  }
+
+  // Refills the compressed input when zlib has used it all up. Sets
+  // file_eof_ at the end of the file.
+  absl::Status Refill() {
+    if (z_.avail_in > 0 || file_eof_) return absl::OkStatus();
+    absl::StatusOr<size_t> got = file_->Read(in_.get(), kChunkSize);
+    if (!got.ok()) return got.status();
+    if (*got == 0) file_eof_ = true;
+    z_.next_in = reinterpret_cast<Bytef*>(in_.get());
+    z_.avail_in = static_cast<uInt>(*got);
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<size_t> Inflate(char* dst, size_t n) {
+    z_.next_out = reinterpret_cast<Bytef*>(dst);
+    z_.avail_out = static_cast<uInt>(std::min<size_t>(n, UINT_MAX));
+    const uInt want = z_.avail_out;
+    while (z_.avail_out > 0) {
+      absl::Status refilled = Refill();
+      if (!refilled.ok()) return refilled;
+      if (member_done_) {
+        if (z_.avail_in == 0) break;  // the end of the last member
+        inflateReset(&z_);            // another member follows
+        member_done_ = false;
+      }
+      if (z_.avail_in == 0) {
+        return absl::DataLossError(
+            StrCat(name(), ": gzip data ends in the middle of a member"));
+      }
+      const int rc = inflate(&z_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        member_done_ = true;
+      } else if (rc == Z_MEM_ERROR) {
+        return absl::ResourceExhaustedError(
+            StrCat("out of memory gunzipping ", name()));
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        // Z_DATA_ERROR (bad header, bad deflate data, CRC or length
+        // mismatch) or Z_NEED_DICT, which gzip never uses.
+        return absl::DataLossError(
+            StrCat(name(), ": corrupt gzip data (",
+                   z_.msg != nullptr ? z_.msg : zError(rc), ")"));
+      }
+      // Z_BUF_ERROR: no progress without more input; Refill gets it.
+    }
+    return static_cast<size_t>(want - z_.avail_out);
+  }
+
+  std::unique_ptr<FileSource> file_;
+  Mode mode_ = Mode::kUnknown;
+  // The bytes Start() read, handed out first in plain mode.
+  char peek_[2];
+  size_t peek_size_ = 0;
+  size_t peeked_ = 0;
+  // Gzip mode: compressed input, and the inflater.
+  std::unique_ptr<char[]> in_;
+  z_stream z_{};
+  bool file_eof_ = false;
+  bool member_done_ = false;
+};
+
+// A window on a ByteStream. The reader looks at data()[0, available()),
+// asks Fill(n) for more, and Skip()s what it has used.
+class InputBuffer {
+ public:
+  explicit InputBuffer(std::unique_ptr<ByteStream> stream)
+      : stream_(std::move(stream)),
+        buffer_(std::make_unique_for_overwrite<char[]>(kChunkSize)),
+        capacity_(kChunkSize) {}
+
+  // Makes at least `n` bytes available unless the input ends first, and
+  // returns how many are. Invalidates data().
+  absl::StatusOr<size_t> Fill(size_t n) {
+    while (end_ - pos_ < n && !eof_) {
+      if (end_ == capacity_) {
+        if (pos_ > 0) {
+          // Move what is left to the front.
+          std::memmove(buffer_.get(), buffer_.get() + pos_, end_ - pos_);
+          offset_ += pos_;
+          end_ -= pos_;
+          pos_ = 0;
+        } else {
+          // One record fills the whole window: double it. Growing by what
+          // has arrived, not by `n`, keeps a corrupt length from allocating.
+          auto bigger = std::make_unique_for_overwrite<char[]>(2 * capacity_);
+          std::memcpy(bigger.get(), buffer_.get(), end_);
+          buffer_ = std::move(bigger);
+          capacity_ *= 2;
+        }
+      }
+      absl::StatusOr<size_t> got =
+          stream_->Read(buffer_.get() + end_, capacity_ - end_);
+      if (!got.ok()) return got.status();
+      if (*got == 0) eof_ = true;
+      end_ += *got;
+    }
+    return end_ - pos_;
+  }
+
+  const char* data() const { return buffer_.get() + pos_; }
+  size_t available() const { return end_ - pos_; }
+  // True when everything the input holds is in the window.
+  bool eof() const { return eof_; }
+  // REQUIRES: n <= available().
+  void Skip(size_t n) { pos_ += n; }
+  // The offset of data() in the (decompressed) stream.
+  uint64_t offset() const { return offset_ + pos_; }
+
+  const std::string& name() const { return stream_->name(); }
+  uint64_t bytes_read() const { return stream_->bytes_read(); }
+
+ private:
+  std::unique_ptr<ByteStream> stream_;
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_;
+  size_t pos_ = 0;       // start of the unread bytes
+  size_t end_ = 0;       // end of the bytes read
+  uint64_t offset_ = 0;  // stream offset of buffer_[0]
+  bool eof_ = false;
+};
+
+// Debian's Abseil has its own string_view (see storage/str_cat.h).
+std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
+
+std::string TooLong(std::string_view what, uint64_t size, uint64_t limit) {
+  return StrCat(what, " of ", size, " bytes exceeds the limit of ", limit);
+}
+
+// What the three readers share: the window, the limits, and a status that,
+// once an I/O error or a malformed binary record sets it, every later Next()
+// returns.
+class ReaderBase : public RecordReader {
+ public:
+  ReaderBase(std::unique_ptr<ByteStream> stream,
+             const RecordReaderOptions& options)
+      : in_(std::move(stream)), options_(options) {}
+
+  uint64_t bytes_read() const override { return in_.bytes_read(); }
+
+ protected:
+  // InvalidArgument with the location in front of `problem`.
+  absl::Status Malformed(std::string_view problem) const {
+    return absl::InvalidArgumentError(StrCat(Location(), ": ", problem));
+  }
+  // Remembers `status` for every later call, and returns it.
+  absl::Status Fail(absl::Status status) {
+    status_ = std::move(status);
+    return status_;
+  }
+
+  InputBuffer in_;
+  const RecordReaderOptions options_;
+  absl::Status status_;
+};
+
+constexpr uint64_t kMaxSize = std::numeric_limits<uint64_t>::max();
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > kMaxSize - b ? kMaxSize : a + b;
+}
+
+// The longest field that decodes to at most `decoded_size` bytes, or
+// kMaxSize where that does not fit.
+uint64_t MaxEncodedSize(Encoding encoding, uint64_t decoded_size) {
+  if (encoding != Encoding::kRaw && decoded_size > kMaxSize / 2) {
+    return kMaxSize;
+  }
+  switch (encoding) {
+    case Encoding::kHex:
+      return MaxHexSize(decoded_size);
+    case Encoding::kBase64:
+      return MaxBase64Size(decoded_size);
+    case Encoding::kRaw:
+      break;
+  }
+  return decoded_size;
+}
+
+class TsvRecordReader final : public ReaderBase {
+ public:
+  TsvRecordReader(std::unique_ptr<ByteStream> stream,
+                  const RecordReaderOptions& options)
+      : ReaderBase(std::move(stream), options),
+        max_line_(SaturatingAdd(
+            MaxEncodedSize(options.key_encoding, options.max_key_size) + 1,
+            MaxEncodedSize(options.value_encoding, options.max_value_size))) {}
+
+  absl::StatusOr<bool> Next(std::string_view* key,
+                            std::string_view* value) override {
+    if (!status_.ok()) return status_;
+    // Find the end of the line, reading on until a newline or the end of
+    // the input. `scanned` bytes are known to hold no newline.
+    size_t scanned = 0;
+    const char* newline;
+    while (true) {
+      newline = static_cast<const char*>(
+          std::memchr(in_.data() + scanned, '\n', in_.available() - scanned));
+      if (newline != nullptr || in_.eof()) break;
+      scanned = in_.available();
+      if (scanned > max_line_) return SkipLongLine();
+      absl::StatusOr<size_t> filled = in_.Fill(scanned + 1);
+      if (!filled.ok()) return Fail(filled.status());
+    }
+    if (newline == nullptr && in_.available() == 0) return false;
+    const size_t length =
+        newline != nullptr ? newline - in_.data() : in_.available();
+    const std::string_view line(in_.data(), length);
+    in_.Skip(newline != nullptr ? length + 1 : length);
+    if (line.empty()) {
+      // An empty last line ("...\n\n" at the end) is no record.
+      absl::StatusOr<size_t> filled = in_.Fill(1);
+      if (!filled.ok()) return Fail(filled.status());
+      if (*filled == 0) return false;
+      ++line_;
+      return Malformed("no tab between key and value");
+    }
+    ++line_;
+
+    const size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) {
+      return Malformed("no tab between key and value");
+    }
+    absl::StatusOr<std::string_view> k =
+        Decode(options_.key_encoding, line.substr(0, tab), "key", &key_buffer_);
+    if (!k.ok()) return Malformed(View(k.status().message()));
+    if (k->size() > options_.max_key_size) {
+      return Malformed(TooLong("key", k->size(), options_.max_key_size));
+    }
+    absl::StatusOr<std::string_view> v = Decode(
+        options_.value_encoding, line.substr(tab + 1), "value", &value_buffer_);
+    if (!v.ok()) return Malformed(View(v.status().message()));
+    if (v->size() > options_.max_value_size) {
+      return Malformed(TooLong("value", v->size(), options_.max_value_size));
+    }
+    *key = *k;
+    *value = *v;
+    return true;
+  }
+
+  std::string Location() const override {
+    return StrCat(in_.name(), ":", line_);
+  }
+
+ private:
+  static absl::StatusOr<std::string_view> Decode(Encoding encoding,
+                                                 std::string_view in,
+                                                 std::string_view field,
+                                                 std::string* buffer) {
+    switch (encoding) {
+      case Encoding::kHex:
+        return DecodeHexInto(in, field, buffer);
+      case Encoding::kBase64:
+        return DecodeBase64Into(in, field, buffer);
+      case Encoding::kRaw:
+        break;
+    }
+    return in;
+  }
+
+  // The line in the window is longer than any key and value within the
+  // limits could make it: rather than buffer all of it, drop it up to its
+  // newline and report it.
+  absl::Status SkipLongLine() {
+    ++line_;
+    while (true) {
+      in_.Skip(in_.available());
+      absl::StatusOr<size_t> filled = in_.Fill(1);
+      if (!filled.ok()) return Fail(filled.status());
+      if (*filled == 0) break;
+      const void* newline = std::memchr(in_.data(), '\n', in_.available());
+      if (newline != nullptr) {
+        in_.Skip(static_cast<const char*>(newline) - in_.data() + 1);
+        break;
+      }
+    }
+    return Malformed(StrCat("line longer than the ", max_line_,
+                            " bytes the key and value limits allow"));
+  }
+
+  const uint64_t max_line_;
+  uint64_t line_ = 0;
+  std::string key_buffer_;
+  std::string value_buffer_;
+};
+
+// The binary formats: a record that is wrong leaves no way to find the next
+// one, so the first error sticks.
+class BinaryReaderBase : public ReaderBase {
+ public:
+  using ReaderBase::ReaderBase;
+
+  std::string Location() const override {
+    return StrCat(in_.name(), "@", record_offset_);
+  }
+
+ protected:
+  absl::Status Reject(std::string_view problem) {
+    return Fail(Malformed(problem));
+  }
+  absl::Status Truncated(size_t have, uint64_t want) {
+    return Reject(StrCat("truncated record (", have, " of ", want, " bytes)"));
+  }
+
+  uint64_t record_offset_ = 0;
+};
+
+class FixedRecordReader final : public BinaryReaderBase {
+ public:
+  using BinaryReaderBase::BinaryReaderBase;
+
+  absl::StatusOr<bool> Next(std::string_view* key,
+                            std::string_view* value) override {
+    if (!status_.ok()) return status_;
+    absl::StatusOr<size_t> filled = in_.Fill(1);
+    if (!filled.ok()) return Fail(filled.status());
+    if (*filled == 0) return false;
+    record_offset_ = in_.offset();
+    const size_t key_size = options_.key_size;
+    if (key_size > options_.max_key_size) {
+      return Reject(TooLong("key", key_size, options_.max_key_size));
+    }
+    if (options_.value_size > options_.max_value_size) {
+      return Reject(
+          TooLong("value", options_.value_size, options_.max_value_size));
+    }
+    const size_t record_size = key_size + size_t{options_.value_size};
+    filled = in_.Fill(record_size);
+    if (!filled.ok()) return Fail(filled.status());
+    if (*filled < record_size) return Truncated(*filled, record_size);
+    *key = std::string_view(in_.data(), key_size);
+    *value = std::string_view(in_.data() + key_size, options_.value_size);
+    in_.Skip(record_size);
+    return true;
+  }
+};
+
+class LengthPrefixedRecordReader final : public BinaryReaderBase {
+ public:
+  using BinaryReaderBase::BinaryReaderBase;
+
+  absl::StatusOr<bool> Next(std::string_view* key,
+                            std::string_view* value) override {
+    if (!status_.ok()) return status_;
+    absl::StatusOr<size_t> filled = in_.Fill(2 * kMaxVarint64Length);
+    if (!filled.ok()) return Fail(filled.status());
+    if (*filled == 0) return false;
+    record_offset_ = in_.offset();
+
+    const char* const start = in_.data();
+    const char* const limit = start + *filled;
+    uint64_t key_size, value_size;
+    const char* p = start;
+    for (uint64_t* size : {&key_size, &value_size}) {
+      const char* next = DecodeVarint64(p, limit, size);
+      if (next == nullptr) {
+        // Fill() stops short of two varints' worth only at the end of the
+        // input, and only the tenth byte of a varint can overflow, so a
+        // varint that fails in fewer than ten bytes ran out of input.
+        return Reject(limit - p < kMaxVarint64Length ? "truncated record"
+                                                     : "bad varint length");
+      }
+      p = next;
+    }
+    // Check the lengths before asking for that many bytes.
+    if (key_size > options_.max_key_size) {
+      return Reject(TooLong("key", key_size, options_.max_key_size));
+    }
+    if (value_size > options_.max_value_size) {
+      return Reject(TooLong("value", value_size, options_.max_value_size));
+    }
+    const size_t header = p - start;
+    // Saturates rather than wraps when max_value_size is near 2^64.
+    const uint64_t record_size = SaturatingAdd(header + key_size, value_size);
+    filled = in_.Fill(record_size);
+    if (!filled.ok()) return Fail(filled.status());
+    if (*filled < record_size) return Truncated(*filled, record_size);
+    *key = std::string_view(in_.data() + header, key_size);
+    *value = std::string_view(in_.data() + header + key_size, value_size);
+    in_.Skip(record_size);
+    return true;
+  }
+};
+
+}  // namespace
+
+absl::StatusOr<InputFormat> ParseInputFormat(std::string_view name) {
+  if (name == "tsv") return InputFormat::kTsv;
+  if (name == "fixed") return InputFormat::kFixed;
+  if (name == "length-prefixed") return InputFormat::kLengthPrefixed;
+  return absl::InvalidArgumentError(
+      StrCat("input format must be tsv, fixed or length-prefixed, not ", name));
+}
+
+absl::StatusOr<Encoding> ParseEncoding(std::string_view name) {
+  if (name == "raw") return Encoding::kRaw;
+  if (name == "hex") return Encoding::kHex;
+  if (name == "base64") return Encoding::kBase64;
+  return absl::InvalidArgumentError(
+      StrCat("encoding must be raw, hex or base64, not ", name));
+}
+
+absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(
+    const std::string& path, const RecordReaderOptions& options) {
+  if (options.format == InputFormat::kFixed && options.key_size == 0 &&
+      options.value_size == 0) {
+    return absl::InvalidArgumentError(
+        "fixed-size records need a key_size or value_size above 0");
+  }
+  std::string name = "<stdin>";
+  int fd = STDIN_FILENO;
+  if (path != "-") {
+    name = path;
+    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      // ENOENT is NotFound, EACCES PermissionDenied, and so on.
+      return absl::ErrnoToStatus(errno, StrCat("cannot open ", path));
+    }
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+      close(fd);
+      return absl::ErrnoToStatus(EISDIR, StrCat("cannot read ", path));
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  }
+  auto stream = std::make_unique<ByteStream>(
+      std::make_unique<FileSource>(std::move(name), fd));
+  switch (options.format) {
+    case InputFormat::kFixed:
+      return std::make_unique<FixedRecordReader>(std::move(stream), options);
+    case InputFormat::kLengthPrefixed:
+      return std::make_unique<LengthPrefixedRecordReader>(std::move(stream),
+                                                          options);
+    case InputFormat::kTsv:
+      break;
+  }
+  return std::make_unique<TsvRecordReader>(std::move(stream), options);
+}
+
+absl::StatusOr<std::vector<std::string>> ExpandInputs(
+    const std::vector<std::string>& inputs) {
+  std::vector<std::string> paths;
+  for (const std::string& input : inputs) {
+    if (input == "-" || input.find_first_of("*?[") == std::string::npos) {
+      paths.push_back(input);
+      continue;
+    }
+    glob_t matches{};
+    const int rc = glob(input.c_str(), 0, nullptr, &matches);
+    std::vector<std::string> found;
+    if (rc == 0) {
+      found.assign(matches.gl_pathv, matches.gl_pathv + matches.gl_pathc);
+    }
+    globfree(&matches);
+    if (rc == GLOB_NOSPACE) {
+      return absl::ResourceExhaustedError(
+          StrCat("out of memory expanding ", input));
+    }
+    if (rc != 0 && rc != GLOB_NOMATCH) {
+      return absl::UnknownError(StrCat("cannot expand ", input));
+    }
+    if (found.empty()) {
+      // A file whose name only looks like a glob ("part[1].tsv") is
+      // itself.
+      if (access(input.c_str(), F_OK) == 0) {
+        paths.push_back(input);
+        continue;
+      }
+      return absl::NotFoundError(StrCat("no files match ", input));
+    }
+    // Byte order, whatever the locale's collation.
+    std::sort(found.begin(), found.end());
+    for (std::string& path : found) paths.push_back(std::move(path));
+  }
+  return paths;
+}
+
+}  // namespace roost

@@ -1,0 +1,97 @@
+// RecordReader: reads key/value records from one input file (or stdin) in
+// one of the loader's input formats, transparently gunzipping input that
+// starts with the gzip magic bytes.
+//
+// Example:
+//   RecordReaderOptions options;
+//   options.format = InputFormat::kTsv;
+//   options.key_encoding = Encoding::kHex;
+//   ROOST_ASSIGN_OR_RETURN(auto reader, RecordReader::Open("in.tsv.gz",
+//                                                          options));
+//   std::string_view key, value;
+//   while (true) {
+//     absl::StatusOr<bool> more = reader->Next(&key, &value);
+//     if (!more.ok()) { ... more.status() names reader->Location() ... }
+//     if (!*more) break;
+//     Use(key, value);
+//   }
+//
+// Formats:
+//   kTsv             one `key<TAB>value` per line ("\n"; a "\r" before it is
+//                    part of the value); key and value each raw, hex or
+//                    base64 as their encoding says. A raw value may hold tabs.
+//   kFixed           records of exactly key_size + value_size bytes, back to
+//                    back.
+//   kLengthPrefixed  varint key length, varint value length, key, value.
+//
+// Errors: a malformed record is InvalidArgument whose message starts with
+// Location() ("FILE:LINE: " for TSV, "FILE@OFFSET: " for binary input) and
+// says what is wrong (no tab, bad hex, bad base64, a key longer than
+// max_key_size, a truncated record, ...). After a malformed TSV line the
+// reader goes on with the next line; after a malformed binary record it
+// cannot find the next record, so the error is returned again on every later
+// call. I/O and gzip errors are other codes (NotFound, PermissionDenied,
+// DataLoss) and are final.
+#ifndef ROOST_LOADER_RECORD_READER_H_
+#define ROOST_LOADER_RECORD_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace roost {
+
+enum class InputFormat { kTsv, kFixed, kLengthPrefixed };
+enum class Encoding { kRaw, kHex, kBase64 };
+
+absl::StatusOr<InputFormat> ParseInputFormat(
+    std::string_view name);  // tsv, fixed, length-prefixed
+absl::StatusOr<Encoding> ParseEncoding(
+    std::string_view name);  // raw, hex, base64
+
+struct RecordReaderOptions {
+  // The default value is InputFormat::kTsv.
+  InputFormat format = InputFormat::kTsv;
+  // TSV only. The default value is Encoding::kRaw.
+  Encoding key_encoding = Encoding::kRaw;
+  Encoding value_encoding = Encoding::kRaw;
+  // kFixed only: bytes of every key and every value. The default value is 0.
+  uint32_t key_size = 0;
+  uint32_t value_size = 0;
+  // Longest key accepted (after decoding). The default value is 65536.
+  uint32_t max_key_size = 65536;
+  // Longest value accepted (after decoding). The default value is 1 GiB.
+  uint64_t max_value_size = uint64_t{1} << 30;
+};
+
+class RecordReader {
+ public:
+  // Opens `path`, or stdin for "-" (named "<stdin>" in messages).
+  static absl::StatusOr<std::unique_ptr<RecordReader>> Open(
+      const std::string& path, const RecordReaderOptions& options);
+  virtual ~RecordReader() = default;
+
+  // The next record: true with *key and *value (views valid until the next
+  // call), false at the end of the input, or an error (see above).
+  virtual absl::StatusOr<bool> Next(std::string_view* key,
+                                    std::string_view* value) = 0;
+  // Where the last record returned or rejected was: "FILE:LINE" or
+  // "FILE@OFFSET".
+  virtual std::string Location() const = 0;
+  // Bytes read from the file so far (compressed bytes for gzip input).
+  virtual uint64_t bytes_read() const = 0;
+};
+
+// Expands shell globs in `inputs` (sorted matches; "-" and paths without
+// glob characters are kept as they are). NotFound when a glob matches
+// nothing.
+absl::StatusOr<std::vector<std::string>> ExpandInputs(
+    const std::vector<std::string>& inputs);
+
+}  // namespace roost
+
+#endif  // ROOST_LOADER_RECORD_READER_H_

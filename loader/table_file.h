@@ -1,0 +1,56 @@
+// Opening a table file of either format for roost-load's inspect, verify
+// and get, and resolving the paths those commands accept.
+#ifndef ROOST_LOADER_TABLE_FILE_H_
+#define ROOST_LOADER_TABLE_FILE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "storage/block_table.h"
+#include "storage/cuckoo_table.h"
+
+namespace roost {
+
+enum class TableFormat { kCuckoo, kBlock };
+
+std::string_view TableFormatName(TableFormat format);
+absl::StatusOr<TableFormat> ParseTableFormat(std::string_view name);
+
+// Which format `path` holds, from its magic number. DataLoss when neither.
+absl::StatusOr<TableFormat> DetectFormat(const std::string& path);
+
+// A table file of either format.
+class TableFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<TableFile>> Open(
+      const std::string& path, bool verify_checksums);
+
+  TableFormat format() const { return format_; }
+  uint64_t num_keys() const;
+  // Copies the value of `key` into *value when found.
+  absl::StatusOr<bool> Get(std::string_view key, std::string* value) const;
+  // The header or footer and statistics, one "name  value" line each.
+  std::string Describe() const;
+
+ private:
+  TableFile() = default;
+  TableFormat format_ = TableFormat::kCuckoo;
+  std::unique_ptr<CuckooTable> cuckoo_;
+  std::unique_ptr<BlockTable> block_;
+};
+
+// What an inspect/verify/get argument names: a table file; a version
+// directory (with a MANIFEST); or a table directory, meaning its newest
+// complete version.
+struct ResolvedTable {
+  std::string file;                        // the table file
+  std::optional<std::string> version_dir;  // when given a directory
+};
+absl::StatusOr<ResolvedTable> ResolveTablePath(const std::string& path);
+
+}  // namespace roost
+
+#endif  // ROOST_LOADER_TABLE_FILE_H_

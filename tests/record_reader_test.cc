@@ -1,0 +1,779 @@
+// RecordReader on real files: every format, every encoding of key and
+// value, gzip (one member, several, damaged), stdin through a pipe, records
+// larger than the 1 MiB read chunk, and the exact text and location of every
+// malformed-record error. Also the hex and base64 decoders on their own, and
+// ExpandInputs.
+
+#include "loader/record_reader.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "loader/encoding.h"
+#include "storage/coding.h"
+#include "storage/str_cat.h"
+#include "tests/test_util.h"
+
+namespace roost::testing {
+namespace {
+
+// Bigger than the reader's 1 MiB chunk.
+constexpr size_t kMoreThanAChunk = (size_t{3} << 20) + 12345;
+
+std::string Message(const absl::Status& status) {
+  return std::string(status.message());
+}
+
+std::string HexEncode(std::string_view bytes) {
+  constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 0xf];
+  }
+  return out;
+}
+
+std::string Base64Encode(std::string_view bytes, bool pad = true) {
+  constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3) {
+    const uint32_t v = (uint32_t(uint8_t(bytes[i])) << 16) |
+                       (uint32_t(uint8_t(bytes[i + 1])) << 8) |
+                       uint8_t(bytes[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
+  }
+  const size_t tail = bytes.size() - i;
+  if (tail > 0) {
+    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
+    if (tail == 2) v |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    if (tail == 2) out += kAlphabet[(v >> 6) & 63];
+    if (pad) out.append(3 - tail, '=');
+  }
+  return out;
+}
+
+std::string Encode(Encoding encoding, std::string_view bytes) {
+  switch (encoding) {
+    case Encoding::kHex:
+      return HexEncode(bytes);
+    case Encoding::kBase64:
+      return Base64Encode(bytes);
+    case Encoding::kRaw:
+      break;
+  }
+  return std::string(bytes);
+}
+
+std::string LengthPrefixed(const Pairs& pairs) {
+  std::string out;
+  for (const auto& [key, value] : pairs) {
+    PutVarint64(&out, key.size());
+    PutVarint64(&out, value.size());
+    out += key;
+    out += value;
+  }
+  return out;
+}
+
+std::string Gzip(const std::string& data) {
+  ScratchDir dir;
+  const std::string path = dir.File("x.gz");
+  gzFile file = gzopen(path.c_str(), "wb");
+  if (file == nullptr) std::abort();
+  for (size_t done = 0; done < data.size();) {
+    const unsigned n =
+        static_cast<unsigned>(std::min<size_t>(data.size() - done, 1 << 20));
+    if (gzwrite(file, data.data() + done, n) != static_cast<int>(n)) {
+      std::abort();
+    }
+    done += n;
+  }
+  if (gzclose(file) != Z_OK) std::abort();
+  return ReadFile(path);
+}
+
+// Everything a reader returns until the end of its input, a final error, or
+// an InvalidArgument error that repeats (the binary formats' sticky one).
+struct ReadResult {
+  Pairs records;
+  std::vector<std::string> errors;  // InvalidArgument messages, in order
+  absl::Status end;                 // OK at the end of the input
+};
+
+ReadResult ReadAll(RecordReader& reader) {
+  ReadResult result;
+  std::string_view key, value;
+  while (true) {
+    absl::StatusOr<bool> more = reader.Next(&key, &value);
+    if (more.ok()) {
+      if (!*more) return result;
+      result.records.emplace_back(key, value);
+      continue;
+    }
+    if (!absl::IsInvalidArgument(more.status()) ||
+        (!result.errors.empty() &&
+         result.errors.back() == Message(more.status()))) {
+      result.end = more.status();
+      return result;
+    }
+    result.errors.push_back(Message(more.status()));
+  }
+}
+
+class RecordReaderTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& name, const std::string& data) {
+    const std::string path = dir_.File(name);
+    WriteFile(path, data);
+    return path;
+  }
+
+  std::unique_ptr<RecordReader> Open(const std::string& path,
+                                     const RecordReaderOptions& options = {}) {
+    absl::StatusOr<std::unique_ptr<RecordReader>> reader =
+        RecordReader::Open(path, options);
+    EXPECT_TRUE(reader.ok()) << reader.status();
+    return reader.ok() ? std::move(*reader) : nullptr;
+  }
+
+  ReadResult ReadFileAs(const std::string& name, const std::string& data,
+                        const RecordReaderOptions& options = {}) {
+    auto reader = Open(Write(name, data), options);
+    if (reader == nullptr) return {};
+    return ReadAll(*reader);
+  }
+
+  static RecordReaderOptions Fixed(uint32_t key_size, uint32_t value_size) {
+    RecordReaderOptions options;
+    options.format = InputFormat::kFixed;
+    options.key_size = key_size;
+    options.value_size = value_size;
+    return options;
+  }
+  static RecordReaderOptions LengthPrefixedOptions() {
+    RecordReaderOptions options;
+    options.format = InputFormat::kLengthPrefixed;
+    return options;
+  }
+
+  ScratchDir dir_;
+};
+
+// --- Names of formats and encodings ----------------------------------------
+
+TEST(ParseTest, FormatsAndEncodings) {
+  EXPECT_EQ(*ParseInputFormat("tsv"), InputFormat::kTsv);
+  EXPECT_EQ(*ParseInputFormat("fixed"), InputFormat::kFixed);
+  EXPECT_EQ(*ParseInputFormat("length-prefixed"), InputFormat::kLengthPrefixed);
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("csv").status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("TSV").status()));
+  EXPECT_EQ(Message(ParseInputFormat("csv").status()),
+            "input format must be tsv, fixed or length-prefixed, not csv");
+
+  EXPECT_EQ(*ParseEncoding("raw"), Encoding::kRaw);
+  EXPECT_EQ(*ParseEncoding("hex"), Encoding::kHex);
+  EXPECT_EQ(*ParseEncoding("base64"), Encoding::kBase64);
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseEncoding("").status()));
+  EXPECT_EQ(Message(ParseEncoding("b64").status()),
+            "encoding must be raw, hex or base64, not b64");
+}
+
+// --- The decoders ------------------------------------------------------------
+
+TEST(EncodingTest, HexDecodes) {
+  EXPECT_EQ(*DecodeHex(""), "");
+  EXPECT_EQ(*DecodeHex("00ff7F80"), std::string("\x00\xff\x7f\x80", 4));
+  EXPECT_EQ(*DecodeHex("DeadBeef"), "\xde\xad\xbe\xef");
+}
+
+TEST(EncodingTest, HexRejects) {
+  EXPECT_EQ(Message(DecodeHex("abc", "key").status()),
+            "bad hex in key (odd length)");
+  EXPECT_EQ(Message(DecodeHex("abcg", "key").status()),
+            "bad hex in key (character 'g' at 3)");
+  EXPECT_EQ(Message(DecodeHex("x0", "value").status()),
+            "bad hex in value (character 'x' at 0)");
+  EXPECT_EQ(Message(DecodeHex(std::string("00\0a", 4), "key").status()),
+            "bad hex in key (character '\\x00' at 2)");
+  EXPECT_EQ(Message(DecodeHex("0x12", "key").status()),
+            "bad hex in key (character 'x' at 1)");
+  EXPECT_EQ(Message(DecodeHex("12 4", "key").status()),
+            "bad hex in key (character ' ' at 2)");
+}
+
+TEST(EncodingTest, Base64DecodesRfc4648VectorsPaddedAndNot) {
+  const std::vector<std::pair<std::string, std::string>> vectors = {
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, encoded] : vectors) {
+    EXPECT_EQ(*DecodeBase64(encoded), plain) << encoded;
+    std::string unpadded = encoded;
+    while (!unpadded.empty() && unpadded.back() == '=') unpadded.pop_back();
+    EXPECT_EQ(*DecodeBase64(unpadded), plain) << unpadded;
+  }
+  // Every byte value, and both characters that differ from URL-safe base64.
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  EXPECT_EQ(*DecodeBase64(Base64Encode(all)), all);
+  EXPECT_EQ(*DecodeBase64("+/+/"), "\xfb\xff\xbf");
+}
+
+TEST(EncodingTest, Base64Rejects) {
+  auto error = [](std::string_view in) {
+    return Message(DecodeBase64(in, "value").status());
+  };
+  EXPECT_EQ(error("ab!c"), "bad base64 in value (character '!' at 2)");
+  EXPECT_EQ(error("Zm9v!"), "bad base64 in value (length 5 is not valid)");
+  EXPECT_EQ(error("Zm9vY!=="), "bad base64 in value (character '!' at 5)");
+  EXPECT_EQ(error("Z"), "bad base64 in value (length 1 is not valid)");
+  EXPECT_EQ(error("Zg="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("Zg==="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("Z==="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("===="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("Zg==Zg=="),
+            "bad base64 in value (character 'Z' at 4 after padding)");
+  EXPECT_EQ(error("Zm\nv"), "bad base64 in value (character '\\x0a' at 2)");
+  EXPECT_EQ(error(" Zm9"), "bad base64 in value (character ' ' at 0)");
+  EXPECT_EQ(error("Zm-_"), "bad base64 in value (character '-' at 2)");
+}
+
+TEST(EncodingTest, DecodeIntoReusesTheBuffer) {
+  std::string buffer;
+  absl::StatusOr<std::string_view> a = DecodeHexInto("010203", "key", &buffer);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(*a, "\x01\x02\x03");
+  absl::StatusOr<std::string_view> b = DecodeBase64Into("BA", "key", &buffer);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(*b, "\x04");
+  EXPECT_EQ(b->data(), buffer.data());
+  EXPECT_GE(buffer.size(), 3u);  // never shrinks
+}
+
+// --- TSV -------------------------------------------------------------------
+
+TEST_F(RecordReaderTest, TsvRawSplitsAtTheFirstTab) {
+  ReadResult r = ReadFileAs(
+      "in.tsv",
+      "alpha\t1\nbeta\ttwo\tparts\n\tempty key\nk\t\ncr\tv\r\nlast\tx");
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.records, (Pairs{{"alpha", "1"},
+                              {"beta", "two\tparts"},
+                              {"", "empty key"},
+                              {"k", ""},
+                              {"cr", "v\r"},
+                              {"last", "x"}}));
+}
+
+TEST_F(RecordReaderTest, TsvEmptyFileAndTrailingEmptyLine) {
+  EXPECT_TRUE(ReadFileAs("empty.tsv", "").records.empty());
+  EXPECT_TRUE(ReadFileAs("newline.tsv", "\n").errors.empty());
+  ReadResult r = ReadFileAs("in.tsv", "a\t1\n\n");
+  EXPECT_EQ(r.records, (Pairs{{"a", "1"}}));
+  EXPECT_TRUE(r.errors.empty());
+}
+
+TEST_F(RecordReaderTest, TsvMalformedLinesNameFileAndLineAndReadingGoesOn) {
+  const std::string path = Write("in.tsv", "a\t1\n\nno tab\nb\t2\n");
+  auto reader = Open(path);
+  std::string_view key, value;
+  ASSERT_TRUE(*reader->Next(&key, &value));
+  EXPECT_EQ(reader->Location(), path + ":1");
+  absl::StatusOr<bool> more = reader->Next(&key, &value);
+  EXPECT_TRUE(absl::IsInvalidArgument(more.status()));
+  EXPECT_EQ(Message(more.status()), path + ":2: no tab between key and value");
+  EXPECT_EQ(reader->Location(), path + ":2");
+  more = reader->Next(&key, &value);
+  EXPECT_EQ(Message(more.status()), path + ":3: no tab between key and value");
+  ASSERT_TRUE(*reader->Next(&key, &value));
+  EXPECT_EQ(key, "b");
+  EXPECT_EQ(value, "2");
+  EXPECT_EQ(reader->Location(), path + ":4");
+  EXPECT_FALSE(*reader->Next(&key, &value));
+  EXPECT_FALSE(*reader->Next(&key, &value));  // and stays at the end
+}
+
+class TsvEncodingTest
+    : public RecordReaderTest,
+      public ::testing::WithParamInterface<std::tuple<Encoding, Encoding>> {};
+
+TEST_P(TsvEncodingTest, RoundTrips) {
+  const auto [key_encoding, value_encoding] = GetParam();
+  // Raw fields cannot hold the separators; encoded ones hold any byte.
+  Pairs pairs = RandomVariablePairs(7, 2000, 0, 40, 0, 200);
+  if (key_encoding == Encoding::kRaw || value_encoding == Encoding::kRaw) {
+    for (auto& [key, value] : pairs) {
+      if (key_encoding == Encoding::kRaw) {
+        for (char& c : key) c = (c == '\t' || c == '\n') ? ' ' : c;
+      }
+      if (value_encoding == Encoding::kRaw) {
+        for (char& c : value) c = (c == '\n') ? ' ' : c;
+      }
+    }
+  }
+  pairs.emplace_back("", "");
+  std::string text;
+  for (const auto& [key, value] : pairs) {
+    text +=
+        Encode(key_encoding, key) + "\t" + Encode(value_encoding, value) + "\n";
+  }
+  RecordReaderOptions options;
+  options.key_encoding = key_encoding;
+  options.value_encoding = value_encoding;
+  ReadResult r = ReadFileAs("in.tsv", text, options);
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.records, pairs);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllEncodings, TsvEncodingTest,
+    ::testing::Combine(
+        ::testing::Values(Encoding::kRaw, Encoding::kHex, Encoding::kBase64),
+        ::testing::Values(Encoding::kRaw, Encoding::kHex, Encoding::kBase64)));
+
+TEST_F(RecordReaderTest, TsvUnpaddedBase64) {
+  RecordReaderOptions options;
+  options.key_encoding = Encoding::kBase64;
+  options.value_encoding = Encoding::kBase64;
+  ReadResult r = ReadFileAs("in.tsv", "Zg\tZm9vYg\nZm8\tZm9vYmE\n", options);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.records, (Pairs{{"f", "foob"}, {"fo", "fooba"}}));
+}
+
+TEST_F(RecordReaderTest, TsvBadHexAndBadBase64) {
+  RecordReaderOptions options;
+  options.key_encoding = Encoding::kHex;
+  options.value_encoding = Encoding::kBase64;
+  const std::string path =
+      Write("in.tsv", "616\tYQ==\n61\tab!c\n6g\tYQ==\n61\tYQ=\n62\tYg==\n");
+  auto reader = Open(path, options);
+  ReadResult r = ReadAll(*reader);
+  EXPECT_TRUE(r.end.ok());
+  EXPECT_EQ(r.records, (Pairs{{"b", "b"}}));
+  EXPECT_EQ(r.errors, (std::vector<std::string>{
+                          path + ":1: bad hex in key (odd length)",
+                          path + ":2: bad base64 in value (character '!' at 2)",
+                          path + ":3: bad hex in key (character 'g' at 1)",
+                          path + ":4: bad base64 in value (bad padding)"}));
+}
+
+TEST_F(RecordReaderTest, TsvLimitsApplyAfterDecoding) {
+  RecordReaderOptions options;
+  options.key_encoding = Encoding::kHex;
+  options.max_key_size = 4;
+  options.max_value_size = 3;
+  // "61626364" is 8 characters but 4 bytes: within the limit.
+  const std::string path =
+      Write("in.tsv", "61626364\tabc\n6162636465\tabc\n61\tabcd\n");
+  auto reader = Open(path, options);
+  ReadResult r = ReadAll(*reader);
+  EXPECT_EQ(r.records, (Pairs{{"abcd", "abc"}}));
+  EXPECT_EQ(r.errors,
+            (std::vector<std::string>{
+                path + ":2: key of 5 bytes exceeds the limit of 4",
+                path + ":3: value of 4 bytes exceeds the limit of 3"}));
+}
+
+TEST_F(RecordReaderTest, TsvLinesLongerThanTheChunk) {
+  std::mt19937_64 rng(1);
+  const std::string long_value = HexEncode(RandomBytes(rng, kMoreThanAChunk));
+  // Also many short lines, so that lines straddle chunk boundaries.
+  Pairs pairs = {{"first", "1"}, {"long", long_value}};
+  for (int i = 0; i < 50000; ++i) {
+    pairs.emplace_back(StrCat("k", i), HexEncode(RandomBytes(rng, rng() % 64)));
+  }
+  pairs.emplace_back("long2", long_value + long_value);
+  pairs.emplace_back("last", "no newline");
+  std::string text;
+  for (const auto& [key, value] : pairs) text += key + "\t" + value + "\n";
+  text.pop_back();
+  const std::string path = Write("in.tsv", text);
+  auto reader = Open(path);
+  ReadResult r = ReadAll(*reader);
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.records.size(), pairs.size());
+  EXPECT_TRUE(r.records == pairs);
+  EXPECT_EQ(reader->Location(), StrCat(path, ":", pairs.size()));
+  EXPECT_EQ(reader->bytes_read(), text.size());
+}
+
+TEST_F(RecordReaderTest, TsvLineLongerThanTheLimitsAllowIsSkipped) {
+  RecordReaderOptions options;
+  options.max_key_size = 10;
+  options.max_value_size = 100;  // so no line may exceed 10 + 1 + 100 bytes
+  const std::string path =
+      Write("in.tsv",
+            "a\t1\nhuge\t" + std::string(kMoreThanAChunk, 'x') + "\nb\t2\n");
+  auto reader = Open(path, options);
+  ReadResult r = ReadAll(*reader);
+  EXPECT_EQ(r.records, (Pairs{{"a", "1"}, {"b", "2"}}));
+  EXPECT_EQ(
+      r.errors,
+      (std::vector<std::string>{
+          path + ":2: line longer than the 111 bytes the key and value limits "
+                 "allow"}));
+}
+
+// --- Fixed-size records ------------------------------------------------------
+
+TEST_F(RecordReaderTest, FixedRoundTrips) {
+  const Pairs pairs = RandomFixedPairs(3, 100000, 8, 13);  // 2.1 MB
+  std::string data;
+  for (const auto& [key, value] : pairs) data += key + value;
+  const std::string path = Write("in.bin", data);
+  auto reader = Open(path, Fixed(8, 13));
+  ReadResult r = ReadAll(*reader);
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.records == pairs);
+  EXPECT_EQ(reader->Location(), StrCat(path, "@", 21 * 99999));
+  EXPECT_EQ(reader->bytes_read(), data.size());
+}
+
+TEST_F(RecordReaderTest, FixedSizes) {
+  EXPECT_TRUE(ReadFileAs("empty.bin", "", Fixed(4, 4)).records.empty());
+  // Empty keys are allowed when values are not.
+  EXPECT_EQ(ReadFileAs("values.bin", "abcdef", Fixed(0, 3)).records,
+            (Pairs{{"", "abc"}, {"", "def"}}));
+  EXPECT_EQ(ReadFileAs("keys.bin", "abcdef", Fixed(2, 0)).records,
+            (Pairs{{"ab", ""}, {"cd", ""}, {"ef", ""}}));
+  absl::StatusOr<std::unique_ptr<RecordReader>> none =
+      RecordReader::Open(Write("x.bin", "abc"), Fixed(0, 0));
+  EXPECT_TRUE(absl::IsInvalidArgument(none.status())) << none.status();
+}
+
+TEST_F(RecordReaderTest, FixedRecordsLargerThanTheChunk) {
+  std::mt19937_64 rng(5);
+  Pairs pairs;
+  std::string data;
+  for (int i = 0; i < 3; ++i) {
+    pairs.emplace_back(RandomBytes(rng, 5), RandomBytes(rng, kMoreThanAChunk));
+    data += pairs.back().first + pairs.back().second;
+  }
+  ReadResult r = ReadFileAs("in.bin", data, Fixed(5, kMoreThanAChunk));
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.records == pairs);
+}
+
+TEST_F(RecordReaderTest, FixedTruncatedRecordIsReportedAgainAndAgain) {
+  const std::string path = Write("in.bin", "aaaa1111bbbb2222ccc");
+  auto reader = Open(path, Fixed(4, 4));
+  std::string_view key, value;
+  ASSERT_TRUE(*reader->Next(&key, &value));
+  ASSERT_TRUE(*reader->Next(&key, &value));
+  EXPECT_EQ(key, "bbbb");
+  EXPECT_EQ(value, "2222");
+  EXPECT_EQ(reader->Location(), path + "@8");
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<bool> more = reader->Next(&key, &value);
+    EXPECT_TRUE(absl::IsInvalidArgument(more.status()));
+    EXPECT_EQ(Message(more.status()),
+              path + "@16: truncated record (3 of 8 bytes)");
+  }
+}
+
+TEST_F(RecordReaderTest, FixedKeyOverTheLimit) {
+  RecordReaderOptions options = Fixed(100, 1);
+  options.max_key_size = 64;
+  const std::string path = Write("in.bin", std::string(101, 'k'));
+  ReadResult r = ReadAll(*Open(path, options));
+  EXPECT_TRUE(r.records.empty());
+  EXPECT_EQ(r.errors,
+            (std::vector<std::string>{
+                path + "@0: key of 100 bytes exceeds the limit of 64"}));
+}
+
+// --- Length-prefixed records
+// --------------------------------------------------
+
+TEST_F(RecordReaderTest, LengthPrefixedRoundTrips) {
+  std::mt19937_64 rng(9);
+  Pairs pairs = RandomVariablePairs(11, 50000, 1, 50, 0, 100);
+  pairs.insert(pairs.begin() + 100, {"", ""});
+  pairs.insert(pairs.begin() + 200, {"big", RandomBytes(rng, kMoreThanAChunk)});
+  const std::string data = LengthPrefixed(pairs);
+  const std::string path = Write("in.lp", data);
+  auto reader = Open(path, LengthPrefixedOptions());
+  ReadResult r = ReadAll(*reader);
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.records == pairs);
+  const Pairs last = {pairs.back()};
+  EXPECT_EQ(reader->Location(),
+            StrCat(path, "@", data.size() - LengthPrefixed(last).size()));
+}
+
+TEST_F(RecordReaderTest, LengthPrefixedTruncatedRecord) {
+  const std::string good = LengthPrefixed({{"key", "value"}});  // 10 bytes
+  // A key of 3 and a value of 10 bytes, of which 5 are there.
+  const std::string path = Write("in.lp", good + "\x03\x0a" + "abcde");
+  auto reader = Open(path, LengthPrefixedOptions());
+  ReadResult r = ReadAll(*reader);
+  EXPECT_EQ(r.records, (Pairs{{"key", "value"}}));
+  EXPECT_EQ(r.errors, (std::vector<std::string>{
+                          path + "@10: truncated record (7 of 15 bytes)"}));
+  EXPECT_TRUE(absl::IsInvalidArgument(r.end));  // and again on the next call
+  EXPECT_EQ(Message(r.end), r.errors.front());
+}
+
+TEST_F(RecordReaderTest, LengthPrefixedTruncatedVarint) {
+  for (const std::string& tail : {std::string("\x83"), std::string("\x03"),
+                                  std::string("\x03\xff\xff")}) {
+    const std::string path =
+        Write("in.lp", LengthPrefixed({{"k", "v"}}) + tail);
+    ReadResult r = ReadAll(*Open(path, LengthPrefixedOptions()));
+    EXPECT_EQ(r.records.size(), 1u);
+    EXPECT_EQ(r.errors,
+              (std::vector<std::string>{path + "@4: truncated record"}));
+  }
+}
+
+TEST_F(RecordReaderTest, LengthPrefixedOverlongVarint) {
+  // Eleven bytes with the continuation bit, and ten where the tenth holds
+  // more than the 64th bit.
+  for (const std::string& prefix :
+       {std::string(11, '\x80') + "\x01\x01kv",
+        std::string(9, '\xff') + "\x02" + "\x01kv"}) {
+    const std::string path = Write("in.lp", prefix);
+    ReadResult r = ReadAll(*Open(path, LengthPrefixedOptions()));
+    EXPECT_TRUE(r.records.empty());
+    EXPECT_EQ(r.errors,
+              (std::vector<std::string>{path + "@0: bad varint length"}));
+  }
+}
+
+TEST_F(RecordReaderTest, LengthPrefixedHugeLengthsAreRejectedBeforeReading) {
+  constexpr uint64_t kHuge = uint64_t{1} << 40;
+  std::string key_data, value_data;
+  PutVarint64(&key_data, kHuge);
+  PutVarint64(&key_data, 1);
+  key_data += "kv";
+  PutVarint64(&value_data, 1);
+  PutVarint64(&value_data, kHuge);
+  value_data += "kv";
+  const std::string key_path = Write("key.lp", key_data);
+  ReadResult r = ReadAll(*Open(key_path, LengthPrefixedOptions()));
+  EXPECT_EQ(r.errors,
+            (std::vector<std::string>{
+                key_path + "@0: key of 1099511627776 bytes exceeds the limit "
+                           "of 65536"}));
+  const std::string value_path = Write("value.lp", value_data);
+  r = ReadAll(*Open(value_path, LengthPrefixedOptions()));
+  EXPECT_EQ(r.errors,
+            (std::vector<std::string>{
+                value_path + "@0: value of 1099511627776 bytes exceeds the "
+                             "limit of 1073741824"}));
+  // With no limit, a huge length reads what is there, not what it claims.
+  RecordReaderOptions unlimited = LengthPrefixedOptions();
+  unlimited.max_value_size = ~uint64_t{0};
+  r = ReadAll(*Open(value_path, unlimited));
+  EXPECT_EQ(r.errors, (std::vector<std::string>{
+                          value_path +
+                          "@0: truncated record (9 of 1099511627784 bytes)"}));
+  std::string max_data = "\x01";
+  PutVarint64(&max_data, ~uint64_t{0});
+  const std::string max_path = Write("max.lp", max_data + "kv");
+  r = ReadAll(*Open(max_path, unlimited));
+  EXPECT_EQ(r.errors,
+            (std::vector<std::string>{
+                max_path +
+                "@0: truncated record (13 of 18446744073709551615 bytes)"}));
+}
+
+// --- gzip --------------------------------------------------------------------
+
+TEST_F(RecordReaderTest, GzipTsv) {
+  std::string text;
+  Pairs pairs;
+  for (int i = 0; i < 100000; ++i) {
+    pairs.emplace_back(StrCat("key", i), StrCat(i * 7));
+    text += pairs.back().first + "\t" + pairs.back().second + "\n";
+  }
+  const std::string gz = Gzip(text);
+  const std::string path = Write("in.tsv.gz", gz);
+  auto reader = Open(path);
+  ReadResult r = ReadAll(*reader);
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.records == pairs);
+  EXPECT_EQ(reader->bytes_read(), gz.size());
+  EXPECT_EQ(reader->Location(), path + ":100000");
+}
+
+TEST_F(RecordReaderTest, GzipBinaryFormatsCountDecompressedOffsets) {
+  const Pairs pairs = RandomVariablePairs(13, 20000, 1, 30, 0, 300);
+  const std::string data = LengthPrefixed(pairs);
+  const std::string path = Write("in.lp.gz", Gzip(data + "\x05"));
+  ReadResult r = ReadAll(*Open(path, LengthPrefixedOptions()));
+  EXPECT_TRUE(r.records == pairs);
+  EXPECT_EQ(r.errors, (std::vector<std::string>{StrCat(path, "@", data.size()) +
+                                                ": truncated record"}));
+
+  const Pairs fixed = RandomFixedPairs(17, 30000, 16, 48);
+  std::string fixed_data;
+  for (const auto& [key, value] : fixed) fixed_data += key + value;
+  r = ReadFileAs("in.bin.gz", Gzip(fixed_data), Fixed(16, 48));
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_TRUE(r.records == fixed);
+}
+
+TEST_F(RecordReaderTest, GzipConcatenatedMembers) {
+  const std::string path =
+      Write("in.tsv.gz",
+            Gzip("a\t1\nb\t2") + Gzip("\nc\t3\n") + Gzip("") + Gzip("d\t4\n"));
+  ReadResult r = ReadAll(*Open(path));
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_EQ(r.records, (Pairs{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}}));
+}
+
+TEST_F(RecordReaderTest, GzipCorruptionIsDataLossNamingTheFile) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += StrCat("line ", i, "\n");
+  const std::string gz = Gzip(text);
+  std::string flipped = gz;
+  flipped[gz.size() / 2] ^= 0x55;
+  std::string bad_crc = gz;
+  bad_crc[gz.size() - 6] ^= 0x01;  // the CRC-32 in the trailer
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {"flipped.gz", flipped},
+      {"crc.gz", bad_crc},
+      {"truncated.gz", gz.substr(0, gz.size() - 100)},
+      {"header.gz", "\x1f\x8b garbage after the magic"},
+      {"trailing.gz", gz + "trailing garbage"}};
+  for (const auto& [name, data] : damaged) {
+    const std::string path = Write(name, data);
+    // One-byte records: nothing can be malformed, only the stream.
+    ReadResult r = ReadAll(*Open(path, Fixed(1, 0)));
+    EXPECT_TRUE(absl::IsDataLoss(r.end)) << name << ": " << r.end;
+    EXPECT_NE(Message(r.end).find(path), std::string::npos) << r.end;
+  }
+}
+
+// --- Opening, stdin ----------------------------------------------------------
+
+TEST_F(RecordReaderTest, OpenErrors) {
+  const std::string missing = dir_.File("missing.tsv");
+  absl::StatusOr<std::unique_ptr<RecordReader>> r =
+      RecordReader::Open(missing, {});
+  EXPECT_TRUE(absl::IsNotFound(r.status())) << r.status();
+  EXPECT_EQ(Message(r.status()),
+            "cannot open " + missing + ": No such file or directory");
+
+  r = RecordReader::Open(dir_.path().string(), {});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(Message(r.status()).find(dir_.path().string()), std::string::npos);
+
+  if (geteuid() != 0) {  // root may read anything
+    const std::string secret = Write("secret.tsv", "a\t1\n");
+    chmod(secret.c_str(), 0);
+    r = RecordReader::Open(secret, {});
+    EXPECT_TRUE(absl::IsPermissionDenied(r.status())) << r.status();
+    EXPECT_EQ(Message(r.status()),
+              "cannot open " + secret + ": Permission denied");
+  }
+}
+
+TEST_F(RecordReaderTest, OpensStdinWithoutReadingIt) {
+  // Open() must not block on a terminal; reading waits for the first Next().
+  EXPECT_NE(Open("-"), nullptr);
+}
+
+// Reads gzip TSV from a pipe on fd 0 in a child process, which exits 0 if
+// the records and locations are right.
+TEST_F(RecordReaderTest, ReadsGzipFromAPipeOnStdin) {
+  std::string text;
+  for (int i = 0; i < 50000; ++i) text += StrCat("k", i, "\tv\n");
+  text += "bad\n";
+  const std::string gz = Gzip(text);
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[1]);
+    if (dup2(fds[0], STDIN_FILENO) < 0) _exit(2);
+    absl::StatusOr<std::unique_ptr<RecordReader>> reader =
+        RecordReader::Open("-", {});
+    if (!reader.ok()) _exit(3);
+    ReadResult r = ReadAll(**reader);
+    if (!r.end.ok() || r.records.size() != 50000) _exit(4);
+    if (r.records[49999] !=
+        std::make_pair(std::string("k49999"), std::string("v"))) {
+      _exit(5);
+    }
+    if (r.errors != std::vector<std::string>{
+                        "<stdin>:50001: no tab between key and value"}) {
+      _exit(6);
+    }
+    if ((*reader)->bytes_read() != gz.size()) _exit(7);
+    _exit(0);
+  }
+  close(fds[0]);
+  size_t written = 0;
+  while (written < gz.size()) {
+    const ssize_t n = write(fds[1], gz.data() + written, gz.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// --- ExpandInputs ------------------------------------------------------------
+
+TEST_F(RecordReaderTest, ExpandInputs) {
+  for (const char* name : {"c.tsv", "a.tsv", "B.tsv", "b.tsv", "x.bin"}) {
+    Write(name, "");
+  }
+  const std::string glob = dir_.File("*.tsv");
+  absl::StatusOr<std::vector<std::string>> paths =
+      ExpandInputs({"-", glob, "plain/path.tsv"});
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  EXPECT_EQ(*paths,
+            (std::vector<std::string>{"-", dir_.File("B.tsv"),
+                                      dir_.File("a.tsv"), dir_.File("b.tsv"),
+                                      dir_.File("c.tsv"), "plain/path.tsv"}));
+
+  paths = ExpandInputs({dir_.File("[ax].*")});
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  EXPECT_EQ(*paths,
+            (std::vector<std::string>{dir_.File("a.tsv"), dir_.File("x.bin")}));
+
+  const std::string none = dir_.File("*.gz");
+  paths = ExpandInputs({glob, none});
+  EXPECT_TRUE(absl::IsNotFound(paths.status())) << paths.status();
+  EXPECT_EQ(Message(paths.status()), "no files match " + none);
+
+  // A file whose name only looks like a glob.
+  const std::string odd = Write("part[1].tsv", "");
+  paths = ExpandInputs({odd});
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  EXPECT_EQ(*paths, std::vector<std::string>{odd});
+}
+
+}  // namespace
+}  // namespace roost::testing
