@@ -285,6 +285,11 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     progress->Phase("sort");
     ROOST_RETURN_IF_ERROR(sorter.Finish());
     summary.sort_runs = sorter.runs_spilled();
+    progress->Done(summary.records, summary.input_bytes);
+    if (summary.sort_runs > 0) {
+      progress->Note(StrCat("sorted in ", summary.sort_runs,
+                            " runs spilled to disk (--memory-limit)"));
+    }
     progress->Phase("build");
     auto builder = BlockTableBuilder::Create(table_path, job.block);
     if (!builder.ok()) return builder.status();

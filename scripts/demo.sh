@@ -27,3 +27,10 @@ echo "== roost-load verify"
 echo "== roost-load get (the last key is not in the table, and says so)"
 "$load" get sample/users.sst user:000042 user:031337 user:099999 user:100000 ||
   [ $? -eq 1 ]
+
+echo "== the same input as a sorted, snappy-compressed block table, published"
+echo "   as the next version of table 'users' in sample/data"
+"$load" build --format block --compression snappy --input sample/users.tsv \
+  --data-dir sample/data --table users
+"$load" inspect sample/data/users
+"$load" get sample/data/users user:000042
