@@ -1,5 +1,7 @@
 #include "storage/block_table.h"
 
+#include <algorithm>
+
 #include "storage/block_table_builder.h"
 #include "storage/coding.h"
 #include "storage/format.h"
@@ -9,13 +11,15 @@
 namespace roost {
 namespace {
 
-// Interpolation steps before the index search finishes by bisection. Each
-// step reads up to three index entries, so skewed keys cost at most a dozen
-// or so extra entry reads over binary search.
+// Interpolation steps before the index search finishes by bisection; each
+// reads one number of the in-memory index array, so skewed keys cost at most
+// this many extra probes over binary search.
 constexpr int kMaxInterpolationSteps = 4;
 // The largest decompressed block accepted (a block holds at least one entry,
 // which can be large).
 constexpr uint64_t kMaxBlockSize = uint64_t{1} << 31;
+// How much of an uncompressed block's tail a lookup prefetches.
+constexpr uint64_t kPrefetchTailBytes = 512;
 
 }  // namespace
 
@@ -65,6 +69,7 @@ absl::Status BlockTable::ValidateIndex() {
     return CorruptionError(path(), "index entry count disagrees with footer");
   }
   block_offsets_.reserve(n + 1);
+  block_types_.reserve(n);
   uint64_t expected = 0;
   std::string_view previous;
   for (uint64_t i = 0; i < n; ++i) {
@@ -85,6 +90,14 @@ absl::Status BlockTable::ValidateIndex() {
       return CorruptionError(path(), StrCat("bad handle of data block ", i));
     }
     block_offsets_.push_back(h.offset);
+    const auto type =
+        static_cast<Compression>(file_->data()[h.offset + h.size]);
+    if (type != Compression::kNone && type != Compression::kSnappy &&
+        type != Compression::kZstd) {
+      return CorruptionError(
+          path(), StrCat("data block ", i, " has an unknown compression"));
+    }
+    block_types_.push_back(type);
     expected = h.offset + h.size + kBlockTrailerSize;
   }
   if (expected != footer_.data_end) {
@@ -98,6 +111,15 @@ absl::Status BlockTable::ValidateIndex() {
     while (index_prefix_ < std::min(first.size(), last.size()) &&
            first[index_prefix_] == last[index_prefix_]) {
       ++index_prefix_;
+    }
+    // Every index key as a number, in one small array: searching it costs a
+    // few cache hits where searching the index block would cost a miss per
+    // probe. Full keys settle only ties.
+    index_numbers_.reserve(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      std::string_view key, v;
+      index_.RestartEntry(static_cast<uint32_t>(i), &key, &v);
+      index_numbers_.push_back(KeyToNumber(key, index_prefix_));
     }
   }
   return absl::OkStatus();
@@ -124,49 +146,50 @@ BlockHandle BlockTable::Handle(uint64_t index) const {
 
 absl::StatusOr<uint64_t> BlockTable::FindBlock(std::string_view key) const {
   const uint64_t n = footer_.num_data_blocks;
+  if (n == 0) return 0;
   auto key_at = [&](uint64_t i, std::string_view* k) {
     std::string_view v;
     return index_.RestartEntry(static_cast<uint32_t>(i), k, &v) ==
            Block::kFound;
   };
-  // The answer lies in [lo, hi]; hi == n means "no block".
-  uint64_t lo = 0, hi = n;
-  if (n == 0) return 0;
   std::string_view k;
-  if (interpolate_ && n > 2) {
-    if (!key_at(n - 1, &k)) return CorruptionError(path(), "bad index entry");
-    if (key > k) return n;
-    hi = n - 1;
-    if (!key_at(0, &k)) return CorruptionError(path(), "bad index entry");
-    if (key <= k) return 0;
-    // Every key between the first and last index keys shares their prefix.
-    const uint64_t target = KeyToNumber(key, index_prefix_);
+  // Keys outside [first, last] do not share the index keys' prefix, so the
+  // numbers say nothing about them.
+  if (!key_at(n - 1, &k)) return CorruptionError(path(), "bad index entry");
+  if (key > k) return n;
+  if (!key_at(0, &k)) return CorruptionError(path(), "bad index entry");
+  if (key <= k) return 0;
+
+  // The numbers are in non-decreasing order and respect key order: the
+  // answer lies in [lo, hi], where lo is the first index key whose number
+  // is >= the key's and hi the first whose number is greater.
+  const uint64_t target = KeyToNumber(key, index_prefix_);
+  const uint64_t* nums = index_numbers_.data();
+  uint64_t lo = 0, hi = n - 1;  // nums[hi] >= target, as key <= last
+  if (interpolate_) {
     for (int step = 0; step < kMaxInterpolationSteps && lo < hi; ++step) {
-      std::string_view klo, khi;
-      if (!key_at(lo, &klo) || !key_at(hi, &khi)) {
-        return CorruptionError(path(), "bad index entry");
-      }
-      const uint64_t vlo = KeyToNumber(klo, index_prefix_);
-      const uint64_t vhi = KeyToNumber(khi, index_prefix_);
-      if (vhi <= vlo) break;  // distinct keys, same number: bisect
-      uint64_t pos;
+      const uint64_t vlo = nums[lo], vhi = nums[hi];
       if (target <= vlo) {
-        pos = lo;
-      } else if (target >= vhi) {
-        pos = hi;
-      } else {
-        pos = lo + static_cast<uint64_t>(
-                       static_cast<unsigned __int128>(target - vlo) *
-                       (hi - lo) / (vhi - vlo));
+        hi = lo;
+        break;
       }
-      if (!key_at(pos, &k)) return CorruptionError(path(), "bad index entry");
-      if (k >= key) {
+      if (vhi <= vlo) break;  // distinct keys, one number: bisect
+      const uint64_t pos =
+          lo +
+          static_cast<uint64_t>(static_cast<unsigned __int128>(target - vlo) *
+                                (hi - lo) / (vhi - vlo));
+      if (nums[pos] >= target) {
         hi = pos;
       } else {
         lo = pos + 1;
       }
     }
   }
+  lo = static_cast<uint64_t>(std::lower_bound(nums + lo, nums + hi, target) -
+                             nums);
+  hi = static_cast<uint64_t>(std::upper_bound(nums + lo, nums + n, target) -
+                             nums);
+  // Keys with the key's number, if any, sit in [lo, hi): compare them whole.
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
     if (!key_at(mid, &k)) return CorruptionError(path(), "bad index entry");
@@ -183,9 +206,15 @@ absl::StatusOr<Block> BlockTable::LoadBlock(
     uint64_t index, std::shared_ptr<const std::string>* pin) const {
   const BlockHandle h = Handle(index);
   const char* stored = file_->data().data() + h.offset;
-  const auto type = static_cast<Compression>(stored[h.size]);
+  const Compression type = block_types_[index];
   if (type == Compression::kNone) {
     pin->reset();
+    // A lookup reads the block's tail first (restart count, hash index,
+    // restart array), a few lines in a row: ask for them all at once.
+    const uint64_t tail = std::min<uint64_t>(h.size, kPrefetchTailBytes);
+    for (uint64_t at = h.size - tail; at < h.size; at += kCacheLineSize) {
+      __builtin_prefetch(stored + at);
+    }
     return Block::Parse(path(), std::string_view(stored, h.size));
   }
   std::shared_ptr<const std::string> block = cache_.Lookup(index);

@@ -129,8 +129,6 @@ class BlockTable {
   absl::Status ValidateIndex();
   // The first data block whose separator is >= key; num_data_blocks if none.
   absl::StatusOr<uint64_t> FindBlock(std::string_view key) const;
-  uint64_t InterpolationStart(std::string_view key, uint64_t* lo,
-                              uint64_t* hi) const;
   // Data block `index`: in place, or decompressed and pinned.
   absl::StatusOr<Block> LoadBlock(
       uint64_t index, std::shared_ptr<const std::string>* pin) const;
@@ -143,7 +141,12 @@ class BlockTable {
   IndexSearch index_search_;
   bool interpolate_;         // use interpolation for this table
   size_t index_prefix_ = 0;  // common prefix of the first and last index keys
+  // KeyToNumber of each index key after index_prefix_, for searching.
+  std::vector<uint64_t> index_numbers_;
   std::vector<uint64_t> block_offsets_;  // handle offsets, validated at Open
+  // Each data block's compression, from its trailer, read once at Open so
+  // that a lookup does not miss the cache on the trailer's line.
+  std::vector<Compression> block_types_;
   mutable BlockCache cache_;
 };
 
