@@ -1,9 +1,10 @@
-// Data sets shared by the benchmarks: uniformly random 8-byte keys with
-// 8-byte values, and probe sequences of hits and misses.
+// Data sets shared by the benchmarks: uniformly random (or heavily skewed)
+// 8-byte keys with 8-byte values, and probe sequences of hits and misses.
 #ifndef ROOST_BENCH_BENCH_DATA_H_
 #define ROOST_BENCH_BENCH_DATA_H_
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -51,10 +52,63 @@ struct FixedData {
     }
     return d;
   }
+
+  // As Make(), but the keys are the big-endian encodings (see
+  // BigEndianKey) of floor(u^4 * 2^64) for u uniform in [0, 1): dense near
+  // zero and sparse above, so the gaps between sorted keys are very uneven.
+  // Draws are deduplicated and topped up until there are `n` distinct keys.
+  // The misses are absent keys drawn from the same distribution.
+  static FixedData MakeSkewed(size_t n, size_t probes) {
+    FixedData d;
+    std::mt19937_64 rng(20261123);
+    auto draw = [&rng] {
+      const double u = static_cast<double>(rng() >> 11) * 0x1p-53;
+      const double x = u * u * u * u * 0x1p64;  // below 2^64: u < 1
+      return static_cast<uint64_t>(x);
+    };
+    std::vector<uint64_t> numbers;  // sorted, distinct
+    while (numbers.size() < n) {
+      for (size_t i = numbers.size(); i < n; ++i) numbers.push_back(draw());
+      std::sort(numbers.begin(), numbers.end());
+      numbers.erase(std::unique(numbers.begin(), numbers.end()), numbers.end());
+    }
+    d.keys.reserve(n);
+    for (const uint64_t x : numbers) d.keys.push_back(BigEndianKey(x));
+    std::shuffle(d.keys.begin(), d.keys.end(), rng);
+    d.hits.resize(probes);
+    for (auto& h : d.hits) h = d.keys[rng() % d.keys.size()];
+    while (d.misses.size() < probes) {
+      const uint64_t x = draw();
+      if (!std::binary_search(numbers.begin(), numbers.end(), x)) {
+        d.misses.push_back(BigEndianKey(x));
+      }
+    }
+    return d;
+  }
+
+  // The uint64 whose in-memory bytes (AsBytes) are the big-endian encoding
+  // of `x`, so that bytewise key order is numeric order of x. Its own
+  // inverse.
+  static uint64_t BigEndianKey(uint64_t x) {
+    if constexpr (std::endian::native == std::endian::little) {
+      return __builtin_bswap64(x);
+    } else {
+      return x;
+    }
+  }
 };
 
 inline std::string_view AsBytes(const uint64_t& v) {
   return {reinterpret_cast<const char*>(&v), sizeof(v)};
+}
+
+// `keys` in the bytewise order of their bytes (AsBytes): the order a sorted
+// table's builder takes them in.
+inline std::vector<uint64_t> SortedBytewise(std::vector<uint64_t> keys) {
+  std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) {
+    return FixedData::BigEndianKey(a) < FixedData::BigEndianKey(b);
+  });
+  return keys;
 }
 
 }  // namespace roost::bench
