@@ -220,7 +220,11 @@ int RunGet(const std::string& path, const std::vector<std::string>& keys) {
     auto found = (*table)->Get(key, &value);
     if (!found.ok()) return Fail(found.status());
     if (*found) {
-      std::printf("%s\t%s\n", key.c_str(), value.c_str());
+      // Keys and values are bytes: write them whole, zero bytes included.
+      std::fwrite(key.data(), 1, key.size(), stdout);
+      std::fputc('\t', stdout);
+      std::fwrite(value.data(), 1, value.size(), stdout);
+      std::fputc('\n', stdout);
     } else {
       std::fflush(stdout);  // keep the output in key order on a terminal
       std::fprintf(stderr, "roost-load: %s: not found\n",

@@ -401,8 +401,16 @@ class ExternalSorter::Impl {
                  " bytes, value of ", value.size(), " bytes (at most 4 GiB)"));
     }
     const size_t size = key.size() + value.size();
+    // A full record vector is about to grow: count the old array and the new
+    // (libstdc++ doubles it) as both alive during the copy.
+    const uint64_t capacity = records_.capacity();
+    const uint64_t record_bytes =
+        (records_.size() < capacity
+             ? capacity
+             : capacity + std::max<uint64_t>(2 * capacity, 1)) *
+        sizeof(Record);
     if (!records_.empty() &&
-        MemoryInUse() + arena_.BytesToAllocate(size) + sizeof(Record) >
+        arena_.bytes_in_use() + arena_.BytesToAllocate(size) + record_bytes >
             options_.memory_limit) {
       if (absl::Status s = Spill(); !s.ok()) return status_ = s;
     }
@@ -462,10 +470,6 @@ class ExternalSorter::Impl {
   uint64_t runs_spilled() const { return runs_spilled_; }
 
  private:
-  uint64_t MemoryInUse() const {
-    return arena_.bytes_in_use() + records_.size() * sizeof(Record);
-  }
-
   // Sorts the batch in memory and writes it as a run file.
   absl::Status Spill() {
     if (dir_.empty()) ROOST_RETURN_IF_ERROR(MakeTempDir());

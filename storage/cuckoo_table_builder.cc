@@ -88,7 +88,10 @@ class CuckooTableBuilder::Placement {
   absl::StatusOr<bool> PlaceAll(uint64_t* duplicates) {
     const uint64_t n = b_.num_added_;
     *duplicates = 0;
+    // About 16% of keys miss their first block at utilization 0.9; room for
+    // a fifth up front spares the copies (and peak memory) of regrowing.
     std::vector<uint32_t> deferred;
+    deferred.reserve(n / 5 + 16);
     uint64_t ring[kLookahead];
     auto home_of = [&](uint64_t i) {
       const uint64_t hash0 = Hash64(b_.key(i), seeds_[0]);
