@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libsnappy-dev libzstd-dev prometheus-cpp-dev
   libxxhash-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev zlib1g-dev
+  libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
 )
 
 missing=()
