@@ -169,6 +169,34 @@ TEST(BlockTableTest, UniformKeysAreFlaggedAndSkewedOnesAreNot) {
   }
 }
 
+// Index keys that agree on the 8 bytes the search turns into numbers: the
+// search must settle the ties with whole keys, whatever the mode.
+TEST(BlockTableTest, IndexKeysWithEqualNumbers) {
+  ScratchDir dir;
+  Pairs pairs = {{"a", "first"}, {"c", "last"}};
+  for (int i = 0; i < 5000; ++i) {
+    pairs.emplace_back(StrCat("bXXXXXXXXXX", 100000 + i), StrCat(i));
+  }
+  BlockTableOptions o;
+  o.block_size = 128;
+  ASSERT_TRUE(Build(pairs, dir.File("t.sst"), o).ok());
+  for (IndexSearch mode : {IndexSearch::kBinary, IndexSearch::kInterpolation}) {
+    BlockTableReadOptions ro;
+    ro.index_search = mode;
+    auto t = OpenOrDie(dir.File("t.sst"), ro);
+    for (const auto& [k, v] : pairs) ASSERT_EQ(Lookup(*t, k), v) << k;
+    EXPECT_EQ(Lookup(*t, "bXXXXXXXXXX0"), std::nullopt);
+    EXPECT_EQ(Lookup(*t, "bXXXXXXXXXX2"), std::nullopt);
+    EXPECT_EQ(Lookup(*t, "bXXXXXXXXXX"), std::nullopt);
+    EXPECT_EQ(Lookup(*t, "b"), std::nullopt);
+    EXPECT_EQ(Lookup(*t, "d"), std::nullopt);
+    auto it = t->NewIterator();
+    it->Seek("bXXXXXXXXXX102");
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(it->key(), "bXXXXXXXXXX102000");
+  }
+}
+
 TEST(BlockTableTest, CompressesOnlyWhenItSavesAnEighth) {
   ScratchDir dir;
   Pairs compressible, random;
