@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <string_view>
@@ -97,6 +99,28 @@ struct FixedData {
     }
   }
 };
+
+// The scratch directory of one benchmark program: $ROOST_BENCH_DIR, or
+// <temp dir>/`default_name`, emptied and created at the first call.
+inline const std::filesystem::path& BenchScratchDir(const char* default_name) {
+  static const std::filesystem::path dir = [default_name] {
+    const char* env = std::getenv("ROOST_BENCH_DIR");
+    std::filesystem::path d =
+        env != nullptr ? std::filesystem::path(env)
+                       : std::filesystem::temp_directory_path() / default_name;
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// Prints "program: what" and exits 1: a benchmark that saw a wrong answer or
+// could not set up must not report figures.
+[[noreturn]] inline void DieWith(const char* program, const std::string& what) {
+  std::fprintf(stderr, "%s: %s\n", program, what.c_str());
+  std::exit(1);
+}
 
 inline std::string_view AsBytes(const uint64_t& v) {
   return {reinterpret_cast<const char*>(&v), sizeof(v)};

@@ -46,23 +46,10 @@ constexpr size_t kChecks = 100000;
 constexpr size_t kCacheBytes = size_t{4} << 30;
 
 std::filesystem::path BenchDir() {
-  static const std::filesystem::path dir = [] {
-    const char* env = std::getenv("ROOST_BENCH_DIR");
-    std::filesystem::path d =
-        env != nullptr
-            ? std::filesystem::path(env)
-            : std::filesystem::temp_directory_path() / "roost-block-bench";
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+  return BenchScratchDir("roost-block-bench");
 }
 
-[[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "block_bench: %s\n", what.c_str());
-  std::exit(1);
-}
+[[noreturn]] void Die(const std::string& what) { DieWith("block_bench", what); }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

@@ -30,22 +30,11 @@ namespace {
 constexpr size_t kProbes = 1 << 22;
 
 std::filesystem::path BenchDir() {
-  static const std::filesystem::path dir = [] {
-    const char* env = std::getenv("ROOST_BENCH_DIR");
-    std::filesystem::path d =
-        env != nullptr
-            ? std::filesystem::path(env)
-            : std::filesystem::temp_directory_path() / "roost-cuckoo-bench";
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+  return BenchScratchDir("roost-cuckoo-bench");
 }
 
 [[noreturn]] void Die(const std::string& what) {
-  std::fprintf(stderr, "cuckoo_bench: %s\n", what.c_str());
-  std::exit(1);
+  DieWith("cuckoo_bench", what);
 }
 
 const FixedData& Data() {
