@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "loader/manifest.h"
+#include "storage/manifest.h"
 #include "loader/publish.h"
 #include "loader/sorter.h"
 #include "storage/block_format.h"

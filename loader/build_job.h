@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "loader/json.h"
+#include "storage/json.h"
 #include "loader/progress.h"
 #include "loader/record_reader.h"
-#include "loader/table_file.h"
+#include "storage/table_file.h"
 #include "storage/block_table_builder.h"
 #include "storage/cuckoo_table_builder.h"
 

@@ -28,27 +28,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "storage/data_dir.h"
 
 namespace roost {
-
-inline constexpr std::string_view kManifestName = "MANIFEST";
-inline constexpr std::string_view kTableFileName = "table.sst";
-
-// Letters, digits, '.', '_' and '-', not starting with '.', 1 to 128 bytes.
-absl::Status ValidateTableName(std::string_view name);
-
-// "v000042" for 42; ParseVersionDirName inverts it (nullopt for other names).
-std::string VersionDirName(uint64_t version);
-std::optional<uint64_t> ParseVersionDirName(std::string_view name);
-
-struct TableVersion {
-  uint64_t version;
-  std::string path;
-  bool complete;  // has a MANIFEST
-};
-// The version directories of a table directory, oldest first.
-absl::StatusOr<std::vector<TableVersion>> ListVersions(
-    const std::string& table_dir);
 
 // fsync(2) of a file or a directory.
 absl::Status FsyncPath(const std::string& path);

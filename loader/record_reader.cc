@@ -31,7 +31,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "loader/encoding.h"
+#include "storage/encoding.h"
 #include "storage/coding.h"
 #include "storage/str_cat.h"
 

@@ -8,9 +8,9 @@
 #include <iostream>
 
 #include "loader/build_job.h"
-#include "loader/manifest.h"
+#include "storage/manifest.h"
 #include "loader/publish.h"
-#include "loader/table_file.h"
+#include "storage/table_file.h"
 #include "storage/escape.h"
 #include "storage/str_cat.h"
 

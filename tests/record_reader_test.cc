@@ -18,7 +18,7 @@
 #include <tuple>
 #include <vector>
 
-#include "loader/encoding.h"
+#include "storage/encoding.h"
 #include "storage/coding.h"
 #include "storage/str_cat.h"
 #include "tests/test_util.h"

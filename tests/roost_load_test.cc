@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "loader/json.h"
+#include "storage/json.h"
 #include "storage/block_table.h"
 #include "storage/cuckoo_table.h"
 #include "storage/str_cat.h"

@@ -18,8 +18,8 @@
 //   "bad base64 in value (character '!' at 3)"
 //   "bad base64 in value (length 5 is not valid)"
 //   "bad base64 in value (bad padding)"
-#ifndef ROOST_LOADER_ENCODING_H_
-#define ROOST_LOADER_ENCODING_H_
+#ifndef ROOST_STORAGE_ENCODING_H_
+#define ROOST_STORAGE_ENCODING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -59,4 +59,4 @@ inline uint64_t MaxBase64Size(uint64_t decoded_size) {
 
 }  // namespace roost
 
-#endif  // ROOST_LOADER_ENCODING_H_
+#endif  // ROOST_STORAGE_ENCODING_H_

@@ -1,8 +1,8 @@
-#include "loader/table_file.h"
+#include "storage/table_file.h"
 
 #include <filesystem>
 
-#include "loader/publish.h"
+#include "storage/data_dir.h"
 #include "storage/block_format.h"
 #include "storage/cuckoo_format.h"
 #include "storage/file.h"

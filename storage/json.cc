@@ -1,4 +1,4 @@
-#include "loader/json.h"
+#include "storage/json.h"
 
 #include <charconv>
 #include <cstdio>

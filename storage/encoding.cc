@@ -1,4 +1,4 @@
-#include "loader/encoding.h"
+#include "storage/encoding.h"
 
 #include <array>
 #include <cstdint>

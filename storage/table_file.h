@@ -1,7 +1,7 @@
 // Opening a table file of either format for roost-load's inspect, verify
 // and get, and resolving the paths those commands accept.
-#ifndef ROOST_LOADER_TABLE_FILE_H_
-#define ROOST_LOADER_TABLE_FILE_H_
+#ifndef ROOST_STORAGE_TABLE_FILE_H_
+#define ROOST_STORAGE_TABLE_FILE_H_
 
 #include <memory>
 #include <optional>
@@ -53,4 +53,4 @@ absl::StatusOr<ResolvedTable> ResolveTablePath(const std::string& path);
 
 }  // namespace roost
 
-#endif  // ROOST_LOADER_TABLE_FILE_H_
+#endif  // ROOST_STORAGE_TABLE_FILE_H_

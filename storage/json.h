@@ -8,8 +8,8 @@
 //   std::string text = m.Dump();  // {"keys": 100}
 //   ROOST_ASSIGN_OR_RETURN(Json back, Json::Parse(text));
 //   std::optional<uint64_t> keys = back.Get("keys").AsUint64();
-#ifndef ROOST_LOADER_JSON_H_
-#define ROOST_LOADER_JSON_H_
+#ifndef ROOST_STORAGE_JSON_H_
+#define ROOST_STORAGE_JSON_H_
 
 #include <cstdint>
 #include <map>
@@ -68,4 +68,4 @@ class Json {
 
 }  // namespace roost
 
-#endif  // ROOST_LOADER_JSON_H_
+#endif  // ROOST_STORAGE_JSON_H_

@@ -1,4 +1,4 @@
-#include "loader/manifest.h"
+#include "storage/manifest.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -20,8 +20,8 @@
 //     "inputs": [{"path": "users.tsv", "size": 3288890}],
 //     "loader": "roost-load 0.1.0"
 //   }
-#ifndef ROOST_LOADER_MANIFEST_H_
-#define ROOST_LOADER_MANIFEST_H_
+#ifndef ROOST_STORAGE_MANIFEST_H_
+#define ROOST_STORAGE_MANIFEST_H_
 
 #include <cstdint>
 #include <optional>
@@ -29,7 +29,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "loader/json.h"
+#include "storage/json.h"
 
 namespace roost {
 
@@ -72,4 +72,4 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
 
 }  // namespace roost
 
-#endif  // ROOST_LOADER_MANIFEST_H_
+#endif  // ROOST_STORAGE_MANIFEST_H_
