@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "storage/data_dir.h"
 #include "storage/block_format.h"
 #include "storage/cuckoo_format.h"
+#include "storage/data_dir.h"
 #include "storage/file.h"
 #include "storage/str_cat.h"
 
@@ -39,6 +39,14 @@ absl::StatusOr<TableFormat> DetectFormat(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<TableFile>> TableFile::Open(
     const std::string& path, bool verify_checksums) {
+  TableReadOptions options;
+  options.verify_checksums = verify_checksums;
+  return Open(path, options);
+}
+
+absl::StatusOr<std::unique_ptr<TableFile>> TableFile::Open(
+    const std::string& path, const TableReadOptions& read_options) {
+  const bool verify_checksums = read_options.verify_checksums;
   auto format = DetectFormat(path);
   if (!format.ok()) return format.status();
   std::unique_ptr<TableFile> t(new TableFile());
@@ -46,12 +54,14 @@ absl::StatusOr<std::unique_ptr<TableFile>> TableFile::Open(
   if (*format == TableFormat::kCuckoo) {
     CuckooReadOptions options;
     options.verify_checksums = verify_checksums;
+    options.load_mode = read_options.load_mode;
     auto table = CuckooTable::Open(path, options);
     if (!table.ok()) return table.status();
     t->cuckoo_ = std::move(*table);
   } else {
     BlockTableReadOptions options;
     options.verify_checksums = verify_checksums;
+    options.load_mode = read_options.load_mode;
     auto table = BlockTable::Open(path, options);
     if (!table.ok()) return table.status();
     t->block_ = std::move(*table);
@@ -61,6 +71,14 @@ absl::StatusOr<std::unique_ptr<TableFile>> TableFile::Open(
 
 uint64_t TableFile::num_keys() const {
   return cuckoo_ ? cuckoo_->num_keys() : block_->num_entries();
+}
+
+uint32_t TableFile::max_key_length() const {
+  return cuckoo_ ? cuckoo_->max_key_length() : block_->max_key_length();
+}
+
+std::string_view TableFile::file_data() const {
+  return cuckoo_ ? cuckoo_->file_data() : block_->file_data();
 }
 
 absl::StatusOr<bool> TableFile::Get(std::string_view key,

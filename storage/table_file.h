@@ -22,14 +22,31 @@ absl::StatusOr<TableFormat> ParseTableFormat(std::string_view name);
 // Which format `path` holds, from its magic number. DataLoss when neither.
 absl::StatusOr<TableFormat> DetectFormat(const std::string& path);
 
+struct TableReadOptions {
+  // Verify every checksum at Open(). The default value is true.
+  bool verify_checksums = true;
+  // How the file is brought into memory. The default value is
+  // LoadMode::kMmap.
+  LoadMode load_mode = LoadMode::kMmap;
+};
+
 // A table file of either format.
 class TableFile {
  public:
   static absl::StatusOr<std::unique_ptr<TableFile>> Open(
       const std::string& path, bool verify_checksums);
+  static absl::StatusOr<std::unique_ptr<TableFile>> Open(
+      const std::string& path, const TableReadOptions& options);
 
   TableFormat format() const { return format_; }
+  // The table, when it has that format; null otherwise.
+  const CuckooTable* cuckoo() const { return cuckoo_.get(); }
+  const BlockTable* block() const { return block_.get(); }
   uint64_t num_keys() const;
+  // The longest key the table holds.
+  uint32_t max_key_length() const;
+  // The bytes in memory (mapped or copied), for residency accounting.
+  std::string_view file_data() const;
   // Copies the value of `key` into *value when found.
   absl::StatusOr<bool> Get(std::string_view key, std::string* value) const;
   // The header or footer and statistics, one "name  value" line each.
