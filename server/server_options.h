@@ -9,8 +9,8 @@
 #define ROOST_SERVER_SERVER_OPTIONS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
-#include <variant>
 
 #include "storage/file.h"
 
@@ -61,6 +61,12 @@ struct ServerOptions {
   // Serve gRPC server reflection. The default value is true.
   bool reflection = true;
 };
+
+// Parses the command line (and the --config file it names) into *options.
+// Returns an exit code when the process should stop here: 0 after --help,
+// 64 (EX_USAGE) after printing what was wrong.
+std::optional<int> ParseServerOptions(int argc, char** argv,
+                                      ServerOptions* options);
 
 }  // namespace roost
 
