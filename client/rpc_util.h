@@ -1,0 +1,54 @@
+// What roost-get and roost-admin share around a gRPC call: exit codes,
+// channels, deadlines, and the report of a failed call.
+//
+// Example:
+//   auto stub = v1::Lookup::NewStub(MakeChannel(addr));
+//   grpc::ClientContext context;
+//   SetTimeout(&context, timeout_seconds);
+//   grpc::Status status = stub->Get(&context, request, &response);
+//   if (!status.ok()) return ReportRpcError("roost-get", status);
+#ifndef ROOST_CLIENT_RPC_UTIL_H_
+#define ROOST_CLIENT_RPC_UTIL_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace roost {
+
+// Exit codes of the clients, after sysexits.h where one fits.
+constexpr int kExitOk = 0;
+constexpr int kExitNotFound = 1;   // roost-get: some key is not in the table
+constexpr int kExitRpcFailed = 2;  // a call failed, or its answer was bad
+constexpr int kExitUsage = 64;     // EX_USAGE: bad flags or arguments
+
+// The default addresses of roost-server's two services.
+inline constexpr char kDefaultLookupAddr[] = "127.0.0.1:50051";
+inline constexpr char kDefaultAdminAddr[] = "127.0.0.1:50052";
+// The default deadline of every call, in seconds.
+constexpr double kDefaultTimeoutSeconds = 10;
+
+// The canonical name of `code`, as gRPC documents it: "NOT_FOUND",
+// "UNAVAILABLE". A code outside the known range gives "CODE_<n>".
+std::string StatusCodeName(grpc::StatusCode code);
+
+// Prints "PROGRAM: CODE: MESSAGE" to stderr (stdout is flushed first, to
+// keep the order on a terminal) and returns kExitRpcFailed.
+int ReportRpcError(std::string_view program, const grpc::Status& status);
+
+// Prints "PROGRAM: MESSAGE" and a pointer to --help to stderr and returns
+// kExitUsage.
+int ReportUsageError(std::string_view program, std::string_view message);
+
+// An insecure channel to `addr` (HOST:PORT, or any gRPC target such as
+// unix:PATH), taking answers of any size.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& addr);
+
+// Sets the deadline of the call made with `context` to `seconds` from now.
+void SetTimeout(grpc::ClientContext* context, double seconds);
+
+}  // namespace roost
+
+#endif  // ROOST_CLIENT_RPC_UTIL_H_
