@@ -227,7 +227,12 @@ void TableRegistry::ScanTable(TableState* state) {
       if (*it <= current) break;
       if (state->rolled_back.count(*it) || state->failed.count(*it)) continue;
       auto v = Load(state, *it);
-      if (v.ok() && Serve(state, *v)) break;
+      // A version that loaded but could not be swapped in yet is tried
+      // again on the next scan, not passed over for an older one.
+      if (v.ok()) {
+        Serve(state, *v);
+        break;
+      }
     }
   }
   PruneVersions(state);

@@ -1,0 +1,637 @@
+// server_load: a closed-loop load generator for roost.v1.Lookup, over
+// loopback only (bench/server_bench.sh).
+//
+// It opens --channels gRPC channels (each with its own channel arguments, so
+// that gRPC gives each its own connection) and keeps --concurrency RPCs in
+// flight in total with the callback API (`stub->async()->Get(...)`): each
+// completion checks its answer and issues the next RPC from the callback.
+// After --warmup seconds it measures for --duration seconds, and prints one
+// JSON line on stdout:
+//
+//   {"method":"multiget","batch":1000,"channels":4,"concurrency":64,
+//    "seconds":10.000,"rpcs":...,"keys":...,"qps":...,"keys_per_s":...,
+//    "p50_us":...,"p90_us":...,"p99_us":...,"p999_us":...,"max_us":...,
+//    "errors":0,"rpc_errors":0,"misses":0,"bad_values":0,
+//    "client_cpu_s":...,"server_cpu_s":...,"server_cpu_us_per_key":...}
+//
+// Latencies are those of the RPCs completed in the measured window, in a
+// log-linear histogram (64 buckets per power of two: within 1.6%). With
+// --server-pid, the server's user + system CPU (/proc/PID/stat) over the
+// window is reported too (null without it).
+//
+// The keys are those bench/gen_records.cc writes for the same --keys and
+// --seed (key i = Mix(base + i), 8 bytes, value = Mix(key ^ c)), computed
+// here rather than read; or any fixed-width binary records file (--records,
+// the same layout roost-load reads with --input-format fixed). Keys are drawn
+// uniformly at random from the set, so every one exists: a found=false, a
+// wrong value (--check full) or a value of the wrong size (--check size,
+// for bench/noop_server.cc, whose values are filler) is an error, as is a
+// failed RPC. Exit status: 0 when the run had no errors, 1 when it had
+// some, 2 for bad usage or a server that does not answer at all.
+//
+//   server_load --addr 127.0.0.1:50051 --table bench --method multiget
+//       --batch 1000 --keys 10000000 --server-pid 1234   (one line)
+
+#include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "fmt/format.h"
+#include "roost/v1/lookup.grpc.pb.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// splitmix64's finalizer, as in bench/gen_records.cc.
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+// The keys the server holds, and their values.
+class KeySet {
+ public:
+  // The pairs of `gen_records N SEED`: 8-byte keys and 8-byte values, each
+  // the 8 bytes of a 64-bit number as they lie in memory. Values are
+  // expected to be value_size bytes long; ValueOk(exact) needs 8.
+  KeySet(uint64_t n, uint64_t seed, size_t value_size)
+      : n_(n),
+        base_(Mix(seed ^ 0x726f6f73742d6c64ULL)),
+        value_size_(value_size) {}
+  // Fixed-width records: key_size key bytes, then value_size value bytes.
+  KeySet(std::string records, size_t key_size, size_t value_size)
+      : n_(records.size() / (key_size + value_size)),
+        records_(std::move(records)),
+        key_size_(key_size),
+        value_size_(value_size) {}
+
+  uint64_t size() const { return n_; }
+  size_t value_size() const { return value_size_; }
+
+  // Sets *out to key i; REQUIRES: i < size().
+  void Key(uint64_t i, std::string* out) const {
+    if (records_.empty()) {
+      const uint64_t k = Mix(base_ + i);
+      out->assign(reinterpret_cast<const char*>(&k), sizeof(k));
+    } else {
+      out->assign(records_.data() + i * (key_size_ + value_size_), key_size_);
+    }
+  }
+
+  // Whether `v` is key i's value (exact) or merely as long as the values.
+  bool ValueOk(uint64_t i, std::string_view v, bool exact) const {
+    if (v.size() != value_size_) return false;
+    if (!exact) return true;
+    if (records_.empty()) {
+      const uint64_t value = Mix(Mix(base_ + i) ^ 0x5bd1e9955bd1e995ULL);
+      return std::memcmp(v.data(), &value, sizeof(value)) == 0;
+    }
+    return v == std::string_view(
+                    records_.data() + i * (key_size_ + value_size_) + key_size_,
+                    value_size_);
+  }
+
+ private:
+  uint64_t n_;
+  uint64_t base_ = 0;
+  std::string records_;  // empty: the generated pairs
+  size_t key_size_ = 8;
+  size_t value_size_ = 8;
+};
+
+// Latencies in nanoseconds: exact below 64, then 64 linear buckets per power
+// of two. Record is safe from any thread.
+class Histogram {
+ public:
+  void Record(uint64_t ns) {
+    counts_[Index(ns)].fetch_add(1, std::memory_order_relaxed);
+    uint64_t max = max_.load(std::memory_order_relaxed);
+    while (ns > max && !max_.compare_exchange_weak(max, ns)) {
+    }
+  }
+
+  uint64_t Count() const {
+    uint64_t n = 0;
+    for (const auto& c : counts_) n += c.load(std::memory_order_relaxed);
+    return n;
+  }
+
+  // The q-quantile (0 < q <= 1), as the middle of its bucket; 0 when empty.
+  double Quantile(double q) const {
+    const uint64_t total = Count();
+    if (total == 0) return 0;
+    const uint64_t rank =
+        std::max<uint64_t>(1, static_cast<uint64_t>(q * total + 0.999999));
+    uint64_t seen = 0;
+    for (size_t i = 0; i < counts_.size(); ++i) {
+      seen += counts_[i].load(std::memory_order_relaxed);
+      if (seen >= rank) {
+        if (i < kSub) return static_cast<double>(i);
+        const int shift = static_cast<int>(i / kSub) - 1;
+        const uint64_t low = (i % kSub + kSub) << shift;
+        return static_cast<double>(low) + (uint64_t{1} << shift) / 2.0;
+      }
+    }
+    return static_cast<double>(Max());
+  }
+
+  uint64_t Max() const { return max_.load(std::memory_order_relaxed); }
+
+ private:
+  static constexpr int kSubBits = 6;
+  static constexpr size_t kSub = size_t{1} << kSubBits;
+
+  static size_t Index(uint64_t v) {
+    if (v < kSub) return v;
+    const int shift = 63 - std::countl_zero(v) - kSubBits;
+    return (shift + 1) * kSub + ((v >> shift) - kSub);
+  }
+
+  std::array<std::atomic<uint64_t>, kSub*(64 - kSubBits + 1)> counts_{};
+  std::atomic<uint64_t> max_{0};
+};
+
+enum class Phase { kWarmup, kMeasure, kStop };
+
+struct Config {
+  bool multiget = false;
+  uint32_t batch = 1;
+  std::string table;
+  bool exact = true;
+  std::chrono::milliseconds timeout{10000};
+};
+
+// What the callers share: the phase, the counters, and the count of callers
+// still running.
+class Load {
+ public:
+  Load(const Config& config, const KeySet& keys)
+      : config_(config), keys_(keys) {}
+
+  const Config& config() const { return config_; }
+  const KeySet& keys() const { return keys_; }
+  Phase phase() const { return phase_.load(std::memory_order_acquire); }
+  void set_phase(Phase p) { phase_.store(p, std::memory_order_release); }
+
+  void AddRunning(int n) {
+    std::lock_guard lock(mu_);
+    running_ += n;
+  }
+  // Called by a caller that issues no more RPCs; it must not touch itself
+  // afterwards.
+  void CallerDone() {
+    std::lock_guard lock(mu_);
+    if (--running_ == 0) cv_.notify_all();
+  }
+  // Waits for every caller to finish, up to `limit`; whether they all did.
+  bool WaitAllDone(Clock::duration limit) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, limit, [this] { return running_ == 0; });
+  }
+
+  void RpcError(const grpc::Status& s) {
+    if (rpc_errors.fetch_add(1) == 0) {
+      std::lock_guard lock(mu_);
+      if (first_error_.empty()) {
+        first_error_ =
+            fmt::format("RPC failed: code {}: {}",
+                        static_cast<int>(s.error_code()), s.error_message());
+      }
+    }
+  }
+  void BadAnswer(std::atomic<uint64_t>& counter, std::string what) {
+    if (counter.fetch_add(1) == 0) {
+      std::lock_guard lock(mu_);
+      if (first_error_.empty()) first_error_ = std::move(what);
+    }
+  }
+  std::string first_error() {
+    std::lock_guard lock(mu_);
+    return first_error_;
+  }
+
+  // The whole run's.
+  std::atomic<uint64_t> rpc_errors{0};
+  std::atomic<uint64_t> misses{0};
+  std::atomic<uint64_t> bad_values{0};
+  // The measured window's (RPCs completed in it without error).
+  std::atomic<uint64_t> rpcs{0};
+  std::atomic<uint64_t> keys_done{0};
+  Histogram latency;
+
+ private:
+  const Config& config_;
+  const KeySet& keys_;
+  std::atomic<Phase> phase_{Phase::kWarmup};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int running_ = 0;
+  std::string first_error_;
+};
+
+// One slot of the fixed concurrency: one RPC in flight at a time, the next
+// one issued from the completion callback of the last.
+class Caller {
+ public:
+  Caller(Load* load, roost::v1::Lookup::Stub* stub, uint64_t seed)
+      : load_(load), stub_(stub), rng_(seed), picked_(load->config().batch) {
+    get_request_.set_table(load->config().table);
+    multiget_request_.set_table(load->config().table);
+    for (uint32_t j = 0; j < load->config().batch; ++j) {
+      multiget_request_.add_keys();
+    }
+  }
+
+  void Issue() {
+    const Config& config = load_->config();
+    const KeySet& keys = load_->keys();
+    for (uint64_t& i : picked_) i = Next() % keys.size();
+    context_.emplace();
+    context_->set_deadline(std::chrono::system_clock::now() + config.timeout);
+    start_ = Clock::now();
+    if (config.multiget) {
+      for (uint32_t j = 0; j < config.batch; ++j) {
+        keys.Key(picked_[j], multiget_request_.mutable_keys(j));
+      }
+      stub_->async()->MultiGet(&*context_, &multiget_request_,
+                               &multiget_response_,
+                               [this](grpc::Status s) { Done(s); });
+    } else {
+      keys.Key(picked_[0], get_request_.mutable_key());
+      stub_->async()->Get(&*context_, &get_request_, &get_response_,
+                          [this](grpc::Status s) { Done(s); });
+    }
+  }
+
+ private:
+  uint64_t Next() { return Mix(rng_ += 0x9e3779b97f4a7c15ULL); }
+
+  void Done(const grpc::Status& s) {
+    const uint64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            Clock::now() - start_)
+                            .count();
+    const Phase phase = load_->phase();
+    if (!s.ok()) {
+      load_->RpcError(s);
+    } else if (Check() && phase == Phase::kMeasure) {
+      load_->rpcs.fetch_add(1, std::memory_order_relaxed);
+      load_->keys_done.fetch_add(picked_.size(), std::memory_order_relaxed);
+      load_->latency.Record(ns);
+    }
+    if (load_->phase() == Phase::kStop) {
+      load_->CallerDone();
+      return;
+    }
+    Issue();
+  }
+
+  // Counts what is wrong with the answer; whether it was all right.
+  bool Check() {
+    const KeySet& keys = load_->keys();
+    const bool exact = load_->config().exact;
+    auto check_one = [&](size_t j, const roost::v1::GetResponse& r) {
+      if (!r.found()) {
+        load_->BadAnswer(load_->misses,
+                         fmt::format("key #{} not found", picked_[j]));
+        return false;
+      }
+      if (!keys.ValueOk(picked_[j], r.value(), exact)) {
+        load_->BadAnswer(
+            load_->bad_values,
+            r.value().size() == keys.value_size()
+                ? fmt::format("key #{}: not the key's value", picked_[j])
+                : fmt::format("key #{}: a value of {} bytes, not {}",
+                              picked_[j], r.value().size(), keys.value_size()));
+        return false;
+      }
+      return true;
+    };
+    if (!load_->config().multiget) return check_one(0, get_response_);
+    const auto& results = multiget_response_.results();
+    if (static_cast<size_t>(results.size()) != picked_.size()) {
+      load_->BadAnswer(load_->bad_values,
+                       fmt::format("MultiGet of {} keys answered {} results",
+                                   picked_.size(), results.size()));
+      return false;
+    }
+    bool ok = true;
+    for (size_t j = 0; j < picked_.size(); ++j) {
+      ok = check_one(j, results[static_cast<int>(j)]) && ok;
+    }
+    return ok;
+  }
+
+  Load* load_;
+  roost::v1::Lookup::Stub* stub_;
+  uint64_t rng_;
+  std::vector<uint64_t> picked_;  // the key numbers of the RPC in flight
+  std::optional<grpc::ClientContext> context_;  // one per RPC
+  Clock::time_point start_;
+  roost::v1::GetRequest get_request_;
+  roost::v1::GetResponse get_response_;
+  roost::v1::MultiGetRequest multiget_request_;
+  roost::v1::MultiGetResponse multiget_response_;
+};
+
+// Whether `addr` is HOST:PORT with a loopback HOST.
+bool IsLoopback(std::string_view addr) {
+  for (std::string_view host : {"127.0.0.1:", "localhost:", "[::1]:"}) {
+    if (addr.substr(0, host.size()) != host) continue;
+    const std::string_view port = addr.substr(host.size());
+    return !port.empty() && port.size() <= 5 &&
+           std::all_of(port.begin(), port.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+  }
+  return false;
+}
+
+// User + system CPU seconds of process `pid` so far (all its threads);
+// nullopt when it cannot be read.
+std::optional<double> ProcessCpuSeconds(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat;
+  if (!std::getline(in, stat)) return std::nullopt;
+  // Fields after "(comm)": state is field 3, utime 14, stime 15.
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  unsigned long long utime = 0, stime = 0;
+  if (std::sscanf(stat.c_str() + paren + 1,
+                  " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                  &utime, &stime) != 2) {
+    return std::nullopt;
+  }
+  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
+}
+
+double SelfCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
+std::string Number(std::optional<double> v, int decimals) {
+  return v ? fmt::format("{:.{}f}", *v, decimals) : "null";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string addr;
+  std::string table = "bench";
+  std::string method = "get";
+  uint32_t batch = 0;
+  int channels = 4;
+  int concurrency = 64;
+  double duration = 10;
+  double warmup = 2;
+  uint64_t num_keys = 10000000;
+  uint64_t seed = 20261122;
+  std::string records;
+  size_t key_size = 8;
+  size_t value_size = 8;
+  std::string check = "full";
+  int server_pid = 0;
+  double timeout = 10;
+
+  CLI::App app{
+      "server_load: a closed-loop gRPC load generator for roost.v1.Lookup, "
+      "over loopback. Prints one JSON line; exits 1 when any RPC failed or "
+      "any answer was wrong, 2 on bad usage or an unreachable server."};
+  // A flag given twice: the last one wins.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--addr", addr,
+                 "Server address: 127.0.0.1:PORT, localhost:PORT or "
+                 "[::1]:PORT")
+      ->required();
+  app.add_option("--table", table, "Table name")->capture_default_str();
+  app.add_option("--method", method, "get or multiget")
+      ->check(CLI::IsMember({"get", "multiget"}))
+      ->capture_default_str();
+  app.add_option("--batch", batch,
+                 "Keys per MultiGet (default 100; Get takes 1)");
+  app.add_option("--channels", channels, "gRPC channels (connections)")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--concurrency", concurrency, "RPCs in flight, in total")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--duration", duration, "Measured seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--warmup", warmup, "Seconds of load before measuring")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--keys", num_keys,
+                 "Keys in the table: gen_records's first N (without "
+                 "--records), or the first N records of --records")
+      ->capture_default_str();
+  app.add_option("--seed", seed, "gen_records's seed")->capture_default_str();
+  app.add_option("--records", records,
+                 "Fixed-width binary records (--key-size key bytes, then "
+                 "--value-size value bytes), instead of gen_records's keys");
+  app.add_option("--key-size", key_size, "With --records: key bytes")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 20))
+      ->capture_default_str();
+  app.add_option("--value-size", value_size, "Value bytes")
+      ->capture_default_str();
+  app.add_option("--check", check,
+                 "full: values must be the keys' own; size: found, with a "
+                 "value of --value-size bytes (for noop_server)")
+      ->check(CLI::IsMember({"full", "size"}))
+      ->capture_default_str();
+  app.add_option("--server-pid", server_pid,
+                 "Report this process's CPU over the measured window");
+  app.add_option("--timeout", timeout, "Deadline of each RPC, seconds")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  auto usage_error = [](const std::string& what) {
+    fmt::print(stderr, "server_load: {}\n", what);
+    return 2;
+  };
+
+  const bool multiget = method == "multiget";
+  if (batch == 0) batch = multiget ? 100 : 1;
+  if (!multiget && batch != 1) return usage_error("Get takes --batch 1");
+  if (!IsLoopback(addr)) {
+    return usage_error(fmt::format(
+        "refusing {}: loopback only (127.0.0.1:PORT, localhost:PORT, "
+        "[::1]:PORT)",
+        addr));
+  }
+  std::optional<KeySet> keys;
+  if (records.empty()) {
+    if (key_size != 8) return usage_error("gen_records's keys are 8 bytes");
+    if (check == "full" && value_size != 8) {
+      return usage_error("gen_records's values are 8 bytes (or --check size)");
+    }
+    if (num_keys == 0) return usage_error("--keys must be positive");
+    keys.emplace(num_keys, seed, value_size);
+  } else {
+    std::string data = ReadFile(records);
+    const size_t width = key_size + value_size;
+    if (data.size() < width || data.size() % width != 0) {
+      return usage_error(fmt::format(
+          "{}: not a whole number of {}-byte records (or unreadable)", records,
+          width));
+    }
+    if (app.count("--keys") > 0 && num_keys < data.size() / width) {
+      if (num_keys == 0) return usage_error("--keys must be positive");
+      data.resize(num_keys * width);
+    }
+    keys.emplace(std::move(data), key_size, value_size);
+  }
+  if (server_pid != 0 && !ProcessCpuSeconds(server_pid)) {
+    return usage_error(fmt::format("cannot read /proc/{}/stat", server_pid));
+  }
+
+  Config config;
+  config.multiget = multiget;
+  config.batch = batch;
+  config.table = table;
+  config.exact = check == "full";
+  config.timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3));
+  Load load(config, *keys);
+
+  std::vector<std::shared_ptr<grpc::Channel>> chans;
+  std::vector<std::unique_ptr<roost::v1::Lookup::Stub>> stubs;
+  for (int c = 0; c < channels; ++c) {
+    grpc::ChannelArguments args;
+    // A distinct argument per channel, and a subchannel pool per channel:
+    // each channel gets its own TCP connection.
+    args.SetInt("roost.channel", c);
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetMaxReceiveMessageSize(-1);
+    chans.push_back(grpc::CreateCustomChannel(
+        addr, grpc::InsecureChannelCredentials(), args));
+    stubs.push_back(roost::v1::Lookup::NewStub(chans.back()));
+  }
+
+  // One synchronous call per channel first: it waits for the connection, and
+  // a wrong table or address fails here with the server's message.
+  for (int c = 0; c < channels; ++c) {
+    grpc::ClientContext context;
+    context.set_wait_for_ready(true);
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    roost::v1::GetRequest request;
+    request.set_table(table);
+    keys->Key(static_cast<uint64_t>(c) % keys->size(), request.mutable_key());
+    roost::v1::GetResponse response;
+    const grpc::Status s = stubs[c]->Get(&context, request, &response);
+    if (!s.ok()) {
+      fmt::print(stderr, "server_load: {}: Get failed: code {}: {}\n", addr,
+                 static_cast<int>(s.error_code()), s.error_message());
+      return 2;
+    }
+  }
+
+  std::vector<std::unique_ptr<Caller>> callers;
+  for (int i = 0; i < concurrency; ++i) {
+    callers.push_back(std::make_unique<Caller>(&load, stubs[i % channels].get(),
+                                               Mix(seed + 0x1000 + i)));
+  }
+  load.AddRunning(concurrency);
+  for (auto& caller : callers) caller->Issue();
+
+  auto sleep_for = [](double seconds) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  };
+  sleep_for(warmup);
+  const std::optional<double> server_cpu0 =
+      server_pid != 0 ? ProcessCpuSeconds(server_pid) : std::nullopt;
+  const double self_cpu0 = SelfCpuSeconds();
+  const Clock::time_point t0 = Clock::now();
+  load.set_phase(Phase::kMeasure);
+  sleep_for(duration);
+  load.set_phase(Phase::kStop);
+  const Clock::time_point t1 = Clock::now();
+  const double self_cpu1 = SelfCpuSeconds();
+  const std::optional<double> server_cpu1 =
+      server_pid != 0 ? ProcessCpuSeconds(server_pid) : std::nullopt;
+
+  if (!load.WaitAllDone(config.timeout + std::chrono::seconds(5))) {
+    fmt::print(stderr,
+               "server_load: RPCs still in flight after their "
+               "deadline; giving up\n");
+    std::_Exit(1);
+  }
+
+  const double seconds = std::chrono::duration<double>(t1 - t0).count();
+  const uint64_t rpcs = load.rpcs.load();
+  const uint64_t keys_done = load.keys_done.load();
+  const uint64_t rpc_errors = load.rpc_errors.load();
+  const uint64_t misses = load.misses.load();
+  const uint64_t bad_values = load.bad_values.load();
+  const uint64_t errors = rpc_errors + misses + bad_values;
+  std::optional<double> server_cpu;
+  std::optional<double> server_us_per_key;
+  if (server_cpu0 && server_cpu1) {
+    server_cpu = *server_cpu1 - *server_cpu0;
+    if (keys_done > 0) server_us_per_key = *server_cpu * 1e6 / keys_done;
+  }
+  const Histogram& h = load.latency;
+  fmt::print(
+      "{{\"method\":\"{}\",\"batch\":{},\"channels\":{},\"concurrency\":{},"
+      "\"seconds\":{:.3f},\"rpcs\":{},\"keys\":{},\"qps\":{:.1f},"
+      "\"keys_per_s\":{:.1f},\"p50_us\":{:.1f},\"p90_us\":{:.1f},"
+      "\"p99_us\":{:.1f},\"p999_us\":{:.1f},\"max_us\":{:.1f},"
+      "\"errors\":{},\"rpc_errors\":{},\"misses\":{},\"bad_values\":{},"
+      "\"client_cpu_s\":{:.3f},\"server_cpu_s\":{},"
+      "\"server_cpu_us_per_key\":{}}}\n",
+      method, batch, channels, concurrency, seconds, rpcs, keys_done,
+      rpcs / seconds, keys_done / seconds, h.Quantile(0.5) / 1e3,
+      h.Quantile(0.9) / 1e3, h.Quantile(0.99) / 1e3, h.Quantile(0.999) / 1e3,
+      h.Max() / 1e3, errors, rpc_errors, misses, bad_values,
+      self_cpu1 - self_cpu0, Number(server_cpu, 3),
+      Number(server_us_per_key, 4));
+  std::fflush(stdout);
+  if (errors > 0) {
+    fmt::print(stderr,
+               "server_load: {} errors ({} failed RPCs, {} misses, {} wrong "
+               "values); the first: {}\n",
+               errors, rpc_errors, misses, bad_values, load.first_error());
+    return 1;
+  }
+  if (rpcs == 0) {
+    fmt::print(stderr, "server_load: no RPC completed in the window\n");
+    return 1;
+  }
+  return 0;
+}
