@@ -3,8 +3,9 @@
 // answer found=true with the same --value-size bytes for every key (one
 // result per key, in the request's order), whatever the table; ListTables
 // answers an empty list. It uses the same gRPC callback service API and the
-// same message size limits as roost-server, so what is left is gRPC's own
-// cost: transport, parsing and serializing the same messages.
+// same message size limits and the same per-RPC protobuf arenas as
+// roost-server, so what is left is gRPC's own cost: transport, parsing and
+// serializing the same messages.
 //
 //   noop_server [--listen 127.0.0.1:0] [--value-size 8]
 //
@@ -24,12 +25,16 @@
 
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "server/arena_allocator.h"
 
 namespace {
 
 class NoopLookup final : public roost::v1::Lookup::CallbackService {
  public:
-  explicit NoopLookup(std::string value) : value_(std::move(value)) {}
+  explicit NoopLookup(std::string value) : value_(std::move(value)) {
+    SetMessageAllocatorFor_Get(&get_allocator_);
+    SetMessageAllocatorFor_MultiGet(&multi_get_allocator_);
+  }
 
   grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
                                 const roost::v1::GetRequest* /*request*/,
@@ -68,6 +73,11 @@ class NoopLookup final : public roost::v1::Lookup::CallbackService {
   }
 
   const std::string value_;
+  roost::ArenaMessageAllocator<roost::v1::GetRequest, roost::v1::GetResponse>
+      get_allocator_;
+  roost::ArenaMessageAllocator<roost::v1::MultiGetRequest,
+                               roost::v1::MultiGetResponse>
+      multi_get_allocator_;
 };
 
 }  // namespace

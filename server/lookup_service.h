@@ -16,6 +16,7 @@
 
 #include "roost/v1/admin.grpc.pb.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "server/arena_allocator.h"
 #include "server/metrics.h"
 #include "server/server_options.h"
 #include "server/table_registry.h"
@@ -26,7 +27,10 @@ class LookupService final : public roost::v1::Lookup::CallbackService {
  public:
   LookupService(TableRegistry* registry, RpcMetrics* metrics,
                 const ServerOptions& options)
-      : registry_(registry), metrics_(metrics), options_(options) {}
+      : registry_(registry), metrics_(metrics), options_(options) {
+    SetMessageAllocatorFor_Get(&get_allocator_);
+    SetMessageAllocatorFor_MultiGet(&multi_get_allocator_);
+  }
 
   grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
                                 const roost::v1::GetRequest* request,
@@ -60,6 +64,10 @@ class LookupService final : public roost::v1::Lookup::CallbackService {
   TableRegistry* registry_;
   RpcMetrics* metrics_;
   const ServerOptions options_;
+  ArenaMessageAllocator<roost::v1::GetRequest, roost::v1::GetResponse>
+      get_allocator_;
+  ArenaMessageAllocator<roost::v1::MultiGetRequest, roost::v1::MultiGetResponse>
+      multi_get_allocator_;
 };
 
 class AdminService final : public roost::v1::Admin::CallbackService {
