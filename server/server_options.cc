@@ -56,7 +56,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       ->check(CLI::PositiveNumber);
   app.add_option("--max-message-size", o.max_message_size,
                  "Largest gRPC message received or sent, in bytes")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1u, 2147483647u));
   app.add_option("--drain-period", o.drain_seconds,
                  "On SIGTERM/SIGINT, keep serving this many SECONDS with "
                  "health NOT_SERVING before refusing new RPCs")

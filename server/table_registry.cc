@@ -354,23 +354,27 @@ void TableRegistry::RefreshResidentBytes() {
 }
 
 void TableRegistry::LoadRollbackState(TableState* state) {
-  state->pinned.reset();
-  state->rolled_back.clear();
+  std::optional<uint64_t> pinned;
+  std::set<uint64_t> rolled_back;
   const std::string path =
       (fs::path(state->dir) / std::string(kRollbackFileName)).string();
   std::error_code ec;
-  if (!fs::exists(path, ec)) return;
-  auto text = ReadWholeFile(path);
-  auto json = text.ok() ? Json::Parse(*text) : text.status();
-  if (!json.ok() || json->type() != Json::kObject) {
-    Log("ignoring ", path, ": ",
-        json.ok() ? "not a JSON object" : json.status().message());
-    return;
+  if (fs::exists(path, ec)) {
+    auto text = ReadWholeFile(path);
+    auto json = text.ok() ? Json::Parse(*text) : text.status();
+    if (json.ok() && json->type() == Json::kObject) {
+      if (auto v = json->Get("pinned").AsUint64()) pinned = *v;
+      for (const Json& v : json->Get("rolled_back").items()) {
+        if (auto n = v.AsUint64()) rolled_back.insert(*n);
+      }
+    } else {
+      Log("ignoring ", path, ": ",
+          json.ok() ? "not a JSON object" : json.status().message());
+    }
   }
-  if (auto pinned = json->Get("pinned").AsUint64()) state->pinned = *pinned;
-  for (const Json& v : json->Get("rolled_back").items()) {
-    if (auto n = v.AsUint64()) state->rolled_back.insert(*n);
-  }
+  std::lock_guard lock(mu_);
+  state->pinned = pinned;
+  state->rolled_back = std::move(rolled_back);
 }
 
 absl::Status TableRegistry::SaveRollbackState(const TableState& state) {
