@@ -153,14 +153,14 @@ grpc::ServerUnaryReactor* LookupService::MultiGet(
   metrics_->Started(Method::kMultiGet);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   Finish(reactor, metrics_, Method::kMultiGet, start,
-         DoMultiGet(context, *request, response));
+         DoMultiGet(context, *request, response, Method::kMultiGet));
   return reactor;
 }
 
 grpc::Status LookupService::DoMultiGet(
     grpc::CallbackServerContext* context,
     const roost::v1::MultiGetRequest& request,
-    roost::v1::MultiGetResponse* response) {
+    roost::v1::MultiGetResponse* response, Method method) {
   if (DeadlinePassed(context)) return kDeadlinePassed;
   const auto& keys = request.keys();
   const size_t n = static_cast<size_t>(keys.size());
@@ -183,7 +183,7 @@ grpc::Status LookupService::DoMultiGet(
         CheckKey(keys[i], static_cast<int64_t>(i), request.table(), *version);
     if (!s.ok()) return s;
   }
-  metrics_->RequestKeys(Method::kMultiGet, n);
+  metrics_->RequestKeys(method, n);
   auto* results = response->mutable_results();
   results->Reserve(static_cast<int>(n));
   LookupTally tally;
@@ -217,6 +217,68 @@ grpc::Status LookupService::DoMultiGet(
   }
   entry->lookups.Add(tally);
   return grpc::Status::OK;
+}
+
+// One StreamMultiGet: reads a request, answers it, writes the answer, and
+// only then reads the next (gRPC's flow control buffers what the client
+// sends meanwhile). Deletes itself when gRPC is done with it.
+class LookupService::StreamReactor final
+    : public grpc::ServerBidiReactor<roost::v1::MultiGetRequest,
+                                     roost::v1::MultiGetResponse> {
+ public:
+  StreamReactor(LookupService* service, grpc::CallbackServerContext* context)
+      : service_(service), context_(context), start_(Clock::now()) {
+    service_->metrics_->Started(Method::kStreamMultiGet);
+    StartRead(&request_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // the client finished sending, or the call was cancelled
+      End(grpc::Status::OK);
+      return;
+    }
+    response_.Clear();
+    grpc::Status s = service_->DoMultiGet(context_, request_, &response_,
+                                          Method::kStreamMultiGet);
+    if (!s.ok()) {
+      End(grpc::Status(s.error_code(),
+                       StrCat("request ", requests_, ": ", s.error_message())));
+      return;
+    }
+    ++requests_;
+    StartWrite(&response_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream was closed"));
+      return;
+    }
+    request_.Clear();
+    StartRead(&request_);
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void End(const grpc::Status& status) {
+    service_->metrics_->Handled(Method::kStreamMultiGet, status.error_code(),
+                                Clock::now() - start_);
+    Finish(status);
+  }
+
+  LookupService* service_;
+  grpc::CallbackServerContext* context_;
+  const Clock::time_point start_;
+  roost::v1::MultiGetRequest request_;
+  roost::v1::MultiGetResponse response_;
+  uint64_t requests_ = 0;
+};
+
+grpc::ServerBidiReactor<roost::v1::MultiGetRequest,
+                        roost::v1::MultiGetResponse>*
+LookupService::StreamMultiGet(grpc::CallbackServerContext* context) {
+  return new StreamReactor(this, context);
 }
 
 grpc::ServerUnaryReactor* LookupService::ListTables(

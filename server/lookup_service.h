@@ -1,12 +1,12 @@
 // The gRPC services: roost.v1.Lookup (Get, MultiGet, ListTables) and
 // roost.v1.Admin (Rollback, Unpin), on the callback API.
 //
-// Lookup handlers run to completion on the thread gRPC calls them on: they
-// pin the table's serving version (no lock), look the keys up in the mapped
-// file, copy each value once into the response, tally hits, misses and
-// probes locally, and add the tallies to per-thread counters once. Nothing
-// on that path waits. Admin handlers hand their work to the registry's
-// thread and finish when it is done.
+// Lookup handlers (and each message of a StreamMultiGet) run to completion on
+// the thread gRPC calls them on: they pin the table's serving version (no
+// lock), look the keys up in the mapped file, copy each value once into the
+// response, tally hits, misses and probes locally, and add the tallies to
+// per-thread counters once. Nothing on that path waits. Admin handlers hand
+// their work to the registry's thread and finish when it is done.
 //
 // Example:
 //   LookupService lookup(&registry, &metrics, options);
@@ -39,19 +39,23 @@ class LookupService final : public roost::v1::Lookup::CallbackService {
       grpc::CallbackServerContext* context,
       const roost::v1::MultiGetRequest* request,
       roost::v1::MultiGetResponse* response) override;
+  grpc::ServerBidiReactor<roost::v1::MultiGetRequest,
+                          roost::v1::MultiGetResponse>*
+  StreamMultiGet(grpc::CallbackServerContext* context) override;
   grpc::ServerUnaryReactor* ListTables(
       grpc::CallbackServerContext* context,
       const roost::v1::ListTablesRequest* request,
       roost::v1::ListTablesResponse* response) override;
 
  private:
+  class StreamReactor;
   using Pin = VersionSlots<ServingVersion>::Pin;
   grpc::Status DoGet(grpc::CallbackServerContext* context,
                      const roost::v1::GetRequest& request,
                      roost::v1::GetResponse* response);
   grpc::Status DoMultiGet(grpc::CallbackServerContext* context,
                           const roost::v1::MultiGetRequest& request,
-                          roost::v1::MultiGetResponse* response);
+                          roost::v1::MultiGetResponse* response, Method method);
   // The table's entry and a pin on its serving version, or the error.
   grpc::Status Resolve(const std::string& table, TableEntry** entry,
                        Pin* pin) const;

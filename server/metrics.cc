@@ -11,13 +11,15 @@ namespace {
 struct MethodName {
   std::string_view service;
   std::string_view method;
+  std::string_view type;
 };
 constexpr std::array<MethodName, kNumMethods> kMethodNames = {{
-    {"roost.v1.Lookup", "Get"},
-    {"roost.v1.Lookup", "MultiGet"},
-    {"roost.v1.Lookup", "ListTables"},
-    {"roost.v1.Admin", "Rollback"},
-    {"roost.v1.Admin", "Unpin"},
+    {"roost.v1.Lookup", "Get", "unary"},
+    {"roost.v1.Lookup", "MultiGet", "unary"},
+    {"roost.v1.Lookup", "ListTables", "unary"},
+    {"roost.v1.Lookup", "StreamMultiGet", "bidi_stream"},
+    {"roost.v1.Admin", "Rollback", "unary"},
+    {"roost.v1.Admin", "Unpin", "unary"},
 }};
 
 constexpr std::array<std::string_view, 17> kCodeNames = {"OK",
@@ -112,7 +114,7 @@ void RpcMetrics::Collect(std::vector<prometheus::MetricFamily>* out) const {
     const std::vector<prometheus::ClientMetric::Label> labels = {
         {"grpc_method", method},
         {"grpc_service", service},
-        {"grpc_type", "unary"}};
+        {"grpc_type", std::string(kMethodNames[i].type)}};
     AddMetric(&started, labels).counter.value =
         static_cast<double>(counters_.Sum(Cell(m, kStarted)));
     for (size_t code = 0; code < kCodeNames.size(); ++code) {
@@ -136,7 +138,8 @@ void RpcMetrics::Collect(std::vector<prometheus::MetricFamily>* out) const {
     h.sample_count = cumulative;
     h.sample_sum =
         static_cast<double>(counters_.Sum(Cell(m, kLatencySum))) * 1e-9;
-    if (m == Method::kGet || m == Method::kMultiGet) {
+    if (m == Method::kGet || m == Method::kMultiGet ||
+        m == Method::kStreamMultiGet) {
       auto& k = AddMetric(&keys, {{"grpc_method", method}}).histogram;
       uint64_t total = 0;
       for (size_t b = 0; b <= kRequestKeyBounds.size(); ++b) {

@@ -72,8 +72,15 @@ inline constexpr int kMaxProbes = 8;
 
 // One RPC method's counters: started, handled by code, latency and (for
 // lookups) keys per request.
-enum class Method { kGet, kMultiGet, kListTables, kRollback, kUnpin };
-inline constexpr int kNumMethods = 5;
+enum class Method {
+  kGet,
+  kMultiGet,
+  kListTables,
+  kStreamMultiGet,
+  kRollback,
+  kUnpin
+};
+inline constexpr int kNumMethods = 6;
 
 class RpcMetrics {
  public:
