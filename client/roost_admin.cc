@@ -51,7 +51,9 @@ int RunRollback(const Flags& f) {
   if (!status.ok()) return ReportRpcError(kProgram, status);
   std::string line =
       StrCat(f.table, ": now serving ", response.serving_version());
-  if (!response.previous_version().empty()) {
+  if (response.previous_version() == response.serving_version()) {
+    line += " (already served; now pinned)";
+  } else if (!response.previous_version().empty()) {
     line += StrCat(" (rolled back from ", response.previous_version(), ")");
   }
   std::printf("%s\n", line.c_str());

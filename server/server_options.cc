@@ -20,6 +20,8 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.set_config("--config", "",
                  "Read flags from this file (TOML or INI: flag = value)");
   app.option_defaults()->always_capture_default();
+  // A misspelt key in the config file is an error, not silently ignored.
+  app.allow_config_extras(false);
   ServerOptions& o = *options;
   std::string load_mode = "mmap";
   app.add_option("--data-dir", o.data_dir,

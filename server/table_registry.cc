@@ -39,6 +39,8 @@ std::optional<uint64_t> ParseVersionText(std::string_view text) {
 
 // Why a version was refused, as the `reason` label of
 // roost_table_load_failures_total.
+constexpr const char* kFailureReasons[] = {"manifest", "open", "corrupt",
+                                           "unsupported"};
 std::string FailureReason(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kDataLoss:
@@ -621,9 +623,13 @@ void TableRegistry::CollectMetrics(
         static_cast<double>(state.swaps_ok);
     AddMetric(&swaps, {{"result", "failure"}, {"table", name}}).counter.value =
         static_cast<double>(state.swaps_failed);
-    for (const auto& [reason, n] : state.failures) {
+    // Every reason has a series from the start, so that increase() sees
+    // the first failure.
+    for (const char* reason : kFailureReasons) {
+      auto it = state.failures.find(reason);
       AddMetric(&failures, {{"reason", reason}, {"table", name}})
-          .counter.value = static_cast<double>(n);
+          .counter.value =
+          static_cast<double>(it == state.failures.end() ? 0 : it->second);
     }
     AddMetric(&pinned, {{"table", name}}).gauge.value = state.pinned ? 1 : 0;
   }
