@@ -111,8 +111,9 @@ TableEntry* TableRegistry::Find(const std::string& name) const {
 void TableRegistry::Run() {
   watcher_->Watch(options_.data_dir);
   Scan();
+  for (const auto& [name, state] : states_) initial_tables_.push_back(name);
   RefreshResidentBytes();
-  if (on_ready_) on_ready_();
+  CheckReady();
   const auto poll = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(options_.poll_interval_seconds));
   const auto refresh = std::chrono::duration_cast<Clock::duration>(
@@ -136,6 +137,7 @@ void TableRegistry::Run() {
     if (woke || Clock::now() >= next_poll) {
       Scan();
       next_poll = Clock::now() + poll;
+      CheckReady();
     }
     if (Clock::now() >= next_refresh) {
       RefreshResidentBytes();
@@ -146,6 +148,27 @@ void TableRegistry::Run() {
       if (state.entry->slots.Reclaim() > 0) reclaim_pending = true;
     }
   }
+}
+
+void TableRegistry::CheckReady() {
+  if (ready_) return;
+  std::string waiting;
+  for (const std::string& name : initial_tables_) {
+    const TableState& state = states_.at(name);
+    if (state.entry->present.load() && state.serving == nullptr) {
+      waiting += StrCat(waiting.empty() ? "" : ", ", name);
+    }
+  }
+  if (!waiting.empty()) {
+    if (!waiting_logged_) {
+      Log("not ready: waiting for a version of ", waiting,
+          " that loads (health stays NOT_SERVING)");
+      waiting_logged_ = true;
+    }
+    return;
+  }
+  ready_ = true;
+  if (on_ready_) on_ready_();
 }
 
 void TableRegistry::Scan() {

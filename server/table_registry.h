@@ -92,8 +92,10 @@ struct TableStatus {
 
 class TableRegistry {
  public:
-  // `on_ready` runs on the registry's thread once every table found at start
-  // has been tried (served, or failed and logged).
+  // `on_ready` runs on the registry's thread, once, when every table found
+  // by the first scan serves a version (a table whose directory goes away
+  // no longer counts). Until then the server is not ready: a table with no
+  // version that loads holds it back until a good one is published.
   TableRegistry(const ServerOptions& options, std::function<void()> on_ready);
   ~TableRegistry();  // Stop()s
 
@@ -144,6 +146,9 @@ class TableRegistry {
 
   void Run();
   void Scan();
+  // Runs on_ready_ if it has not run and every table of the first scan is
+  // served; otherwise logs (once) which ones are not.
+  void CheckReady();
   void ScanTable(TableState* state);
   // Opens and checks one version; logs and counts a failure.
   absl::StatusOr<std::shared_ptr<const ServingVersion>> Load(TableState* state,
@@ -161,6 +166,9 @@ class TableRegistry {
 
   const ServerOptions options_;
   std::function<void()> on_ready_;
+  bool ready_ = false;
+  bool waiting_logged_ = false;
+  std::vector<std::string> initial_tables_;  // found by the first scan
 
   // Lookups by name: an immutable map replaced whole when a table appears.
   // Old maps are kept (they are small and tables rarely appear), so a
