@@ -30,10 +30,24 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       ->required();
   app.add_option("--listen", o.listen,
                  "Lookup service address (HOST:PORT; port 0 picks one)");
-  app.add_option("--admin-listen", o.admin_listen,
-                 "Admin service address (rollback); empty turns it off");
-  app.add_option("--metrics-listen", o.metrics_listen,
-                 "Prometheus /metrics address; empty turns it off");
+  // Both take an empty value to turn the service off, written
+  // `--admin-listen=`, `--admin-listen ''` or `--admin-listen` alone.
+  const auto address_or_off = [&app](std::string name, std::string* address,
+                                     std::string help) {
+    app.add_option_function<std::vector<std::string>>(
+           std::move(name),
+           [address](const std::vector<std::string>& values) {
+             *address = values.empty() ? std::string() : values.back();
+           },
+           std::move(help))
+        ->expected(0, 1);
+  };
+  address_or_off("--admin-listen", &o.admin_listen,
+                 "Admin service address (rollback); empty turns it off. "
+                 "Default: 127.0.0.1:50052");
+  address_or_off("--metrics-listen", &o.metrics_listen,
+                 "Prometheus /metrics address; empty turns it off. Default: "
+                 "127.0.0.1:9464");
   app.add_option("--load-mode", load_mode,
                  "How tables come into memory: mmap, mmap-locked (fault in "
                  "and mlock) or huge-pages (copy into transparent huge "

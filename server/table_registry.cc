@@ -200,9 +200,12 @@ TableRegistry::TableState* TableRegistry::StateFor(const std::string& name) {
   auto it = states_.find(name);
   if (it != states_.end()) {
     if (!it->second.entry->present.load()) {
+      // The directory was removed and made again: the kernel dropped the
+      // old watch with it.
       it->second.entry->present.store(true);
       it->second.failed.clear();
       LoadRollbackState(&it->second);
+      watcher_->Watch(it->second.dir);
     }
     return &it->second;
   }

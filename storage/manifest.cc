@@ -149,7 +149,13 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   while (true) {
     const ssize_t n = ::read(fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return absl::InternalError(
+          StrCat("cannot read ", path, ": ", std::strerror(err)));
+    }
+    if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
