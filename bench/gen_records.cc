@@ -25,17 +25,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+#include "bench/generated_pairs.h"
 
-// splitmix64's finalizer: a bijection on 64-bit integers.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+namespace {
 
 [[noreturn]] void Die(const std::string& what) {
   std::fprintf(stderr, "gen_records: %s\n", what.c_str());
@@ -96,11 +88,10 @@ int main(int argc, char** argv) {
   if (*end != '\0') Die("SEED must be an integer");
   const std::string dir = argv[3];
 
-  // Key i = Mix(base + i): distinct for distinct i. The miss is Mix(base + j)
-  // for a j >= n, so it is not among the keys either.
-  const uint64_t base = Mix(seed ^ 0x726f6f73742d6c64ULL);
-  auto key_of = [base](uint64_t i) { return Mix(base + i); };
-  auto value_of = [](uint64_t key) { return Mix(key ^ 0x5bd1e9955bd1e995ULL); };
+  // The miss is Key(j) for a j >= n, so it is not among the keys.
+  const roost::bench::GeneratedPairs pairs(seed);
+  auto key_of = [&pairs](uint64_t i) { return pairs.Key(i); };
+  auto value_of = &roost::bench::GeneratedPairs::ValueOf;
 
   const std::string bin_path = dir + "/records.bin";
   const std::string tsv_path = dir + "/records.tsv";

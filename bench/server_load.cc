@@ -55,6 +55,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/generated_pairs.h"
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
 
@@ -62,15 +63,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// splitmix64's finalizer, as in bench/gen_records.cc.
-uint64_t Mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
+using roost::bench::GeneratedPairs;
+using roost::bench::Mix;
 
 // The keys the server holds, and their values.
 class KeySet {
@@ -79,9 +73,7 @@ class KeySet {
   // the 8 bytes of a 64-bit number as they lie in memory. Values are
   // expected to be value_size bytes long; ValueOk(exact) needs 8.
   KeySet(uint64_t n, uint64_t seed, size_t value_size)
-      : n_(n),
-        base_(Mix(seed ^ 0x726f6f73742d6c64ULL)),
-        value_size_(value_size) {}
+      : n_(n), pairs_(seed), value_size_(value_size) {}
   // Fixed-width records: key_size key bytes, then value_size value bytes.
   KeySet(std::string records, size_t key_size, size_t value_size)
       : n_(records.size() / (key_size + value_size)),
@@ -95,7 +87,7 @@ class KeySet {
   // Sets *out to key i; REQUIRES: i < size().
   void Key(uint64_t i, std::string* out) const {
     if (records_.empty()) {
-      const uint64_t k = Mix(base_ + i);
+      const uint64_t k = pairs_.Key(i);
       out->assign(reinterpret_cast<const char*>(&k), sizeof(k));
     } else {
       out->assign(records_.data() + i * (key_size_ + value_size_), key_size_);
@@ -107,7 +99,7 @@ class KeySet {
     if (v.size() != value_size_) return false;
     if (!exact) return true;
     if (records_.empty()) {
-      const uint64_t value = Mix(Mix(base_ + i) ^ 0x5bd1e9955bd1e995ULL);
+      const uint64_t value = GeneratedPairs::ValueOf(pairs_.Key(i));
       return std::memcmp(v.data(), &value, sizeof(value)) == 0;
     }
     return v == std::string_view(
@@ -117,7 +109,7 @@ class KeySet {
 
  private:
   uint64_t n_;
-  uint64_t base_ = 0;
+  GeneratedPairs pairs_{0};
   std::string records_;  // empty: the generated pairs
   size_t key_size_ = 8;
   size_t value_size_ = 8;
