@@ -34,6 +34,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "roost/v1/admin.grpc.pb.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "tests/metrics_scrape.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
@@ -86,19 +87,6 @@ std::string BuildTable(const std::string& data_dir, const std::string& table,
 
 // The version directories (v000001...) under a table directory, sorted.
 std::vector<std::string> VersionDirs(const std::string& table_dir);
-
-// Parsed Prometheus text: "name{k1="v1",k2="v2"}" (labels sorted by name,
-// values unescaped; just "name" without labels) -> value.
-using Metrics = std::map<std::string, double>;
-Metrics ParsePrometheusText(std::string_view text);
-// The value of `series` in `metrics`, or `fallback` when it is absent.
-double MetricOr(const Metrics& metrics, const std::string& series,
-                double fallback = 0);
-
-// A plain HTTP/1.0 GET of http://127.0.0.1:PORT/PATH. Returns the body of a
-// 200 answer, or nullopt (with `*error` saying why).
-std::optional<std::string> HttpGet(int port, const std::string& path,
-                                   std::string* error);
 
 // roost-server's flags, as the harness passes them.
 struct ServerFlags {
