@@ -87,11 +87,16 @@ TEST_F(SwapTest, HotSwapUnderLoadAnswersEachRequestFromOneVersion) {
   std::vector<std::thread> threads;
   for (int i = 0; i < 4; ++i) threads.emplace_back(client, i);
   EXPECT_TRUE(WaitFor([&] { return (seen.load() & 2) && requests >= 8; }));
-  // v2 in the other format, then v3, published while the clients run.
-  EXPECT_NE(BuildTable(data_, "t", Versioned(2, keys), "block"), "");
-  EXPECT_NE(BuildTable(data_, "t", Versioned(3, keys), "cuckoo"), "");
-  EXPECT_TRUE(server.WaitForLog("roost-server: serving t v000003"));
-  EXPECT_TRUE(WaitFor([&] { return (seen.load() & 8) != 0; }));
+  // v2 to v8, alternating formats, published while the clients run: more
+  // swaps than the server has version slots, so slots are reused while
+  // requests may still hold the versions in them.
+  for (int v = 2; v <= 8; ++v) {
+    EXPECT_NE(BuildTable(data_, "t", Versioned(v, keys),
+                         v % 2 == 0 ? "block" : "cuckoo"),
+              "");
+  }
+  EXPECT_TRUE(server.WaitForLog("roost-server: serving t v000008"));
+  EXPECT_TRUE(WaitFor([&] { return (seen.load() & (1u << 8)) != 0; }));
   // Some more requests after the last swap, while old versions are let go.
   const int so_far = requests.load();
   EXPECT_TRUE(WaitFor([&] { return requests.load() >= so_far + 100; }));
@@ -99,12 +104,13 @@ TEST_F(SwapTest, HotSwapUnderLoadAnswersEachRequestFromOneVersion) {
   for (auto& t : threads) t.join();
 
   EXPECT_EQ(problems.count(), 0) << problems.Describe();
-  // v1 and v3 were answered; v2 too unless the server went straight to v3.
-  EXPECT_EQ(seen.load() & ~0b1110u, 0u);
+  // Only versions 1 to 8 answered, v1 and v8 among them (the ones between
+  // may be skipped when the server finds several new ones in one scan).
+  EXPECT_EQ(seen.load() & ~0b111111110u, 0u);
   EXPECT_TRUE(seen.load() & 2);
-  EXPECT_TRUE(seen.load() & 8);
+  EXPECT_TRUE(seen.load() & (1u << 8));
   EXPECT_EQ(server.CountLogLines("cannot load"), 0) << server.Log();
-  EXPECT_TRUE(ServesVersion(server, keys, 3));
+  EXPECT_TRUE(ServesVersion(server, keys, 8));
 }
 
 // Flips one byte in the middle of `path`.
