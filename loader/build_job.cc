@@ -7,13 +7,13 @@
 #include <cstring>
 #include <filesystem>
 
-#include "storage/manifest.h"
 #include "loader/publish.h"
 #include "loader/sorter.h"
 #include "storage/block_format.h"
 #include "storage/cuckoo_format.h"
 #include "storage/escape.h"
 #include "storage/file.h"
+#include "storage/manifest.h"
 #include "storage/status_macros.h"
 #include "storage/str_cat.h"
 

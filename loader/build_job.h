@@ -13,12 +13,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "storage/json.h"
 #include "loader/progress.h"
 #include "loader/record_reader.h"
-#include "storage/table_file.h"
 #include "storage/block_table_builder.h"
 #include "storage/cuckoo_table_builder.h"
+#include "storage/json.h"
+#include "storage/table_file.h"
 
 namespace roost {
 

@@ -31,8 +31,8 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "storage/encoding.h"
 #include "storage/coding.h"
+#include "storage/encoding.h"
 #include "storage/str_cat.h"
 
 namespace roost {

@@ -8,11 +8,11 @@
 #include <iostream>
 
 #include "loader/build_job.h"
-#include "storage/manifest.h"
 #include "loader/publish.h"
-#include "storage/table_file.h"
 #include "storage/escape.h"
+#include "storage/manifest.h"
 #include "storage/str_cat.h"
+#include "storage/table_file.h"
 
 namespace roost {
 namespace {

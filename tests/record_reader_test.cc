@@ -18,8 +18,8 @@
 #include <tuple>
 #include <vector>
 
-#include "storage/encoding.h"
 #include "storage/coding.h"
+#include "storage/encoding.h"
 #include "storage/str_cat.h"
 #include "tests/test_util.h"
 

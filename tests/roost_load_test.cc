@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "storage/json.h"
 #include "storage/block_table.h"
 #include "storage/cuckoo_table.h"
+#include "storage/json.h"
 #include "storage/str_cat.h"
 #include "tests/test_util.h"
 
