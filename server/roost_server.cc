@@ -15,6 +15,7 @@
 #include <string>
 
 #include "grpc/health/v1/health.pb.h"
+#include "server/log.h"
 #include "server/lookup_service.h"
 #include "server/metrics.h"
 #include "server/server_options.h"
@@ -25,12 +26,6 @@ namespace roost {
 namespace {
 
 constexpr char kLookupService[] = "roost.v1.Lookup";
-
-template <typename... Args>
-void Log(const Args&... args) {
-  const std::string line = StrCat("roost-server: ", args..., "\n");
-  std::fwrite(line.data(), 1, line.size(), stderr);
-}
 
 // "HOST:PORT" with the port replaced by `port`.
 std::string WithPort(const std::string& address, int port) {

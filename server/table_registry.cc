@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "server/log.h"
 #include "storage/data_dir.h"
 #include "storage/json.h"
 #include "storage/str_cat.h"
@@ -19,12 +20,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view kRollbackFileName = "ROLLBACK";
-
-template <typename... Args>
-void Log(const Args&... args) {
-  const std::string line = StrCat("roost-server: ", args..., "\n");
-  std::fwrite(line.data(), 1, line.size(), stderr);
-}
 
 // "v000003" or "3" as a version number.
 std::optional<uint64_t> ParseVersionText(std::string_view text) {

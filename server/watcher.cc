@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "server/log.h"
 #include "storage/str_cat.h"
 
 namespace roost {
@@ -23,9 +24,7 @@ absl::StatusOr<std::unique_ptr<Watcher>> Watcher::Create(bool inotify) {
   if (inotify) {
     inotify_fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     if (inotify_fd < 0) {
-      std::fprintf(stderr,
-                   "roost-server: inotify unavailable (%s); polling only\n",
-                   std::strerror(errno));
+      Log("inotify unavailable (", std::strerror(errno), "); polling only");
     }
   }
   return std::unique_ptr<Watcher>(new Watcher(inotify_fd, wake_fd));
@@ -45,8 +44,7 @@ void Watcher::Watch(const std::string& dir) {
                              IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR;
   if (::inotify_add_watch(inotify_fd_, dir.c_str(), kMask) < 0 &&
       errno != ENOENT) {
-    std::fprintf(stderr, "roost-server: cannot watch %s: %s\n", dir.c_str(),
-                 std::strerror(errno));
+    Log("cannot watch ", dir, ": ", std::strerror(errno));
   }
 }
 
