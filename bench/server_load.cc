@@ -33,14 +33,11 @@
 //       --batch 1000 --keys 10000000 --server-pid 1234   (one line)
 
 #include <grpcpp/grpcpp.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <array>
 #include <atomic>
-#include <bit>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -56,6 +53,7 @@
 #include <vector>
 
 #include "bench/generated_pairs.h"
+#include "bench/load_stats.h"
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
 
@@ -64,7 +62,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 using roost::bench::GeneratedPairs;
+using roost::bench::Histogram;
+using roost::bench::LoadReport;
+using roost::bench::LoadReportJson;
 using roost::bench::Mix;
+using roost::bench::ProcessCpuSeconds;
+using roost::bench::SelfCpuSeconds;
 
 // The keys the server holds, and their values.
 class KeySet {
@@ -113,58 +116,6 @@ class KeySet {
   std::string records_;  // empty: the generated pairs
   size_t key_size_ = 8;
   size_t value_size_ = 8;
-};
-
-// Latencies in nanoseconds: exact below 64, then 64 linear buckets per power
-// of two. Record is safe from any thread.
-class Histogram {
- public:
-  void Record(uint64_t ns) {
-    counts_[Index(ns)].fetch_add(1, std::memory_order_relaxed);
-    uint64_t max = max_.load(std::memory_order_relaxed);
-    while (ns > max && !max_.compare_exchange_weak(max, ns)) {
-    }
-  }
-
-  uint64_t Count() const {
-    uint64_t n = 0;
-    for (const auto& c : counts_) n += c.load(std::memory_order_relaxed);
-    return n;
-  }
-
-  // The q-quantile (0 < q <= 1), as the middle of its bucket; 0 when empty.
-  double Quantile(double q) const {
-    const uint64_t total = Count();
-    if (total == 0) return 0;
-    const uint64_t rank =
-        std::max<uint64_t>(1, static_cast<uint64_t>(q * total + 0.999999));
-    uint64_t seen = 0;
-    for (size_t i = 0; i < counts_.size(); ++i) {
-      seen += counts_[i].load(std::memory_order_relaxed);
-      if (seen >= rank) {
-        if (i < kSub) return static_cast<double>(i);
-        const int shift = static_cast<int>(i / kSub) - 1;
-        const uint64_t low = (i % kSub + kSub) << shift;
-        return static_cast<double>(low) + (uint64_t{1} << shift) / 2.0;
-      }
-    }
-    return static_cast<double>(Max());
-  }
-
-  uint64_t Max() const { return max_.load(std::memory_order_relaxed); }
-
- private:
-  static constexpr int kSubBits = 6;
-  static constexpr size_t kSub = size_t{1} << kSubBits;
-
-  static size_t Index(uint64_t v) {
-    if (v < kSub) return v;
-    const int shift = 63 - std::countl_zero(v) - kSubBits;
-    return (shift + 1) * kSub + ((v >> shift) - kSub);
-  }
-
-  std::array<std::atomic<uint64_t>, kSub*(64 - kSubBits + 1)> counts_{};
-  std::atomic<uint64_t> max_{0};
 };
 
 enum class Phase { kWarmup, kMeasure, kStop };
@@ -359,35 +310,6 @@ bool IsLoopback(std::string_view addr) {
                        [](char c) { return c >= '0' && c <= '9'; });
   }
   return false;
-}
-
-// User + system CPU seconds of process `pid` so far (all its threads);
-// nullopt when it cannot be read.
-std::optional<double> ProcessCpuSeconds(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  if (!std::getline(in, stat)) return std::nullopt;
-  // Fields after "(comm)": state is field 3, utime 14, stime 15.
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  unsigned long long utime = 0, stime = 0;
-  if (std::sscanf(stat.c_str() + paren + 1,
-                  " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-                  &utime, &stime) != 2) {
-    return std::nullopt;
-  }
-  return static_cast<double>(utime + stime) / sysconf(_SC_CLK_TCK);
-}
-
-double SelfCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return s(u.ru_utime) + s(u.ru_stime);
-}
-
-std::string Number(std::optional<double> v, int decimals) {
-  return v ? fmt::format("{:.{}f}", *v, decimals) : "null";
 }
 
 std::string ReadFile(const std::string& path) {
@@ -585,43 +507,34 @@ int main(int argc, char** argv) {
     std::_Exit(1);
   }
 
-  const double seconds = std::chrono::duration<double>(t1 - t0).count();
-  const uint64_t rpcs = load.rpcs.load();
-  const uint64_t keys_done = load.keys_done.load();
-  const uint64_t rpc_errors = load.rpc_errors.load();
-  const uint64_t misses = load.misses.load();
-  const uint64_t bad_values = load.bad_values.load();
-  const uint64_t errors = rpc_errors + misses + bad_values;
-  std::optional<double> server_cpu;
-  std::optional<double> server_us_per_key;
+  LoadReport report;
+  report.method = method;
+  report.batch = batch;
+  report.channels = channels;
+  report.concurrency = concurrency;
+  report.seconds = std::chrono::duration<double>(t1 - t0).count();
+  report.rpcs = load.rpcs.load();
+  report.keys = load.keys_done.load();
+  report.latency = &load.latency;
+  report.rpc_errors = load.rpc_errors.load();
+  report.misses = load.misses.load();
+  report.bad_values = load.bad_values.load();
+  report.client_cpu_s = self_cpu1 - self_cpu0;
   if (server_cpu0 && server_cpu1) {
-    server_cpu = *server_cpu1 - *server_cpu0;
-    if (keys_done > 0) server_us_per_key = *server_cpu * 1e6 / keys_done;
+    report.server_cpu_s = *server_cpu1 - *server_cpu0;
   }
-  const Histogram& h = load.latency;
-  fmt::print(
-      "{{\"method\":\"{}\",\"batch\":{},\"channels\":{},\"concurrency\":{},"
-      "\"seconds\":{:.3f},\"rpcs\":{},\"keys\":{},\"qps\":{:.1f},"
-      "\"keys_per_s\":{:.1f},\"p50_us\":{:.1f},\"p90_us\":{:.1f},"
-      "\"p99_us\":{:.1f},\"p999_us\":{:.1f},\"max_us\":{:.1f},"
-      "\"errors\":{},\"rpc_errors\":{},\"misses\":{},\"bad_values\":{},"
-      "\"client_cpu_s\":{:.3f},\"server_cpu_s\":{},"
-      "\"server_cpu_us_per_key\":{}}}\n",
-      method, batch, channels, concurrency, seconds, rpcs, keys_done,
-      rpcs / seconds, keys_done / seconds, h.Quantile(0.5) / 1e3,
-      h.Quantile(0.9) / 1e3, h.Quantile(0.99) / 1e3, h.Quantile(0.999) / 1e3,
-      h.Max() / 1e3, errors, rpc_errors, misses, bad_values,
-      self_cpu1 - self_cpu0, Number(server_cpu, 3),
-      Number(server_us_per_key, 4));
+  const uint64_t errors = report.rpc_errors + report.misses + report.bad_values;
+  fmt::print("{}\n", LoadReportJson(report));
   std::fflush(stdout);
   if (errors > 0) {
     fmt::print(stderr,
                "server_load: {} errors ({} failed RPCs, {} misses, {} wrong "
                "values); the first: {}\n",
-               errors, rpc_errors, misses, bad_values, load.first_error());
+               errors, report.rpc_errors, report.misses, report.bad_values,
+               load.first_error());
     return 1;
   }
-  if (rpcs == 0) {
+  if (report.rpcs == 0) {
     fmt::print(stderr, "server_load: no RPC completed in the window\n");
     return 1;
   }
