@@ -9,6 +9,7 @@ packages=(
   libabsl-dev libsnappy-dev libzstd-dev prometheus-cpp-dev
   libxxhash-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
+  libcdb-dev redis-server gnuplot-nox python3
 )
 
 missing=()

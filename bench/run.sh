@@ -1,0 +1,313 @@
+#!/usr/bin/env bash
+# The benchmark suite: roost beside its peers, on this machine, in one run,
+# on the same data, and the report drawn from it.
+#
+# Builds what it needs (release), generates the data sets, and runs:
+#   lookups  in-process, single thread (bench/peers_bench): roost's cuckoo
+#            and block tables, RocksDB's CuckooTable, PlainTable and
+#            block-based tables, tinycdb and the machine's ceiling, on
+#            uniform 8-byte pairs and on variable ones (keys 10-40 bytes,
+#            values 20-200), hits and misses;
+#   scaling  the uniform lookups at 1M, 10M and (full run only) 100M keys;
+#   network  roost-server (Get, MultiGet of 10/100/1000; bench/server_load)
+#            against redis-server (GET, MGET; bench/redis_load) on loopback,
+#            same keys, batch sizes and requests in flight; memory per key;
+#   build    roost-load (cuckoo, block) against RocksDB's SstFileWriter and
+#            loading Redis: keys/s and peak RSS;
+# then writes the report and its plots (bench/report.py, gnuplot).
+#
+# Usage: bench/run.sh [--quick | --smoke] [--report FILE] [--img-dir DIR]
+#                     [--results DIR] [--work DIR] [--no-build] [--keep]
+#   (default)   the full run: lookups at 10M keys, scaling to 100M, network
+#               and build at 10M, 10 s per network run; within an hour on 2
+#               cores, about 30 GB of disk at its peak
+#   --quick     a few minutes: lookups at 1M keys, scaling to 10M, network
+#               and build at 1M, 3 s per network run
+#   --smoke     seconds, at tiny sizes: checks that every system ran and
+#               answered right (report.py --check), not the speed; writes no
+#               docs unless --report is given
+#   --report FILE   the report (default docs/benchmarks.md; none for --smoke)
+#   --img-dir DIR   its plots (default docs/img beside the default report)
+#   --results DIR   keep the raw results (JSON lines) here (default
+#               WORK/results)
+#   --work DIR  scratch space for tables and servers (default
+#               $ROOST_BENCH_WORK or /tmp/roost-bench); emptied first, so it
+#               must be new, empty or made by this script
+#   --no-build  use the binaries in $ROOST_BUILD_DIR (default build/release)
+#   --keep      keep WORK afterwards
+# Exits non-zero when any system gives a wrong answer or fails to run.
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+mode=full
+report=
+img_dir=
+results=
+work="${ROOST_BENCH_WORK:-/tmp/roost-bench}"
+build=1
+keep=0
+command_line="bench/run.sh${*:+ $*}"
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+die() {
+  echo "run.sh: $*" >&2
+  exit 1
+}
+need_arg() { [ $# -ge 2 ] || die "$1 needs a value"; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) mode=quick && shift ;;
+    --smoke) mode=smoke && shift ;;
+    --report) need_arg "$@" && report="$2" && shift 2 ;;
+    --img-dir) need_arg "$@" && img_dir="$2" && shift 2 ;;
+    --results) need_arg "$@" && results="$2" && shift 2 ;;
+    --work) need_arg "$@" && work="$2" && shift 2 ;;
+    --no-build) build=0 && shift ;;
+    --keep) keep=1 && shift ;;
+    -h | --help) usage && exit 0 ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+done
+[ -n "$work" ] && [ "$work" != "/" ] || die "refusing --work '$work'"
+
+case "$mode" in
+  full)
+    lookup_keys=10000000 scaling_keys="1000000 100000000"
+    probes=1000000 repeats=3 net_keys=10000000 duration=10 warmup=2
+    ;;
+  quick)
+    lookup_keys=1000000 scaling_keys="10000000"
+    probes=500000 repeats=3 net_keys=1000000 duration=3 warmup=1
+    ;;
+  smoke)
+    lookup_keys=20000 scaling_keys="5000"
+    probes=20000 repeats=1 net_keys=20000 duration=0.5 warmup=0.2
+    ;;
+esac
+if [ -z "$report" ] && [ "$mode" != smoke ]; then
+  report="$repo/docs/benchmarks.md"
+  img_dir="${img_dir:-$repo/docs/img}"
+fi
+seed=20261122
+channels=4 concurrency=64
+
+# --- set-up -----------------------------------------------------------------
+"$repo/scripts/install-deps.sh"
+bin_dir="${ROOST_BUILD_DIR:-$repo/build/release}"
+if [ "$build" = 1 ]; then
+  echo "building (release)..." >&2
+  bin_dir="$repo/$("$repo/scripts/build.sh" roost-server roost-load gen_records \
+    server_load redis_load sst_writer_bench peers_bench | tail -n 1)"
+fi
+for b in server/roost-server loader/roost-load bench/gen_records bench/server_load \
+  bench/redis_load bench/sst_writer_bench bench/peers_bench; do
+  [ -x "$bin_dir/$b" ] || die "missing $bin_dir/$b (build it, or drop --no-build)"
+done
+command -v redis-server >/dev/null || die "redis-server is not installed"
+
+marker=.roost-bench
+if [ -d "$work" ] && [ -n "$(ls -A "$work")" ] && [ ! -e "$work/$marker" ]; then
+  die "$work is not empty and was not made by this script; give another --work"
+fi
+rm -rf "$work"
+mkdir -p "$work"
+touch "$work/$marker"
+results="${results:-$work/results}"
+mkdir -p "$results"
+rm -f "$results"/*.jsonl "$results/machine.json"
+
+pids=()
+cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ "$keep" = 0 ]; then
+    # Results outside WORK survive; WORK's tables do not.
+    find "$work" -mindepth 1 -maxdepth 1 ! -path "$results" ! -name "$marker" \
+      -exec rm -rf {} +
+    [ "$results" = "$work/results" ] || rm -rf "$work"
+  fi
+}
+trap cleanup EXIT
+started=$EPOCHREALTIME
+failures=()
+
+# --- lookups and scaling ----------------------------------------------------
+peers() { # DATASET KEYS [SYSTEMS]
+  echo "lookups: $1 data set, $2 keys..." >&2
+  "$bin_dir/bench/peers_bench" --dataset "$1" --keys "$2" --probes "$probes" \
+    --repeats "$repeats" --seed "$seed" --dir "$work/peers" \
+    --systems "${3:-all}" --out "$results/lookup.jsonl" ||
+    failures+=("peers_bench $1 $2")
+  rm -rf "$work/peers"
+}
+peers uniform "$lookup_keys"
+peers variable "$lookup_keys"
+for k in $scaling_keys; do peers uniform "$k"; done
+
+# --- network and build ------------------------------------------------------
+# json_field JSON NAME: a number field of a one-line JSON object.
+json_field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'; }
+# vm_hwm PID: the process's peak resident set, bytes.
+vm_hwm() { awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$1/status"; }
+# start NAME PATTERN COMMAND...: runs COMMAND in the background, stderr and
+# stdout in WORK/NAME.log, until a line matches PATTERN; sets $started_pid.
+start() {
+  local name="$1" pattern="$2" log="$work/$1.log" waited=0
+  shift 2
+  "$@" >"$log" 2>&1 &
+  started_pid=$!
+  pids+=("$started_pid")
+  until grep -Eq "$pattern" "$log"; do
+    kill -0 "$started_pid" 2>/dev/null || die "$name exited at start: $(cat "$log")"
+    [ "$waited" -lt 6000 ] || die "$name not ready after 10 minutes (see $log)"
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+}
+free_port() {
+  local p
+  for p in $(shuf -i 20000-60000 -n 50); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || {
+      echo "$p"
+      return
+    }
+  done
+  die "no free port found"
+}
+
+echo "build: $net_keys pairs..." >&2
+mkdir -p "$work/gen" "$work/data"
+"$bin_dir/bench/gen_records" "$net_keys" "$seed" "$work/gen"
+rm -f "$work/gen/records.tsv"
+records="$work/gen/records.bin"
+# timed NAME OUTPUT COMMAND...: runs COMMAND under /usr/bin/time and appends
+# a build row (wall seconds, peak RSS, output bytes).
+timed() {
+  local name="$1" output="$2" t0 t1 rc=0
+  shift 2
+  cat "$records" >/dev/null # every build reads its input from the page cache
+  t0=$EPOCHREALTIME
+  /usr/bin/time -f '%M' -o "$work/time.out" "$@" >"$work/timed.out" 2>&1 || rc=$?
+  t1=$EPOCHREALTIME
+  if [ "$rc" != 0 ]; then
+    cat "$work/timed.out" >&2
+    failures+=("$name (exit $rc)")
+    return
+  fi
+  awk -v n="$name" -v k="$net_keys" -v a="$t0" -v b="$t1" -v out="$(stat -c %s "$output")" \
+    -v rss="$(tail -n 1 "$work/time.out")" -v note="unsorted fixed-width binary input: read, sorted (block), built, written" 'BEGIN {
+      printf "{\"system\":\"%s\",\"keys\":%d,\"seconds\":%.3f,\"keys_per_s\":%.1f,\"peak_rss_bytes\":%d,\"output_bytes\":%d,\"note\":\"%s\"}\n",
+        n, k, b - a, k / (b - a), rss * 1024, out, note }' >>"$results/build.jsonl"
+}
+fixed=(--input-format fixed --key-size 8 --value-size 8)
+timed "roost-load cuckoo" "$work/cuckoo.sst" "$bin_dir/loader/roost-load" build -q \
+  -i "$records" "${fixed[@]}" --format cuckoo -o "$work/cuckoo.sst"
+timed "roost-load block" "$work/block.sst" "$bin_dir/loader/roost-load" build -q \
+  -i "$records" "${fixed[@]}" --format block -o "$work/block.sst" --temp-dir "$work/gen"
+# SstFileWriter: its own line times the writer alone (the pairs read and
+# sorted in memory before its clock), and gives its peak RSS (which includes
+# those pairs).
+if sst=$("$bin_dir/bench/sst_writer_bench" "$records" "$work/rocksdb.sst" 2>"$work/sst.err"); then
+  kv() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" <<<"$sst"; }
+  printf '{"system":"RocksDB SstFileWriter","keys":%d,"seconds":%s,"keys_per_s":%s,"peak_rss_bytes":%d,"output_bytes":%d,"note":"writer alone: pairs read and sorted in memory before the clock; RSS includes them"}\n' \
+    "$(kv keys)" "$(kv seconds)" "$(kv keys_per_second)" "$(($(kv vm_hwm_kib) * 1024))" \
+    "$(kv file_size)" >>"$results/build.jsonl"
+else
+  cat "$work/sst.err" >&2
+  failures+=("sst_writer_bench")
+fi
+rm -f "$work/block.sst" "$work/rocksdb.sst"
+"$bin_dir/loader/roost-load" build -q -i "$records" "${fixed[@]}" --format cuckoo \
+  --data-dir "$work/data" --table bench
+rm -f "$work/cuckoo.sst"
+
+echo "network: roost-server and redis-server, $net_keys keys..." >&2
+start roost "roost-server: ready: " "$bin_dir/server/roost-server" --data-dir "$work/data" \
+  --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' --drain-period 0 \
+  --shutdown-timeout 1
+roost_pid=$started_pid
+roost_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
+  "$work/roost.log" | head -n 1)
+redis_port=$(free_port)
+start redis "Ready to accept connections" redis-server --bind 127.0.0.1 --port "$redis_port" \
+  --save '' --appendonly no --protected-mode no --dir "$work" --logfile ''
+redis_pid=$started_pid
+redis_cli() { redis-cli -p "$redis_port" "$@"; }
+used_memory() { redis_cli INFO memory | tr -d '\r' | sed -n 's/^used_memory:\([0-9]*\)$/\1/p'; }
+before=$(used_memory)
+fill=$("$bin_dir/bench/redis_load" fill --addr "127.0.0.1:$redis_port" --keys "$net_keys" \
+  --seed "$seed") || die "loading Redis failed"
+after=$(used_memory)
+printf '{"system":"Redis (MSET, pipelined)","keys":%d,"seconds":%s,"keys_per_s":%s,"peak_rss_bytes":%d,"output_bytes":%d,"note":"redis-server peak RSS; MSET of 1000 pairs, 8 in flight, one connection"}\n' \
+  "$net_keys" "$(json_field "$fill" seconds)" "$(json_field "$fill" keys_per_s)" \
+  "$(vm_hwm "$redis_pid")" "$((after - before))" >>"$results/build.jsonl"
+table_bytes=$(stat -c %s "$(ls "$work"/data/bench/*/table.sst | head -n 1)")
+printf '{"system":"roost","keys":%d,"bytes":%d,"bytes_per_key":%.2f,"what":"mapped table file"}\n' \
+  "$net_keys" "$table_bytes" "$(awk -v b="$table_bytes" -v k="$net_keys" 'BEGIN { print b / k }')" \
+  >>"$results/memory.jsonl"
+printf '{"system":"Redis","keys":%d,"bytes":%d,"bytes_per_key":%.2f,"what":"used_memory after load, minus before"}\n' \
+  "$net_keys" "$((after - before))" "$(awk -v b="$((after - before))" -v k="$net_keys" 'BEGIN { print b / k }')" \
+  >>"$results/memory.jsonl"
+
+# net SYSTEM COMMAND...: one load run; its JSON line, with the system and
+# table size added, goes to network.jsonl.
+net() {
+  local system="$1" out rc=0
+  shift
+  out=$("$@" 2>"$work/load.err") || rc=$?
+  echo "  $system: $out" >&2
+  if [ -z "$out" ]; then
+    cat "$work/load.err" >&2
+    failures+=("$system $* (exit $rc)")
+    return
+  fi
+  [ "$rc" = 0 ] || failures+=("$system $* (exit $rc: $(head -c 300 "$work/load.err"))")
+  echo "{\"system\":\"$system\",\"table_keys\":$net_keys,${out#\{}" >>"$results/network.jsonl"
+}
+common=(--keys "$net_keys" --seed "$seed" --duration "$duration" --warmup "$warmup")
+# Interleaved, so that drift in the machine's speed touches both sides alike.
+for batch in 1 10 100 1000; do
+  method=multiget && [ "$batch" = 1 ] && method=get
+  echo "network: batch $batch..." >&2
+  net roost "$bin_dir/bench/server_load" --addr "127.0.0.1:$roost_port" --table bench \
+    --method "$method" --batch "$batch" --channels "$channels" \
+    --concurrency "$concurrency" --server-pid "$roost_pid" "${common[@]}"
+  method=mget && [ "$batch" = 1 ] && method=get
+  net Redis "$bin_dir/bench/redis_load" run --addr "127.0.0.1:$redis_port" \
+    --method "$method" --batch "$batch" --connections "$concurrency" \
+    --server-pid "$redis_pid" "${common[@]}"
+done
+kill "$roost_pid" "$redis_pid" 2>/dev/null || true
+
+# --- report -----------------------------------------------------------------
+rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$repo" status --porcelain 2>/dev/null)" ] || rev="$rev (with local changes)"
+version_of() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
+cat >"$results/machine.json" <<EOF
+{"date_utc":"$(date -u '+%Y-%m-%d %H:%M UTC')","command":"$command_line","mode":"$mode",
+ "nproc":$(nproc),"mem_total_gib":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),
+ "cpu_model":"$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)",
+ "kernel":"$(uname -r)","git_rev":"$rev",
+ "versions":{"rocksdb":"$(version_of librocksdb-dev)","redis":"$(version_of redis-server)",
+   "tinycdb":"$(version_of libcdb-dev)","gnuplot":"$(version_of gnuplot-nox)"},
+ "thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)",
+ "lookup_keys":$lookup_keys,"network_keys":$net_keys,"build_keys":$net_keys,
+ "load_average":"$(cut -d' ' -f1-3 /proc/loadavg)",
+ "elapsed_s":$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')}
+EOF
+tr -d '\n' <"$results/machine.json" >"$results/machine.json.tmp" &&
+  mv "$results/machine.json.tmp" "$results/machine.json"
+
+if [ -n "$report" ]; then
+  mkdir -p "${img_dir:-$(dirname "$report")/img}"
+  "$repo/bench/report.py" "$results" --out "$report" --img-dir "${img_dir:-$(dirname "$report")/img}"
+  echo "wrote $report" >&2
+fi
+"$repo/bench/report.py" "$results" --check || failures+=("report.py --check")
+if [ ${#failures[@]} -gt 0 ]; then
+  printf 'run.sh: failed: %s\n' "${failures[@]}" >&2
+  exit 1
+fi
+echo "results in $results" >&2
