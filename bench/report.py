@@ -239,7 +239,9 @@ def lookup_table(rows, dataset, keys):
             cells += ([fmops(r["ops_per_s"]), fns(r["ns_per_lookup"]),
                        fratio(r["ops_per_s"], ref and ref["ops_per_s"])]
                       if r else ["—"] * 3)
-        cells += [fsig(any_row.get("bytes_per_key")), fsig(any_row.get("build_s"))]
+        # The ceiling's array is no table: nothing is built.
+        build_s = None if system == CEILING else any_row.get("build_s")
+        cells += [fsig(any_row.get("bytes_per_key")), fsig(build_s)]
         out.append(cells)
     return table(["system", "config", "op", "hits: M lookups/s", "hits: ns/lookup",
                   "hits: ratio to roost", "misses: M lookups/s", "misses: ns/lookup",
@@ -311,8 +313,9 @@ COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
 def gq(s): return "'" + str(s).replace("'", "''") + "'"
 
 
-def plot(tmp, png, title, xlabel, ylabel, series, xtics, key="below"):
-    """series: [(title, [(x, y)...], style)] drawn as lines with points."""
+def plot(tmp, png, title, xlabel, ylabel, series, xtics, key="below", source=""):
+    """series: [(title, [(x, y)...], style)] drawn as lines with points;
+    source (command, machine, date) is printed under the title."""
     series = [(t, [p for p in pts if p[1] and p[1] > 0], st) for t, pts, st in series]
     series = [s for s in series if s[1]]
     if not series:
@@ -327,7 +330,9 @@ def plot(tmp, png, title, xlabel, ylabel, series, xtics, key="below"):
                       f"{st} title {gq(t)}" for i, (t, _, st) in enumerate(series))
     script = f"""set terminal pngcairo size 900,560 font ',10'
 set output {gq(png)}
-set title {gq(title)}
+set tmargin 4
+set label 1 {gq(title)} at screen 0.5, 0.965 center font ',11'
+set label 2 {gq(source)} at screen 0.5, 0.925 center font ',8'
 set xlabel {gq(xlabel)}
 set ylabel {gq(ylabel)}
 set logscale xy
@@ -361,10 +366,13 @@ class Report:
         m = res["machine"] or {}
         self.cmd = m.get("command", "bench/run.sh (machine.json missing)")
         self.date = m.get("date_utc", "an unknown date")
+        self.machine = (f"{m.get('nproc', '?')} cores, {m.get('mem_total_gib', '?')} GiB, "
+                        f"{m.get('cpu_model', '?')}")
         self.md, self.summary = [], {}
 
     def add(self, *parts): self.md.extend(parts)
-    def caption(self): self.add(f"_Produced by `{self.cmd}` ({self.date})._", "")
+    def caption(self):
+        self.add(f"_Produced by `{self.cmd}` on {self.machine}, {self.date}._", "")
 
     def notes(self, section):
         f = NOTES_DIR / f"{section}.md"
@@ -373,6 +381,7 @@ class Report:
 
     def figure(self, name, *args, **kw):
         png = self.img_dir / name
+        kw["source"] = f"{self.cmd} | {self.machine} | {self.date}"
         if plot(self.tmp, png, *args, **kw):
             rel = os.path.relpath(png, self.out.parent).replace(os.sep, "/")
             self.add(f"![{args[0]}]({rel})", "")
