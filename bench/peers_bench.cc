@@ -201,12 +201,13 @@ class Recorder {
              lookups, 0);
   }
 
-  void Skip(const std::string& system, const std::string& why) {
+  void Skip(const std::string& system, const std::string& config,
+            const std::string& why) {
     std::fprintf(s_.out,
                  "{\"dataset\":\"%s\",\"keys\":%llu,\"system\":\"%s\","
-                 "\"config\":\"\",\"skipped\":\"%s\"}\n",
+                 "\"config\":\"%s\",\"skipped\":\"%s\"}\n",
                  DataSetName(s_.set), static_cast<unsigned long long>(s_.keys),
-                 system.c_str(), why.c_str());
+                 system.c_str(), config.c_str(), why.c_str());
     std::fflush(s_.out);
   }
 
@@ -552,7 +553,8 @@ void MeasureRocks(const Settings& s, Recorder& rec, const std::string& system,
 void RocksCuckoo(const Settings& s, const SuiteData& data, Recorder& rec) {
   const char* system = "RocksDB CuckooTable";
   if (!data.fixed_width()) {
-    rec.Skip(system, "CuckooTable takes only fixed-size keys and values");
+    rec.Skip(system, "default",
+             "CuckooTable takes only fixed-size keys and values");
     return;
   }
   rocksdb::Options options = BaseRocksOptions();
@@ -573,7 +575,8 @@ void RocksPlain(const Settings& s, const SuiteData& data, Recorder& rec) {
   // the value; the reader refuses files of 2 GiB or more.
   const uint64_t avg_pair = data.fixed_width() ? 16 : 25 + 110;
   if (s.keys * (avg_pair + 9) >= (uint64_t{1} << 31)) {
-    rec.Skip(system, "the file would pass PlainTable's 2 GiB limit");
+    rec.Skip(system, "prefix hash",
+             "the file would pass PlainTable's 2 GiB limit");
     return;
   }
   rocksdb::Options options = BaseRocksOptions();
@@ -624,7 +627,7 @@ void TinyCdb(const Settings& s, const SuiteData& data, Recorder& rec) {
   // 24 bytes of record and hash-table overhead per pair, plus the pairs.
   const uint64_t avg_pair = data.fixed_width() ? 16 : 25 + 110;
   if (s.keys * (avg_pair + 24) + 2048 >= (uint64_t{1} << 32)) {
-    rec.Skip(system, "the file would pass cdb's 4 GiB limit");
+    rec.Skip(system, "default", "the file would pass cdb's 4 GiB limit");
     return;
   }
   const std::string path = (s.dir / "tinycdb.cdb").string();
