@@ -48,6 +48,8 @@ REQUIRED_BUILD_SYSTEMS = ["roost-load cuckoo", "roost-load block",
 # The rows every ratio is taken against.
 REF_SYSTEM, REF_CONFIG = "roost cuckoo", "mmap"
 NET_REF, MEM_REF, BUILD_REF = "roost", "roost", "roost-load cuckoo"
+# roost's block table is also set beside its own kind.
+BLOCK_REF, BLOCK_PEER = ("roost block", "auto, hash index"), "RocksDB block-based"
 NOTES_DIR = Path(__file__).resolve().parent / "report_notes"
 
 N, S = "num", "str"          # field types; a trailing "?" allows null
@@ -124,6 +126,15 @@ def load_results(d):
             raise ReportError(f"{m}:1: not a JSON object")
     for name in ("lookup", "network", "memory", "build"):
         r[name] = load_jsonl(d / f"{name}.jsonl")
+    # A skipped row without a config belongs to the system's one config, if
+    # it has one, so that it fills that row's cell.
+    configs = {}
+    for x in r["lookup"] or []:
+        if "skipped" not in x:
+            configs.setdefault(x["system"], set()).add(x["config"])
+    for x in r["lookup"] or []:
+        if "skipped" in x and not x["config"] and len(configs.get(x["system"], ())) == 1:
+            x["config"] = next(iter(configs[x["system"]]))
     return r
 
 
@@ -271,6 +282,8 @@ def lookup_summary(rows, dataset, keys, get_only=False):
             out += [f"roost's get hits ({where}) run at {fratio(b, c['ops_per_s'])} the "
                     f"ceiling of {c['config']} ({mops(c['ops_per_s'])})."
                     for c in sel if c["system"] == CEILING and "huge" not in c["config"]]
+    if not get_only:
+        out += block_summary(sel, where)
     sizes = {label(p): p["bytes_per_key"] for p in sel
              if is_peer(p["system"]) and p.get("bytes_per_key") is not None}
     refs = [r for r in refs if r.get("bytes_per_key") is not None]
@@ -278,6 +291,30 @@ def lookup_summary(rows, dataset, keys, get_only=False):
         out += [versus(p, "roost", f"size ({where})", a, refs[0]["bytes_per_key"],
                        lambda v: f"{fsig(v)} bytes/key", False, False)
                 for p, a in sizes.items() if a < refs[0]["bytes_per_key"]]
+    return out
+
+
+def block_summary(sel, where):
+    """Sentences on roost's block table (its default configuration) beside
+    RocksDB's block-based table, its own kind, and every peer that is faster
+    than it."""
+    out, mops = [], lambda v: f"{fmops(v)} M lookups/s"
+    refs = [r for r in sel if (r["system"], r["config"]) == BLOCK_REF]
+    for ref in refs:
+        what = f"{op_label(ref)} {plural(ref['probe'])} ({where})"
+        same = lambda p: (p["op"], p["batch"], p["probe"]) == \
+            (ref["op"], ref["batch"], ref["probe"])
+        kin = [p for p in sel if p["system"] == BLOCK_PEER and same(p)]
+        best = max(kin, key=lambda p: p["ops_per_s"], default=None)
+        if best:
+            out.append(versus(label(best), "roost's block table", what,
+                              best["ops_per_s"], ref["ops_per_s"], mops))
+        faster = [p for p in sel if is_peer(p["system"]) and p["system"] != BLOCK_PEER
+                  and same(p) and p["ops_per_s"] > ref["ops_per_s"]]
+        if faster:
+            names = ", ".join(f"{label(p)} {mops(p['ops_per_s'])}" for p in faster)
+            out.append(f"**Faster than roost's block table on {what}** "
+                       f"({mops(ref['ops_per_s'])}), though unsorted: {names}.")
     return out
 
 
@@ -406,9 +443,11 @@ class Report:
                      f"Versions: {v or 'unknown'}.  ",
                      f"Mode: {m.get('mode', '?')}; elapsed {fsig(m.get('elapsed_s'))} s; "
                      f"git revision `{m.get('git_rev', '?')}`.", "")
-        self.add("Every number below comes from that run. This file is rewritten "
-                 "by `bench/report.py` from the run's results directory: do not "
-                 "edit it by hand.", "")
+        raw = Path(os.path.relpath(self.res["dir"], self.out.parent)).as_posix()
+        self.add("Every number below comes from that run. This file is written "
+                 f"by `bench/report.py` from the run's raw results (`{raw}`, JSON "
+                 "lines): do not edit it by hand. Component benchmarks, one part "
+                 "at a time: [benchmarks-components.md](benchmarks-components.md).", "")
 
     def lookup(self):
         self.add("## In-process lookups (single thread)", "")
@@ -465,7 +504,9 @@ class Report:
                             f"not run: {r['skipped']}"])
                 continue
             b = ref.get(r["batch"])
-            out.append([r["system"], r["method"], r["batch"], fint(r["qps"]),
+            out.append([r["system"], r["method"], r["batch"],
+                        f"{r.get('concurrency', '?')} on {r.get('channels', '?')}",
+                        fint(r["qps"]),
                         fmops(r["keys_per_s"]), fratio(r["keys_per_s"], b and b["keys_per_s"]),
                         fus(r["p50_us"]), fus(r["p99_us"]),
                         fsig(r.get("server_cpu_us_per_key"))])
@@ -476,19 +517,22 @@ class Report:
                             b["keys_per_s"], lambda v: f"{fmops(v)} M keys/s"),
                      versus(r["system"], "roost", f"p99 latency at {what}", r["p99_us"],
                             b["p99_us"], lambda v: f"{fus(v)} µs", False, False)]
-        self.add(table(["system", "method", "batch", "requests/s", "M keys/s",
-                        "ratio to roost", "p50 µs", "p99 µs", "server CPU µs/key"],
-                       out, right=range(2, 9)), "")
+        self.add(table(["system", "method", "batch", "in flight on connections",
+                        "requests/s", "M keys/s", "ratio to roost", "p50 µs", "p99 µs",
+                        "server CPU µs/key"], out, right=range(2, 10)), "")
         self.caption()
         batches = sorted({r["batch"] for r in rows})
         pts = lambda s, f: [(r["batch"], r[f]) for r in rows
                             if r["system"] == s and "skipped" not in r]
         tics = [(b, str(b)) for b in batches]
-        self.figure("network-latency.png", "Latency over loopback", "keys per request",
+        flight = "/".join(sorted({str(r.get("concurrency", "?")) for r in rows}))
+        self.figure("network-latency.png",
+                    f"Latency over loopback, {flight} requests in flight", "keys per request",
                     "latency, µs", [(f"{s} {p}", pts(s, f"{p}_us"), style(i, s, p == "p99"))
                                     for i, s in enumerate(systems) for p in ("p50", "p99")],
                     tics, key="top left")
-        self.figure("network-throughput.png", "Throughput over loopback",
+        self.figure("network-throughput.png",
+                    f"Throughput over loopback, {flight} requests in flight",
                     "keys per request", "M keys/s",
                     [(s, [(x, y / 1e6) for x, y in pts(s, "keys_per_s")], style(i, s))
                      for i, s in enumerate(systems)], tics, key="top left")
