@@ -29,7 +29,8 @@
 #   --report FILE   the report (default docs/benchmarks.md; none for --smoke)
 #   --img-dir DIR   its plots (default docs/img beside the default report)
 #   --results DIR   keep the raw results (JSON lines) here (default
-#               WORK/results)
+#               docs/results beside the default report, else WORK/results);
+#               `bench/report.py DIR --out FILE` draws the report again
 #   --work DIR  scratch space for tables and servers (default
 #               $ROOST_BENCH_WORK or /tmp/roost-bench); emptied first, so it
 #               must be new, empty or made by this script
@@ -88,6 +89,7 @@ esac
 if [ -z "$report" ] && [ "$mode" != smoke ]; then
   report="$repo/docs/benchmarks.md"
   img_dir="${img_dir:-$repo/docs/img}"
+  results="${results:-$repo/docs/results}"
 fi
 seed=20261122
 channels=4 concurrency=64
