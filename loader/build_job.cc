@@ -97,35 +97,27 @@ struct Widths {
   }
 };
 
-Json OptionsJson(const BuildJob& job) {
-  Json o = Json::Object();
-  o.Set("format", Json::String(std::string(TableFormatName(job.format))));
-  o.Set(
-      "on_duplicate",
-      Json::String(job.on_duplicate == DuplicatePolicy::kError       ? "error"
-                   : job.on_duplicate == DuplicatePolicy::kKeepFirst ? "first"
-                                                                     : "last"));
+OrderedJson OptionsJson(const BuildJob& job) {
+  OrderedJson o;
+  o["format"] = TableFormatName(job.format);
+  o["on_duplicate"] = job.on_duplicate == DuplicatePolicy::kError ? "error"
+                      : job.on_duplicate == DuplicatePolicy::kKeepFirst
+                          ? "first"
+                          : "last";
   if (job.format == TableFormat::kCuckoo) {
-    o.Set("utilization", Json::Number(job.cuckoo.utilization));
-    o.Set("hash_functions",
-          Json::Number(uint64_t(job.cuckoo.num_hash_functions)));
-    o.Set("overflow_bits_per_block",
-          Json::Number(uint64_t(job.cuckoo.overflow_bits_per_block)));
-    o.Set("max_displacement_depth",
-          Json::Number(uint64_t(job.cuckoo.max_displacement_depth)));
-    o.Set("seed", Json::Number(job.cuckoo.seed));
+    o["utilization"] = job.cuckoo.utilization;
+    o["hash_functions"] = job.cuckoo.num_hash_functions;
+    o["overflow_bits_per_block"] = job.cuckoo.overflow_bits_per_block;
+    o["max_displacement_depth"] = job.cuckoo.max_displacement_depth;
+    o["seed"] = job.cuckoo.seed;
   } else {
-    o.Set("block_size", Json::Number(uint64_t{job.block.block_size}));
-    o.Set("restart_interval",
-          Json::Number(uint64_t{job.block.restart_interval}));
-    o.Set("hash_index", Json::Bool(job.block.hash_index));
-    o.Set("hash_index_utilization",
-          Json::Number(job.block.hash_index_utilization));
-    o.Set("compression",
-          Json::String(std::string(CompressionName(job.block.compression))));
-    o.Set("index_search",
-          Json::String(std::string(IndexSearchName(job.block.index_search))));
-    o.Set("uniformity_threshold", Json::Number(job.block.uniformity_threshold));
+    o["block_size"] = job.block.block_size;
+    o["restart_interval"] = job.block.restart_interval;
+    o["hash_index"] = job.block.hash_index;
+    o["hash_index_utilization"] = job.block.hash_index_utilization;
+    o["compression"] = CompressionName(job.block.compression);
+    o["index_search"] = IndexSearchName(job.block.index_search);
+    o["uniformity_threshold"] = job.block.uniformity_threshold;
   }
   return o;
 }
@@ -179,24 +171,24 @@ absl::Status ReadInputs(const BuildJob& job,
 
 }  // namespace
 
-Json BuildSummary::ToJson() const {
-  Json j = Json::Object();
-  j.Set("status", Json::String("ok"));
-  j.Set("path", Json::String(path));
-  j.Set("version", version ? Json::Number(*version) : Json());
-  j.Set("format", Json::String(std::string(TableFormatName(format))));
-  j.Set("records", Json::Number(records));
-  j.Set("keys", Json::Number(keys));
-  j.Set("bad_records", Json::Number(bad_records));
-  j.Set("duplicates_dropped", Json::Number(duplicates));
-  j.Set("input_bytes", Json::Number(input_bytes));
-  j.Set("file_size", Json::Number(file_size));
-  j.Set("sort_runs_spilled", Json::Number(sort_runs));
+OrderedJson BuildSummary::ToJson() const {
+  OrderedJson j;
+  j["status"] = "ok";
+  j["path"] = path;
+  j["version"] = version ? OrderedJson(*version) : OrderedJson();
+  j["format"] = TableFormatName(format);
+  j["records"] = records;
+  j["keys"] = keys;
+  j["bad_records"] = bad_records;
+  j["duplicates_dropped"] = duplicates;
+  j["input_bytes"] = input_bytes;
+  j["file_size"] = file_size;
+  j["sort_runs_spilled"] = sort_runs;
   if (format == TableFormat::kCuckoo) {
-    j.Set("cuckoo_retries", Json::Number(uint64_t(cuckoo_retries)));
-    j.Set("utilization", Json::Number(utilization));
+    j["cuckoo_retries"] = cuckoo_retries;
+    j["utilization"] = utilization;
   }
-  j.Set("seconds", Json::Number(seconds));
+  j["seconds"] = seconds;
   return j;
 }
 

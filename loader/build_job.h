@@ -55,7 +55,7 @@ struct BuildSummary {
   double utilization = 0;  // cuckoo, as built
   double seconds = 0;
 
-  Json ToJson() const;
+  OrderedJson ToJson() const;
 };
 
 // Errors: InvalidArgument for bad input or options (with FILE:LINE where

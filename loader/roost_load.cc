@@ -37,11 +37,11 @@ int ExitCodeFor(const absl::Status& status) {
 
 int Fail(const absl::Status& status, bool json = false) {
   if (json) {
-    Json j = Json::Object();
-    j.Set("status", Json::String("error"));
-    j.Set("error", Json::String(std::string(status.message())));
-    j.Set("exit_code", Json::Number(uint64_t(ExitCodeFor(status))));
-    std::printf("%s\n", j.Dump().c_str());
+    OrderedJson j;
+    j["status"] = "error";
+    j["error"] = std::string(status.message());
+    j["exit_code"] = ExitCodeFor(status);
+    std::printf("%s\n", DumpJson(j).c_str());
   }
   std::fprintf(stderr, "roost-load: %s\n",
                std::string(status.message()).c_str());
@@ -123,7 +123,7 @@ int RunBuildCommand(BuildFlags& f) {
   auto summary = RunBuild(job, &progress);
   if (!summary.ok()) return Fail(summary.status(), json);
   if (json) {
-    std::printf("%s\n", summary->ToJson().Dump().c_str());
+    std::printf("%s\n", DumpJson(summary->ToJson()).c_str());
   } else if (!f.quiet) {
     std::fprintf(
         stderr,

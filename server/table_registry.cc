@@ -384,11 +384,14 @@ void TableRegistry::LoadRollbackState(TableState* state) {
   std::error_code ec;
   if (fs::exists(path, ec)) {
     auto text = ReadWholeFile(path);
-    auto json = text.ok() ? Json::Parse(*text) : text.status();
-    if (json.ok() && json->type() == Json::kObject) {
-      if (auto v = json->Get("pinned").AsUint64()) pinned = *v;
-      for (const Json& v : json->Get("rolled_back").items()) {
-        if (auto n = v.AsUint64()) rolled_back.insert(*n);
+    auto json = text.ok() ? ParseJson(*text) : text.status();
+    if (json.ok() && json->is_object()) {
+      pinned = JsonUint64(*json, "pinned");
+      if (auto it = json->find("rolled_back");
+          it != json->end() && it->is_array()) {
+        for (const Json& v : *it) {
+          if (v.is_number_unsigned()) rolled_back.insert(v.get<uint64_t>());
+        }
       }
     } else {
       Log("ignoring ", path, ": ",
@@ -401,14 +404,12 @@ void TableRegistry::LoadRollbackState(TableState* state) {
 }
 
 absl::Status TableRegistry::SaveRollbackState(const TableState& state) {
-  Json json = Json::Object();
-  json.Set("pinned", state.pinned ? Json::Number(*state.pinned) : Json::Null());
-  Json rolled_back = Json::Array();
-  for (uint64_t v : state.rolled_back) rolled_back.Append(Json::Number(v));
-  json.Set("rolled_back", std::move(rolled_back));
+  OrderedJson json;
+  json["pinned"] = state.pinned ? OrderedJson(*state.pinned) : OrderedJson();
+  json["rolled_back"] = state.rolled_back;
   const fs::path path = fs::path(state.dir) / std::string(kRollbackFileName);
   const fs::path tmp = fs::path(state.dir) / ".ROLLBACK.tmp";
-  const std::string text = json.Dump() + "\n";
+  const std::string text = DumpJson(json) + "\n";
   std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (f == nullptr ||
       std::fwrite(text.data(), 1, text.size(), f) != text.size() ||

@@ -19,57 +19,53 @@ std::string Hex64(uint64_t v) { return fmt::format("{:016x}", v); }
 }  // namespace
 
 std::string Manifest::ToJson() const {
-  Json m = Json::Object();
-  m.Set("manifest_version", Json::Number(kManifestVersion));
-  m.Set("table", Json::String(table));
-  m.Set("version", Json::Number(version));
-  m.Set("format", Json::String(format));
-  m.Set("format_version", Json::String(format_version));
-  m.Set("keys", Json::Number(keys));
-  m.Set("key_bytes", Json::Number(key_bytes));
-  m.Set("value_bytes", Json::Number(value_bytes));
-  m.Set("key_width", key_width ? Json::Number(uint64_t{*key_width}) : Json());
-  m.Set("value_width",
-        value_width ? Json::Number(uint64_t{*value_width}) : Json());
-  Json& f = m.Set("files", Json::Array());
+  OrderedJson m;
+  m["manifest_version"] = kManifestVersion;
+  m["table"] = table;
+  m["version"] = version;
+  m["format"] = format;
+  m["format_version"] = format_version;
+  m["keys"] = keys;
+  m["key_bytes"] = key_bytes;
+  m["value_bytes"] = value_bytes;
+  m["key_width"] = key_width ? OrderedJson(*key_width) : OrderedJson();
+  m["value_width"] = value_width ? OrderedJson(*value_width) : OrderedJson();
+  OrderedJson& f = m["files"] = OrderedJson::array();
   for (const ManifestFile& file : files) {
-    Json j = Json::Object();
-    j.Set("name", Json::String(file.name));
-    j.Set("size", Json::Number(file.size));
-    j.Set("xxh3", Json::String(Hex64(file.xxh3)));
-    f.Append(std::move(j));
+    f.push_back(
+        {{"name", file.name}, {"size", file.size}, {"xxh3", Hex64(file.xxh3)}});
   }
-  m.Set("build_options", build_options);
-  Json& in = m.Set("inputs", Json::Array());
+  m["build_options"] = build_options;
+  OrderedJson& in = m["inputs"] = OrderedJson::array();
   for (const ManifestInput& input : inputs) {
-    Json j = Json::Object();
-    j.Set("path", Json::String(input.path));
-    j.Set("size", Json::Number(input.size));
-    in.Append(std::move(j));
+    in.push_back({{"path", input.path}, {"size", input.size}});
   }
-  m.Set("loader", Json::String(loader));
-  return m.Dump() + "\n";
+  m["loader"] = loader;
+  return DumpJson(m) + "\n";
 }
 
 absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
-  auto json = Json::Parse(text);
-  if (!json.ok()) return json.status();
+  auto json = ParseJson(text);
+  if (!json.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("MANIFEST: ", json.status().message()));
+  }
   auto bad = [](std::string_view field) {
     return absl::InvalidArgumentError(
         StrCat("MANIFEST: missing or malformed \"", field, "\""));
   };
   Manifest m;
-  if (json->Get("manifest_version").AsUint64() != kManifestVersion) {
+  if (JsonUint64(*json, "manifest_version") != kManifestVersion) {
     return bad("manifest_version");
   }
   auto str = [&](std::string_view field, std::string* out) {
-    auto v = json->Get(field).AsString();
+    auto v = JsonString(*json, field);
     if (!v) return false;
-    *out = *v;
+    *out = std::move(*v);
     return true;
   };
   auto num = [&](std::string_view field, uint64_t* out) {
-    auto v = json->Get(field).AsUint64();
+    auto v = JsonUint64(*json, field);
     if (!v) return false;
     *out = *v;
     return true;
@@ -81,17 +77,25 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
   if (!num("keys", &m.keys)) return bad("keys");
   if (!num("key_bytes", &m.key_bytes)) return bad("key_bytes");
   if (!num("value_bytes", &m.value_bytes)) return bad("value_bytes");
-  if (auto w = json->Get("key_width").AsUint64()) m.key_width = *w;
-  if (auto w = json->Get("value_width").AsUint64()) m.value_width = *w;
-  const Json& files = json->Get("files");
-  if (files.type() != Json::kArray || files.items().empty()) {
+  // A width is a number or null (keys of several lengths).
+  auto width = [&](std::string_view field, std::optional<uint32_t>* out) {
+    if (!json->contains(field) || json->at(field).is_null()) return true;
+    auto w = JsonUint64(*json, field);
+    if (!w || *w > UINT32_MAX) return false;
+    *out = static_cast<uint32_t>(*w);
+    return true;
+  };
+  if (!width("key_width", &m.key_width)) return bad("key_width");
+  if (!width("value_width", &m.value_width)) return bad("value_width");
+  const auto files = json->find("files");
+  if (files == json->end() || !files->is_array() || files->empty()) {
     return bad("files");
   }
-  for (const Json& f : files.items()) {
+  for (const Json& f : *files) {
     ManifestFile file;
-    auto name = f.Get("name").AsString();
-    auto size = f.Get("size").AsUint64();
-    auto sum = f.Get("xxh3").AsString();
+    auto name = JsonString(f, "name");
+    auto size = JsonUint64(f, "size");
+    auto sum = JsonString(f, "xxh3");
     if (!name || !size || !sum || sum->size() != 16 ||
         name->find('/') != std::string::npos) {
       return bad("files");
@@ -103,12 +107,17 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
     if (end != sum->c_str() + 16) return bad("files");
     m.files.push_back(std::move(file));
   }
-  m.build_options = json->Get("build_options");
-  for (const Json& i : json->Get("inputs").items()) {
-    ManifestInput input;
-    if (auto p = i.Get("path").AsString()) input.path = *p;
-    if (auto s = i.Get("size").AsUint64()) input.size = *s;
-    m.inputs.push_back(std::move(input));
+  if (auto options = json->find("build_options"); options != json->end()) {
+    m.build_options = *options;
+  }
+  if (auto inputs = json->find("inputs");
+      inputs != json->end() && inputs->is_array()) {
+    for (const Json& i : *inputs) {
+      ManifestInput input;
+      if (auto p = JsonString(i, "path")) input.path = *p;
+      if (auto s = JsonUint64(i, "size")) input.size = *s;
+      m.inputs.push_back(std::move(input));
+    }
   }
   str("loader", &m.loader);
   return m;

@@ -55,7 +55,7 @@ struct Manifest {
   std::optional<uint32_t> key_width;    // when every key has one length
   std::optional<uint32_t> value_width;  // when every value has one length
   std::vector<ManifestFile> files;
-  Json build_options = Json::Object();
+  OrderedJson build_options = OrderedJson::object();
   std::vector<ManifestInput> inputs;
   std::string loader;
 

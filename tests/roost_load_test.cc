@@ -45,8 +45,8 @@ Result RoostLoadStdout(const std::string& args) {
   return RoostLoad(args, " 2>/dev/null");
 }
 
-Json ParseJson(const std::string& text) {
-  auto j = Json::Parse(text);
+Json ParseOrFail(const std::string& text) {
+  auto j = ParseJson(text);
   EXPECT_TRUE(j.ok()) << text;
   return j.ok() ? *j : Json();
 }
@@ -181,8 +181,8 @@ TEST_F(RoostLoadTest, DuplicatesUnderEachPolicyInBothFormats) {
                         "-o " +
                         out);
     ASSERT_EQ(r.exit_code, 0);
-    EXPECT_EQ(ParseJson(r.out).Get("duplicates_dropped").AsUint64(), 1u);
-    EXPECT_EQ(ParseJson(r.out).Get("keys").AsUint64(), 3u);
+    EXPECT_EQ(JsonUint64(ParseOrFail(r.out), "duplicates_dropped"), 1u);
+    EXPECT_EQ(JsonUint64(ParseOrFail(r.out), "keys"), 3u);
     EXPECT_EQ(RoostLoad("get " + out + " x").out, "x\t4\n");
   }
 }
@@ -230,10 +230,10 @@ TEST_F(RoostLoadTest, MaxBadRecordsSkipsAndCounts) {
   r = RoostLoadStdout("build -i " + in + " -o " + out +
                       " --max-bad-records 2 --output-format json");
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  const Json j = ParseJson(r.out);
-  EXPECT_EQ(j.Get("bad_records").AsUint64(), 2u);
-  EXPECT_EQ(j.Get("keys").AsUint64(), 3u);
-  EXPECT_EQ(j.Get("status").AsString(), "ok");
+  const Json j = ParseOrFail(r.out);
+  EXPECT_EQ(JsonUint64(j, "bad_records"), 2u);
+  EXPECT_EQ(JsonUint64(j, "keys"), 3u);
+  EXPECT_EQ(JsonString(j, "status"), "ok");
   // Locations stay right after skipped lines.
   const std::string dup = Write("dup.tsv", "a\t1\nbad\na\t2\n");
   r = RoostLoad("build -q -i " + dup + " -o " + out + " --max-bad-records 1");
@@ -252,20 +252,20 @@ TEST_F(RoostLoadTest, PublishesVersionsWithManifests) {
                         std::string(i == 2 ? "block" : "cuckoo") + " -i " + in +
                         " --data-dir " + data + " --table users");
     ASSERT_EQ(r.exit_code, 0) << r.out;
-    EXPECT_EQ(ParseJson(r.out).Get("version").AsUint64(), uint64_t(i));
+    EXPECT_EQ(JsonUint64(ParseOrFail(r.out), "version"), uint64_t(i));
   }
   EXPECT_EQ(Versions(data + "/users"),
             (std::vector<std::string>{"v000001", "v000002", "v000003"}));
-  const Json m = ParseJson(ReadFile(data + "/users/v000002/MANIFEST"));
-  EXPECT_EQ(m.Get("format").AsString(), "block");
-  EXPECT_EQ(m.Get("version").AsUint64(), 2u);
-  EXPECT_EQ(m.Get("keys").AsUint64(), 2u);
-  EXPECT_EQ(m.Get("key_width").AsUint64(), 2u);
-  EXPECT_EQ(m.Get("files").items()[0].Get("size").AsUint64(),
+  const Json m = ParseOrFail(ReadFile(data + "/users/v000002/MANIFEST"));
+  EXPECT_EQ(JsonString(m, "format"), "block");
+  EXPECT_EQ(JsonUint64(m, "version"), 2u);
+  EXPECT_EQ(JsonUint64(m, "keys"), 2u);
+  EXPECT_EQ(JsonUint64(m, "key_width"), 2u);
+  EXPECT_EQ(JsonUint64(m.at("files").at(0), "size"),
             fs::file_size(data + "/users/v000002/table.sst"));
-  EXPECT_EQ(m.Get("inputs").items()[0].Get("path").AsString(), in);
-  EXPECT_EQ(m.Get("build_options").Get("restart_interval").AsUint64(), 16u);
-  EXPECT_EQ(m.Get("loader").AsString(), "roost-load 0.1.0");
+  EXPECT_EQ(JsonString(m.at("inputs").at(0), "path"), in);
+  EXPECT_EQ(JsonUint64(m.at("build_options"), "restart_interval"), 16u);
+  EXPECT_EQ(JsonString(m, "loader"), "roost-load 0.1.0");
 
   // verify of the table directory checks its newest version.
   Result r = RoostLoad("verify " + data + "/users");
@@ -339,13 +339,13 @@ TEST_F(RoostLoadTest, ExternalSortGivesTheSameTable) {
   Result r = RoostLoadStdout("build --format block --output-format json -i " +
                              in + " -o " + a);
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_EQ(ParseJson(r.out).Get("sort_runs_spilled").AsUint64(), 0u);
+  EXPECT_EQ(JsonUint64(ParseOrFail(r.out), "sort_runs_spilled"), 0u);
   r = RoostLoadStdout(
       "build --format block --output-format json "
       "--memory-limit 64k --temp-dir " +
       dir_.File("") + " -i " + in + " -o " + b);
   ASSERT_EQ(r.exit_code, 0) << r.out;
-  EXPECT_GT(ParseJson(r.out).Get("sort_runs_spilled").AsUint64().value_or(0),
+  EXPECT_GT(JsonUint64(ParseOrFail(r.out), "sort_runs_spilled").value_or(0),
             1u);
   EXPECT_TRUE(ReadFile(a) == ReadFile(b));
   EXPECT_FALSE(ReadFile(a).empty());
@@ -442,7 +442,7 @@ TEST_F(RoostLoadTest, UsageErrorsAndHelp) {
   EXPECT_NE(r.out.find("give either --output FILE or --data-dir"),
             std::string::npos);
   r = RoostLoadStdout("build -i /nonexistent.tsv -o x --output-format json");
-  EXPECT_EQ(ParseJson(r.out).Get("status").AsString(), "error");
+  EXPECT_EQ(JsonString(ParseOrFail(r.out), "status"), "error");
 }
 
 }  // namespace

@@ -185,9 +185,9 @@ std::string BuildTable(const std::string& data_dir, const std::string& table,
   args.insert(args.end(), flags.begin(), flags.end());
   const ProcessResult r = RunProcess(args);
   fs::remove(input);
-  auto json = Json::Parse(r.out);
+  auto json = ParseJson(r.out);
   const std::optional<uint64_t> version =
-      json.ok() ? json->Get("version").AsUint64() : std::nullopt;
+      json.ok() ? JsonUint64(*json, "version") : std::nullopt;
   if (r.exit_code != 0 || !version) {
     ADD_FAILURE() << "roost-load build of " << table << " failed (exit "
                   << r.exit_code << ")\nstdout: " << r.out
