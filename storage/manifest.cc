@@ -30,6 +30,8 @@ std::string Manifest::ToJson() const {
   m["value_bytes"] = value_bytes;
   m["key_width"] = key_width ? OrderedJson(*key_width) : OrderedJson();
   m["value_width"] = value_width ? OrderedJson(*value_width) : OrderedJson();
+  if (max_key_length) m["max_key_length"] = *max_key_length;
+  if (max_value_length) m["max_value_length"] = *max_value_length;
   OrderedJson& f = m["files"] = OrderedJson::array();
   for (const ManifestFile& file : files) {
     f.push_back(
@@ -87,6 +89,19 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
   };
   if (!width("key_width", &m.key_width)) return bad("key_width");
   if (!width("value_width", &m.value_width)) return bad("value_width");
+  // Optional: older MANIFESTs do not have them.
+  auto optional_num = [&](std::string_view field,
+                          std::optional<uint64_t>* out) {
+    if (!json->contains(field)) return true;
+    *out = JsonUint64(*json, field);
+    return out->has_value();
+  };
+  if (!optional_num("max_key_length", &m.max_key_length)) {
+    return bad("max_key_length");
+  }
+  if (!optional_num("max_value_length", &m.max_value_length)) {
+    return bad("max_value_length");
+  }
   const auto files = json->find("files");
   if (files == json->end() || !files->is_array() || files->empty()) {
     return bad("files");

@@ -14,6 +14,8 @@
 //     "value_bytes": 2188890,
 //     "key_width": 11,
 //     "value_width": null,
+//     "max_key_length": 11,
+//     "max_value_length": 40,
 //     "files": [{"name": "table.sst", "size": 5106038,
 //                "xxh3": "9f1c2b7a5d3e4f60"}],
 //     "build_options": {...},
@@ -54,6 +56,10 @@ struct Manifest {
   uint64_t value_bytes = 0;
   std::optional<uint32_t> key_width;    // when every key has one length
   std::optional<uint32_t> value_width;  // when every value has one length
+  // The longest key and the longest value in the version; absent in
+  // MANIFESTs written before roost-load 0.2.
+  std::optional<uint64_t> max_key_length;
+  std::optional<uint64_t> max_value_length;
   std::vector<ManifestFile> files;
   OrderedJson build_options = OrderedJson::object();
   std::vector<ManifestInput> inputs;
