@@ -169,6 +169,12 @@ absl::StatusOr<CuckooHeader> CuckooHeader::Decode(std::string_view path,
       uint64_t{h.key_width} + h.value_width > kMaxInlineBucketSize) {
     return corrupt("bad key or value width");
   }
+  if (h.layout == CuckooLayout::kHeap &&
+      (h.key_width != 0 || h.value_width != 0)) {
+    // Widths mean something only in the inline layout; a reader that
+    // trusted them in the heap layout would refuse keys the table holds.
+    return corrupt("key or value width set in the heap layout");
+  }
   if (h.bucket_size != expected_bucket || h.bucket_size == 0) {
     return corrupt("bad bucket size");
   }

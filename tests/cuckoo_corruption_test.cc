@@ -6,8 +6,10 @@
 
 #include <random>
 
+#include "storage/coding.h"
 #include "storage/cuckoo_table.h"
 #include "storage/cuckoo_table_builder.h"
+#include "storage/hash.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
@@ -121,6 +123,27 @@ TEST_P(CuckooCorruptionTest, ErrorsSayWhatIsWrong) {
     WriteFile(path_, bad);
     EXPECT_EQ(CuckooTable::Open(path_).status().message(),
               "corrupt table " + path_ + ": bucket checksum mismatch");
+  }
+}
+
+// A header whose checksum was recomputed after the edit (as a careless tool
+// or an attacker would), so that only the field checks can catch it.
+std::string Resealed(std::string header_and_rest, size_t offset,
+                     uint32_t value) {
+  EncodeFixed32(header_and_rest.data() + offset, value);
+  EncodeFixed64(header_and_rest.data() + 312,
+                Checksum64(header_and_rest.data(), 312));
+  return header_and_rest;
+}
+
+TEST_P(CuckooCorruptionTest, WidthsInTheHeapLayoutAreRefused) {
+  if (GetParam().name != "Heap") return;
+  for (const size_t offset : {40, 44}) {  // key_width, value_width
+    WriteFile(path_, Resealed(good_, offset, 8));
+    EXPECT_EQ(CuckooTable::Open(path_).status().message(),
+              "corrupt table " + path_ +
+                  ": key or value width set in the heap layout")
+        << "offset " << offset;
   }
 }
 
