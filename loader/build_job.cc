@@ -97,8 +97,8 @@ struct Widths {
   }
 };
 
-OrderedJson OptionsJson(const BuildJob& job) {
-  OrderedJson o;
+Json OptionsJson(const BuildJob& job) {
+  Json o;
   o["format"] = TableFormatName(job.format);
   o["on_duplicate"] = job.on_duplicate == DuplicatePolicy::kError ? "error"
                       : job.on_duplicate == DuplicatePolicy::kKeepFirst

@@ -13,6 +13,7 @@
 #include "storage/manifest.h"
 #include "storage/str_cat.h"
 #include "storage/table_file.h"
+#include "storage/version_check.h"
 
 namespace roost {
 namespace {
@@ -29,6 +30,7 @@ int ExitCodeFor(const absl::Status& status) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kDataLoss:
     case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kUnavailable:  // a version still arriving
       return kExitBadInput;
     default:
       return kExitIo;
@@ -153,58 +155,27 @@ int RunInspect(const std::string& path) {
   return kExitOk;
 }
 
-// Checks a version directory's MANIFEST against its files.
-absl::Status VerifyManifest(const std::string& dir, TableFormat format,
-                            uint64_t keys) {
-  const std::string manifest_path = dir + "/" + std::string(kManifestName);
-  auto text = ReadWholeFile(manifest_path);
-  if (!text.ok()) return text.status();
-  auto m = Manifest::Parse(*text);
-  if (!m.ok()) {
-    return absl::DataLossError(
-        StrCat(manifest_path, ": ", m.status().message()));
-  }
-  if (m->format != TableFormatName(format)) {
-    return absl::DataLossError(StrCat(manifest_path, ": says format ",
-                                      m->format, ", the file is ",
-                                      TableFormatName(format)));
-  }
-  if (m->keys != keys) {
-    return absl::DataLossError(StrCat(manifest_path, ": says ", m->keys,
-                                      " keys, the table holds ", keys));
-  }
-  for (const ManifestFile& f : m->files) {
-    const std::string p = dir + "/" + f.name;
-    std::error_code ec;
-    const uint64_t size = std::filesystem::file_size(p, ec);
-    if (ec || size != f.size) {
-      return absl::DataLossError(StrCat(p, ": size ", ec ? 0 : size,
-                                        " disagrees with the MANIFEST's ",
-                                        f.size));
-    }
-    auto sum = ChecksumFile(p);
-    if (!sum.ok()) return sum.status();
-    if (*sum != f.xxh3) {
-      return absl::DataLossError(
-          StrCat(p, ": checksum disagrees with the MANIFEST"));
-    }
-  }
-  return absl::OkStatus();
-}
-
+// A version directory gets the check the server makes before serving
+// (OpenVersion), plus the whole-file checksum; a bare file gets its own
+// checksums.
 int RunVerify(const std::string& path) {
   auto resolved = ResolveTablePath(path);
   if (!resolved.ok()) return Fail(resolved.status());
-  auto table = TableFile::Open(resolved->file, /*verify_checksums=*/true);
-  if (!table.ok()) return Fail(table.status());
+  std::unique_ptr<TableFile> table;
   if (resolved->version_dir) {
-    absl::Status s = VerifyManifest(*resolved->version_dir, (*table)->format(),
-                                    (*table)->num_keys());
-    if (!s.ok()) return Fail(s);
+    VersionOpenOptions options;
+    options.check_file_checksum = true;
+    auto version = OpenVersion(*resolved->version_dir, options);
+    if (!version.ok()) return Fail(version.status());
+    table = std::move(version->file);
+  } else {
+    auto file = TableFile::Open(resolved->file, /*verify_checksums=*/true);
+    if (!file.ok()) return Fail(file.status());
+    table = std::move(*file);
   }
   std::printf("%s: ok (%s table, %llu keys%s)\n", resolved->file.c_str(),
-              std::string(TableFormatName((*table)->format())).c_str(),
-              static_cast<unsigned long long>((*table)->num_keys()),
+              std::string(TableFormatName(table->format())).c_str(),
+              static_cast<unsigned long long>(table->num_keys()),
               resolved->version_dir ? ", MANIFEST agrees" : "");
   return kExitOk;
 }

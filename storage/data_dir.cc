@@ -1,9 +1,14 @@
 #include "storage/data_dir.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "storage/str_cat.h"
 
@@ -35,7 +40,8 @@ std::optional<uint64_t> ParseVersionDirName(std::string_view name) {
   uint64_t v = 0;
   auto [end, ec] =
       std::from_chars(name.data() + 1, name.data() + name.size(), v);
-  if (ec != std::errc() || end != name.data() + name.size() || v == 0) {
+  if (ec != std::errc() || end != name.data() + name.size() || v == 0 ||
+      VersionDirName(v) != name) {
     return std::nullopt;
   }
   return v;
@@ -45,21 +51,51 @@ absl::StatusOr<std::vector<TableVersion>> ListVersions(
     const std::string& table_dir) {
   std::vector<TableVersion> out;
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(table_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const auto v = ParseVersionDirName(name);
-    if (!v || !entry.is_directory()) continue;
-    const bool complete =
-        std::filesystem::exists(entry.path() / std::string(kManifestName));
-    out.push_back({*v, entry.path().string(), complete});
+  std::filesystem::directory_iterator it(table_dir, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const std::filesystem::path& path = it->path();
+    const auto v = ParseVersionDirName(path.filename().string());
+    std::error_code type_ec;
+    if (!v || !it->is_directory(type_ec)) continue;
+    TableVersion version{*v, path.string(), false, ""};
+    // stat(2) the MANIFEST: ENOENT means incomplete; anything else (EACCES
+    // on a directory without search permission) is a problem to report.
+    struct stat st;
+    const std::string manifest = (path / std::string(kManifestName)).string();
+    if (::stat(manifest.c_str(), &st) == 0) {
+      version.complete = S_ISREG(st.st_mode);
+      if (!version.complete) {
+        version.problem =
+            StrCat("cannot open ", manifest, ": not a regular file");
+      }
+    } else if (errno != ENOENT) {
+      version.problem =
+          StrCat("cannot search ", path.string(), ": ", std::strerror(errno));
+    }
+    out.push_back(std::move(version));
   }
   if (ec) {
-    return absl::NotFoundError(
-        StrCat("cannot list ", table_dir, ": ", ec.message()));
+    std::string message = StrCat("cannot list ", table_dir, ": ", ec.message());
+    if (ec == std::errc::permission_denied) {
+      return absl::PermissionDeniedError(std::move(message));
+    }
+    return absl::NotFoundError(std::move(message));
   }
   std::sort(out.begin(), out.end(),
             [](const auto& a, const auto& b) { return a.version < b.version; });
   return out;
+}
+
+absl::StatusOr<uint64_t> NextVersion(
+    const std::vector<TableVersion>& versions) {
+  if (versions.empty()) return 1;
+  const uint64_t newest = versions.back().version;
+  if (newest == std::numeric_limits<uint64_t>::max()) {
+    return absl::FailedPreconditionError(StrCat(
+        "no version number is left after ", VersionDirName(newest), " in ",
+        std::filesystem::path(versions.back().path).parent_path().string()));
+  }
+  return newest + 1;
 }
 
 }  // namespace roost

@@ -27,18 +27,30 @@ inline constexpr std::string_view kTableFileName = "table.sst";
 // Letters, digits, '.', '_' and '-', not starting with '.', 1 to 128 bytes.
 absl::Status ValidateTableName(std::string_view name);
 
-// "v000042" for 42; ParseVersionDirName inverts it (nullopt for other names).
+// "v000042" for 42. ParseVersionDirName inverts it, and only it: "v42",
+// "v0000042" and "v000000" name no version, so that one number has one
+// directory.
 std::string VersionDirName(uint64_t version);
 std::optional<uint64_t> ParseVersionDirName(std::string_view name);
 
 struct TableVersion {
   uint64_t version;
   std::string path;
-  bool complete;  // has a MANIFEST
+  // Has a MANIFEST (a regular file, or a link to one).
+  bool complete = false;
+  // Why the directory could not be examined ("cannot search DIR:
+  // Permission denied"); empty when it could. Such a version is neither
+  // complete nor to be ignored: it holds its number.
+  std::string problem;
 };
-// The version directories of a table directory, oldest first.
+// The version directories of a table directory, oldest first. Never throws;
+// NotFound or PermissionDenied when the table directory cannot be listed.
 absl::StatusOr<std::vector<TableVersion>> ListVersions(
     const std::string& table_dir);
+
+// The number after the newest of `versions` (1 for none).
+// FailedPrecondition when the newest is already the largest number there is.
+absl::StatusOr<uint64_t> NextVersion(const std::vector<TableVersion>& versions);
 
 }  // namespace roost
 

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "storage/str_cat.h"
@@ -147,17 +148,71 @@ std::string_view LoadModeName(LoadMode mode) {
   return "unknown";
 }
 
-absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
-    const std::string& path, LoadMode mode) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open", path, errno);
+absl::StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size,
+                                    bool follow_symlinks) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+  // writer. It changes nothing for a regular file.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK |
+                                          (follow_symlinks ? 0 : O_NOFOLLOW));
+  if (fd < 0) {
+    if (errno == ELOOP && !follow_symlinks) {
+      return absl::FailedPreconditionError(
+          StrCat("cannot open ", path, ": a symbolic link, not a file"));
+    }
+    return ErrnoError("cannot open", path, errno);
+  }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
     return ErrnoError("cannot stat", path, err);
   }
-  const size_t size = static_cast<size_t>(st.st_size);
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::FailedPreconditionError(
+        StrCat("cannot open ", path, ": not a regular file"));
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
+                                            uint64_t max_size,
+                                            bool follow_symlinks) {
+  uint64_t size = 0;
+  auto fd = OpenRegularFile(path, &size, follow_symlinks);
+  if (!fd.ok()) return fd.status();
+  std::string out;
+  out.reserve(std::min(size, max_size));
+  char buf[65536];
+  // Reads past the size fstat gave, in case the file grew, but never more
+  // than one buffer past the limit.
+  while (out.size() <= max_size) {
+    const ssize_t n = ::read(*fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(*fd);
+      return ErrnoError("cannot read", path, err);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(*fd);
+  if (out.size() > max_size) {
+    return absl::ResourceExhaustedError(
+        StrCat(path, " is larger than ", max_size, " bytes"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
+    const std::string& path, LoadMode mode) {
+  uint64_t file_size = 0;
+  auto opened = OpenRegularFile(path, &file_size);
+  if (!opened.ok()) return opened.status();
+  const int fd = *opened;
+  const size_t size = static_cast<size_t>(file_size);
   if (size == 0) {
     ::close(fd);
     return std::unique_ptr<MappedFile>(

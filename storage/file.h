@@ -54,6 +54,21 @@ class WritableFile {
   uint64_t size_ = 0;
 };
 
+// Opens `path` read-only, refusing anything but a regular file: a FIFO, a
+// device or a socket where a table, MANIFEST or ROLLBACK file should be is
+// an error at once (the open never blocks), not a read that waits forever
+// or never ends. With `follow_symlinks` false a symbolic link is refused
+// too. Returns the descriptor (close-on-exec) and fills *size. Errors:
+// NotFound, PermissionDenied, FailedPrecondition (not a regular file).
+absl::StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size,
+                                    bool follow_symlinks = true);
+
+// Reads a whole regular file of at most `max_size` bytes (OpenRegularFile);
+// ResourceExhausted naming the limit when it is larger.
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
+                                            uint64_t max_size,
+                                            bool follow_symlinks = true);
+
 // How a table file is brought into memory.
 enum class LoadMode {
   // mmap(2) and let the page cache fault pages in on first touch. Opening

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "storage/file.h"
 #include "storage/hash.h"
 #include "storage/str_cat.h"
 
@@ -49,12 +50,11 @@ std::string Manifest::ToJson() const {
 absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
   auto json = ParseJson(text);
   if (!json.ok()) {
-    return absl::InvalidArgumentError(
-        StrCat("MANIFEST: ", json.status().message()));
+    return absl::InvalidArgumentError(std::string(json.status().message()));
   }
   auto bad = [](std::string_view field) {
     return absl::InvalidArgumentError(
-        StrCat("MANIFEST: missing or malformed \"", field, "\""));
+        StrCat("missing or malformed \"", field, "\""));
   };
   Manifest m;
   if (JsonUint64(*json, "manifest_version") != kManifestVersion) {
@@ -139,51 +139,35 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
 }
 
 absl::StatusOr<uint64_t> ChecksumFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(
-        StrCat("cannot open ", path, ": ", std::strerror(errno)));
-  }
+  uint64_t size = 0;
+  auto fd = OpenRegularFile(path, &size);
+  if (!fd.ok()) return fd.status();
   StreamingChecksum sum;
   std::string buf(1 << 20, '\0');
   while (true) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
+    const ssize_t n = ::read(*fd, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      ::close(fd);
+      ::close(*fd);
       return absl::DataLossError(
           StrCat("cannot read ", path, ": ", std::strerror(err)));
     }
     if (n == 0) break;
     sum.Update(buf.data(), static_cast<size_t>(n));
   }
-  ::close(fd);
+  ::close(*fd);
   return sum.Digest();
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(
-        StrCat("cannot open ", path, ": ", std::strerror(errno)));
+absl::StatusOr<Manifest> ReadManifest(const std::string& path) {
+  auto text = ReadRegularFile(path, kMaxManifestSize);
+  if (!text.ok()) return text.status();
+  auto m = Manifest::Parse(*text);
+  if (!m.ok()) {
+    return absl::InvalidArgumentError(StrCat(path, ": ", m.status().message()));
   }
-  std::string out;
-  char buf[65536];
-  while (true) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return absl::InternalError(
-          StrCat("cannot read ", path, ": ", std::strerror(err)));
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return out;
+  return m;
 }
 
 }  // namespace roost

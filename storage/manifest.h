@@ -61,7 +61,9 @@ struct Manifest {
   std::optional<uint64_t> max_key_length;
   std::optional<uint64_t> max_value_length;
   std::vector<ManifestFile> files;
-  OrderedJson build_options = OrderedJson::object();
+  // The options the loader was given (a JSON object, kept as read: parsing
+  // stays linear however many members it has).
+  Json build_options = Json::object();
   std::vector<ManifestInput> inputs;
   std::string loader;
 
@@ -73,8 +75,13 @@ struct Manifest {
 // XXH3-64 of a whole file, streamed.
 absl::StatusOr<uint64_t> ChecksumFile(const std::string& path);
 
-// Reads `path` whole.
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path);
+// The largest MANIFEST read: one lists a few files and the build's inputs.
+// Anything larger is refused rather than read.
+inline constexpr uint64_t kMaxManifestSize = 16 << 20;
+
+// Reads and parses the MANIFEST at `path` (a regular file of at most
+// kMaxManifestSize bytes).
+absl::StatusOr<Manifest> ReadManifest(const std::string& path);
 
 }  // namespace roost
 
