@@ -37,6 +37,30 @@ std::optional<pid_t> StagingPid(std::string_view name) {
   return pid;
 }
 
+// Makes the files in `dir` 0444 and `dir` itself 0555.
+absl::Status MakeReadOnly(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    if (::chmod(it->path().c_str(), 0444) != 0) {
+      return ErrnoStatus("cannot make read-only", it->path().string());
+    }
+  }
+  if (ec)
+    return absl::InternalError(StrCat("cannot list ", dir, ": ", ec.message()));
+  if (::chmod(dir.c_str(), 0555) != 0) {
+    return ErrnoStatus("cannot make read-only", dir);
+  }
+  return absl::OkStatus();
+}
+
+// Removes `path` and everything under it, read-only directories included.
+void RemoveTree(const std::string& path) {
+  std::error_code ec;
+  ::chmod(path.c_str(), 0755);
+  std::filesystem::remove_all(path, ec);
+}
+
 }  // namespace
 
 absl::Status FsyncPath(const std::string& path) {
@@ -64,10 +88,11 @@ absl::StatusOr<std::unique_ptr<Publisher>> Publisher::Start(
         StrCat("cannot create ", table_dir, ": ", ec.message()));
   }
   // Staging directories whose loader is gone are debris of a failed build.
-  for (const auto& entry : std::filesystem::directory_iterator(table_dir, ec)) {
-    const auto pid = StagingPid(entry.path().filename().string());
+  std::filesystem::directory_iterator it(table_dir, ec);
+  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    const auto pid = StagingPid(it->path().filename().string());
     if (pid && ::kill(*pid, 0) != 0 && errno == ESRCH) {
-      std::filesystem::remove_all(entry.path(), ec);
+      RemoveTree(it->path().string());
     }
   }
   std::string staging = (std::filesystem::path(table_dir) /
@@ -82,24 +107,27 @@ absl::StatusOr<std::unique_ptr<Publisher>> Publisher::Start(
 }
 
 Publisher::~Publisher() {
-  if (!published_) {
-    std::error_code ec;
-    std::filesystem::remove_all(staging_, ec);
-  }
+  if (!published_) RemoveTree(staging_);
 }
 
 absl::StatusOr<PublishedVersion> Publisher::Publish(
     const std::function<absl::Status(uint64_t version)>& write_manifest) {
   auto versions = ListVersions(table_dir_);
   if (!versions.ok()) return versions.status();
-  uint64_t version = versions->empty() ? 1 : versions->back().version + 1;
+  auto next = NextVersion(*versions);
+  if (!next.ok()) return next.status();
+  uint64_t version = *next;
   std::error_code ec;
-  for (int attempt = 0; attempt < 100; ++attempt, ++version) {
+  for (int attempt = 0; attempt < 100 && version != 0; ++attempt, ++version) {
     if (absl::Status s = write_manifest(version); !s.ok()) return s;
     for (const auto& entry :
          std::filesystem::directory_iterator(staging_, ec)) {
       if (absl::Status s = FsyncPath(entry.path().string()); !s.ok()) return s;
     }
+    // Published versions are immutable: their files and directory are made
+    // read-only, so that a cp or rsync --inplace over a served file fails
+    // instead of changing it under the server.
+    if (absl::Status s = MakeReadOnly(staging_); !s.ok()) return s;
     if (absl::Status s = FsyncPath(staging_); !s.ok()) return s;
     const std::string target =
         (std::filesystem::path(table_dir_) / VersionDirName(version)).string();
@@ -113,6 +141,10 @@ absl::StatusOr<PublishedVersion> Publisher::Publish(
     if (errno != EEXIST && errno != ENOTEMPTY) {
       return ErrnoStatus("cannot publish", target);
     }
+    // Taken: writable again, for the MANIFEST of the next number.
+    ::chmod(staging_.c_str(), 0755);
+    ::unlink(
+        (std::filesystem::path(staging_) / std::string(kManifestName)).c_str());
   }
   return absl::AbortedError(
       StrCat("cannot find a free version number in ", table_dir_));
