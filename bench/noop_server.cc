@@ -2,10 +2,10 @@
 // against which bench/server_bench.sh measures roost-server. Get and MultiGet
 // answer found=true with the same --value-size bytes for every key (one
 // result per key, in the request's order), whatever the table; ListTables
-// answers an empty list. It uses the same gRPC callback service API and the
-// same message size limits and the same per-RPC protobuf arenas as
-// roost-server, so what is left is gRPC's own cost: transport, parsing and
-// serializing the same messages.
+// answers an empty list. It uses the same gRPC callback service API (raw
+// methods), the same message size limits and the same request parsing and
+// response writing as roost-server (server/request_codec.h), so what is
+// left is gRPC's own cost: transport and the same bytes on the wire.
 //
 //   noop_server [--listen 127.0.0.1:0] [--value-size 8]
 //
@@ -25,59 +25,78 @@
 
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
-#include "server/arena_allocator.h"
+#include "server/request_codec.h"
 
 namespace {
 
-class NoopLookup final : public roost::v1::Lookup::CallbackService {
+using RawLookup = roost::v1::Lookup::WithRawCallbackMethod_Get<
+    roost::v1::Lookup::WithRawCallbackMethod_MultiGet<
+        roost::v1::Lookup::WithRawCallbackMethod_ListTables<
+            roost::v1::Lookup::Service>>>;
+
+class NoopLookup final : public RawLookup {
  public:
-  explicit NoopLookup(std::string value) : value_(std::move(value)) {
-    SetMessageAllocatorFor_Get(&get_allocator_);
-    SetMessageAllocatorFor_MultiGet(&multi_get_allocator_);
-  }
+  explicit NoopLookup(std::string value) : value_(std::move(value)) {}
 
   grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
-                                const roost::v1::GetRequest* /*request*/,
-                                roost::v1::GetResponse* response) override {
-    response->set_found(true);
-    response->set_value(value_);
-    return Finish(context);
+                                const grpc::ByteBuffer* request,
+                                grpc::ByteBuffer* response) override {
+    return Answer(context, *request, response, /*batch=*/false);
   }
 
-  grpc::ServerUnaryReactor* MultiGet(
-      grpc::CallbackServerContext* context,
-      const roost::v1::MultiGetRequest* request,
-      roost::v1::MultiGetResponse* response) override {
-    response->mutable_results()->Reserve(request->keys_size());
-    for (int i = 0; i < request->keys_size(); ++i) {
-      roost::v1::GetResponse* result = response->add_results();
-      result->set_found(true);
-      result->set_value(value_);
-    }
-    return Finish(context);
+  grpc::ServerUnaryReactor* MultiGet(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override {
+    return Answer(context, *request, response, /*batch=*/true);
   }
 
   grpc::ServerUnaryReactor* ListTables(
-      grpc::CallbackServerContext* context,
-      const roost::v1::ListTablesRequest* /*request*/,
-      roost::v1::ListTablesResponse* /*response*/) override {
-    return Finish(context);
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* /*request*/,
+      grpc::ByteBuffer* /*response*/) override {
+    return Finish(context, grpc::Status::OK);
   }
 
  private:
-  static grpc::ServerUnaryReactor* Finish(
-      grpc::CallbackServerContext* context) {
+  grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer& request,
+                                   grpc::ByteBuffer* response, bool batch) {
+    grpc::Slice in;
+    if (request.Length() > 0 && !request.TrySingleSlice(&in).ok() &&
+        !request.DumpToSingleSlice(&in).ok()) {
+      return Finish(context, grpc::Status(grpc::StatusCode::INTERNAL, ""));
+    }
+    const std::string_view bytes(reinterpret_cast<const char*>(in.begin()),
+                                 in.size());
+    thread_local roost::LookupRequest parsed;
+    const absl::Status s =
+        batch ? roost::ParseMultiGetRequest(bytes, SIZE_MAX, &parsed)
+              : roost::ParseGetRequest(bytes, &parsed);
+    if (!s.ok()) {
+      return Finish(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                          std::string(s.message())));
+    }
+    const roost::EncodedResult result{true, value_};
+    const size_t n = parsed.keys.size();
+    const size_t size = batch ? n * roost::MultiGetEntrySize(result)
+                              : roost::GetResponseSize(result);
+    grpc::Slice out(size);
+    char* p = reinterpret_cast<char*>(const_cast<uint8_t*>(out.begin()));
+    for (size_t i = 0; i < n; ++i) {
+      p = batch ? roost::WriteMultiGetEntry(result, p)
+                : roost::WriteGetResponse(result, p);
+    }
+    *response = grpc::ByteBuffer(&out, 1);
+    return Finish(context, grpc::Status::OK);
+  }
+
+  static grpc::ServerUnaryReactor* Finish(grpc::CallbackServerContext* context,
+                                          const grpc::Status& status) {
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status::OK);
+    reactor->Finish(status);
     return reactor;
   }
 
   const std::string value_;
-  roost::ArenaMessageAllocator<roost::v1::GetRequest, roost::v1::GetResponse>
-      get_allocator_;
-  roost::ArenaMessageAllocator<roost::v1::MultiGetRequest,
-                               roost::v1::MultiGetResponse>
-      multi_get_allocator_;
 };
 
 }  // namespace
@@ -86,7 +105,7 @@ int main(int argc, char** argv) {
   std::string listen = "127.0.0.1:0";
   uint32_t value_size = 8;
   // roost-server's default --max-message-size.
-  constexpr int kMaxMessageSize = 64 << 20;
+  constexpr int kMaxMessageSize = 32 << 20;
 
   CLI::App app{
       "noop_server: a roost.v1.Lookup server that answers every key with "

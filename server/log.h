@@ -7,7 +7,10 @@
 #ifndef ROOST_SERVER_LOG_H_
 #define ROOST_SERVER_LOG_H_
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 #include "storage/str_cat.h"
@@ -19,6 +22,55 @@ void Log(const Args&... args) {
   const std::string line = StrCat("roost-server: ", args..., "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
+
+// LogLimiter: lets at most `burst` lines through per `period` and counts
+// the rest, for lines whose rate a client controls (malformed requests,
+// refused connections), so that no client can flood the log. Thread-safe.
+//
+// Example:
+//   static LogLimiter limiter;
+//   if (uint64_t dropped; limiter.Allow(&dropped)) {
+//     Log("malformed request from ", peer, LogLimiter::Suppressed(dropped));
+//   }
+class LogLimiter {
+ public:
+  explicit LogLimiter(int burst = 5,
+                      std::chrono::seconds period = std::chrono::seconds(10))
+      : burst_(burst), period_(period) {}
+
+  // True when a line may be written now; *suppressed is then the number of
+  // lines held back since the last one let through.
+  bool Allow(uint64_t* suppressed) {
+    std::lock_guard lock(mu_);
+    const auto now = std::chrono::steady_clock::now();
+    if (now - window_start_ >= period_) {
+      window_start_ = now;
+      in_window_ = 0;
+    }
+    if (in_window_ >= burst_) {
+      ++suppressed_;
+      return false;
+    }
+    ++in_window_;
+    *suppressed = suppressed_;
+    suppressed_ = 0;
+    return true;
+  }
+
+  // " (N similar lines suppressed)", or "" for none.
+  static std::string Suppressed(uint64_t n) {
+    return n == 0 ? std::string()
+                  : StrCat(" (", n, " similar lines suppressed)");
+  }
+
+ private:
+  const int burst_;
+  const std::chrono::steady_clock::duration period_;
+  std::mutex mu_;
+  std::chrono::steady_clock::time_point window_start_;
+  int in_window_ = 0;
+  uint64_t suppressed_ = 0;
+};
 
 }  // namespace roost
 

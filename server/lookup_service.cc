@@ -1,9 +1,11 @@
 #include "server/lookup_service.h"
 
 #include <chrono>
-#include <cstdio>
+#include <memory>
 #include <vector>
 
+#include "server/log.h"
+#include "storage/escape.h"
 #include "storage/str_cat.h"
 
 namespace roost {
@@ -11,13 +13,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-grpc::Status ToGrpc(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+// Messages sent to clients carry no absolute server paths: a path under
+// the data directory is shown relative to it ("t/v000001/table.sst").
+grpc::Status ToClient(const absl::Status& status, std::string_view data_dir) {
+  std::string message(status.message());
+  const std::string prefix = StrCat(data_dir, "/");
+  for (size_t at; (at = message.find(prefix)) != std::string::npos;) {
+    message.erase(at, prefix.size());
+  }
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), message);
 }
 
-std::string KeyName(int64_t index) {
-  return index < 0 ? std::string("key") : StrCat("key ", index);
+std::string KeyName(size_t index, bool batch) {
+  return batch ? StrCat("key ", index) : std::string("key");
 }
 
 // Finishes `reactor` with `status` and records the RPC.
@@ -36,199 +44,222 @@ const grpc::Status kDeadlinePassed(
     grpc::StatusCode::DEADLINE_EXCEEDED,
     "deadline passed before the request was worked on");
 
+// The bytes of a request as one view, valid while `holder` lives (a copy
+// only when gRPC received the request in pieces).
+std::string_view RequestBytes(const grpc::ByteBuffer& buffer,
+                              grpc::Slice* holder) {
+  if (buffer.Length() == 0) return {};
+  if (!buffer.TrySingleSlice(holder).ok() &&
+      !buffer.DumpToSingleSlice(holder).ok()) {
+    return {};
+  }
+  return {reinterpret_cast<const char*>(holder->begin()), holder->size()};
+}
+
+// A request that does not parse: INVALID_ARGUMENT, logged at a bounded
+// rate (any client can send them).
+grpc::Status Malformed(const absl::Status& status,
+                       const grpc::CallbackServerContext* context,
+                       std::string_view method) {
+  static LogLimiter limiter;
+  if (uint64_t dropped = 0; limiter.Allow(&dropped)) {
+    Log(method, " from ", context->peer(), ": ", status.message(),
+        LogLimiter::Suppressed(dropped));
+  }
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                      std::string(status.message()));
+}
+
+// Parses `request` into a protobuf message; INVALID_ARGUMENT when it does
+// not parse.
+template <typename Message>
+grpc::Status ParseMessage(const grpc::ByteBuffer& request,
+                          const grpc::CallbackServerContext* context,
+                          std::string_view method, Message* message) {
+  grpc::Slice holder;
+  const std::string_view bytes = RequestBytes(request, &holder);
+  if (message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return grpc::Status::OK;
+  }
+  return Malformed(
+      absl::InvalidArgumentError(StrCat("malformed request: not a ",
+                                        Message::descriptor()->full_name())),
+      context, method);
+}
+
+template <typename Message>
+grpc::ByteBuffer Serialize(const Message& message) {
+  grpc::Slice slice(message.SerializeAsString());
+  return grpc::ByteBuffer(&slice, 1);
+}
+
 // Scratch space a handler thread reuses across requests, so that a batch
 // allocates nothing but its response.
 struct Scratch {
-  std::vector<std::string_view> keys;
+  LookupRequest request;
   std::vector<LookupResult> results;
+  std::vector<BlockTable::Value> values;  // pin decompressed blocks
+  std::unique_ptr<bool[]> found;
+  size_t found_size = 0;
 };
 Scratch& ThreadScratch() {
   thread_local Scratch scratch;
   return scratch;
 }
 
+// Looks up every key of `keys` in `file`, filling scratch.results (views
+// valid while the version and scratch.values live) and `tally`.
+absl::Status LookUp(const TableFile& file,
+                    std::span<const std::string_view> keys, Scratch& s,
+                    LookupTally* tally) {
+  const size_t n = keys.size();
+  s.results.resize(n);
+  if (const CuckooTable* cuckoo = file.cuckoo()) {
+    if (n == 1) {
+      int blocks = 0;
+      s.results[0].found = cuckoo->Get(keys[0], &s.results[0].value, &blocks);
+      s.results[0].blocks_touched = static_cast<uint8_t>(blocks);
+    } else {
+      cuckoo->MultiGet(keys, s.results);
+    }
+    tally->has_probes = true;
+  } else {
+    if (s.found_size < n) {
+      s.found.reset(new bool[n]);
+      s.found_size = n;
+    }
+    s.values.resize(n);
+    absl::Status status = file.block()->MultiGet(
+        keys, std::span<bool>(s.found.get(), n), s.values);
+    if (!status.ok()) return status;
+    for (size_t i = 0; i < n; ++i) {
+      s.results[i] = {s.values[i].view(), s.found[i], 0};
+    }
+  }
+  for (const LookupResult& r : s.results) tally->Add(r.found, r.blocks_touched);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-grpc::Status LookupService::Resolve(const std::string& table,
-                                    TableEntry** entry, Pin* pin) const {
-  if (table.empty()) {
+grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer& request,
+                                     grpc::ByteBuffer* response,
+                                     Method method) {
+  if (DeadlinePassed(context)) return kDeadlinePassed;
+  const bool batch = method != Method::kGet;
+  Scratch& s = ThreadScratch();
+  grpc::Slice holder;
+  const std::string_view bytes = RequestBytes(request, &holder);
+  const absl::Status parsed =
+      batch ? ParseMultiGetRequest(bytes, options_.max_batch, &s.request)
+            : ParseGetRequest(bytes, &s.request);
+  if (!parsed.ok()) {
+    return Malformed(parsed, context, batch ? "MultiGet" : "Get");
+  }
+  const LookupRequest& r = s.request;
+  if (r.table.empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "table name is empty");
   }
-  TableEntry* e = registry_->Find(table);
-  if (e == nullptr || !e->present.load(std::memory_order_relaxed)) {
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        StrCat("no table \"", table, "\""));
+  if (r.total_keys > options_.max_batch) {
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        StrCat("MultiGet of ", r.total_keys, " keys exceeds --max-batch ",
+               options_.max_batch));
   }
-  *pin = e->slots.Acquire();
-  if (!*pin) {
+  // Only what no table could hold is an error; a key longer than any in
+  // this table, or of another width, is a miss.
+  for (size_t i = 0; i < r.keys.size(); ++i) {
+    if (r.keys[i].size() > options_.max_key_size) [[unlikely]] {
+      return grpc::Status(
+          grpc::StatusCode::INVALID_ARGUMENT,
+          StrCat(KeyName(i, batch), " is ", r.keys[i].size(),
+                 " bytes, more than --max-key-size ", options_.max_key_size));
+    }
+  }
+  // Declared in this order so that the version is released before the
+  // table entry may be freed.
+  const auto tables = registry_->Tables();
+  TableEntry* entry = tables.Find(r.table);
+  if (entry == nullptr) {
+    return grpc::Status(grpc::StatusCode::NOT_FOUND,
+                        StrCat("no table ", PrintableKey(r.table, 128)));
+  }
+  const auto version = entry->slots.Acquire();
+  if (!version) {
     return grpc::Status(
         grpc::StatusCode::UNAVAILABLE,
-        StrCat("table \"", table, "\" has no servable version"));
+        StrCat("table \"", entry->name, "\" has no servable version"));
   }
-  *entry = e;
-  return grpc::Status::OK;
-}
-
-grpc::Status LookupService::CheckKey(const std::string& key, int64_t index,
-                                     const std::string& table,
-                                     const ServingVersion& version) const {
-  const size_t n = key.size();
-  if (n > options_.max_key_size) [[unlikely]] {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        StrCat(KeyName(index), " is ", n, " bytes, more than --max-key-size ",
-               options_.max_key_size));
+  metrics_->RequestKeys(method, r.keys.size());
+  LookupTally tally;
+  if (absl::Status st = LookUp(version->file(), r.keys, s, &tally); !st.ok()) {
+    return ToClient(st, options_.data_dir);
   }
-  if (version.key_width != 0 && n != version.key_width) [[unlikely]] {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        StrCat(KeyName(index), " is ", n, " bytes; table \"", table,
-               "\" holds keys of exactly ", version.key_width, " bytes"));
+  // The size first: a response over the limits is refused before a byte of
+  // any value is copied.
+  size_t size = 0;
+  if (batch) {
+    for (const LookupResult& res : s.results) {
+      size += MultiGetEntrySize({res.found, res.value});
+      if (size > options_.max_message_size) break;
+    }
+  } else {
+    size = GetResponseSize({s.results[0].found, s.results[0].value});
   }
-  if (n > version.max_key_length) [[unlikely]] {
-    return grpc::Status(
-        grpc::StatusCode::INVALID_ARGUMENT,
-        StrCat(KeyName(index), " is ", n, " bytes; table \"", table,
-               "\" holds keys of at most ", version.max_key_length, " bytes"));
+  auto buffer =
+      ResponseBuffer::Create(memory_, size, options_.max_message_size);
+  if (!buffer.ok()) return ToClient(buffer.status(), options_.data_dir);
+  char* out = buffer->data();
+  for (const LookupResult& res : s.results) {
+    out = batch ? WriteMultiGetEntry({res.found, res.value}, out)
+                : WriteGetResponse({res.found, res.value}, out);
   }
+  *response = std::move(*buffer).Release();
+  // Let go of decompressed blocks now, not at this thread's next request.
+  if (!s.values.empty()) s.values.clear();
+  entry->lookups.Add(tally);
   return grpc::Status::OK;
 }
 
 grpc::ServerUnaryReactor* LookupService::Get(
-    grpc::CallbackServerContext* context, const roost::v1::GetRequest* request,
-    roost::v1::GetResponse* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   const Clock::time_point start = Clock::now();
   metrics_->Started(Method::kGet);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   Finish(reactor, metrics_, Method::kGet, start,
-         DoGet(context, *request, response));
+         DoLookup(context, *request, response, Method::kGet));
   return reactor;
 }
 
-grpc::Status LookupService::DoGet(grpc::CallbackServerContext* context,
-                                  const roost::v1::GetRequest& request,
-                                  roost::v1::GetResponse* response) {
-  if (DeadlinePassed(context)) return kDeadlinePassed;
-  TableEntry* entry;
-  Pin version;
-  if (grpc::Status s = Resolve(request.table(), &entry, &version); !s.ok()) {
-    return s;
-  }
-  const std::string& key = request.key();
-  if (grpc::Status s = CheckKey(key, -1, request.table(), *version); !s.ok()) {
-    return s;
-  }
-  metrics_->RequestKeys(Method::kGet, 1);
-  LookupTally tally;
-  if (const CuckooTable* cuckoo = version->file->cuckoo()) {
-    std::string_view value;
-    int blocks = 0;
-    const bool found = cuckoo->Get(key, &value, &blocks);
-    tally.Add(found, blocks);
-    tally.has_probes = true;
-    if (found) {
-      response->set_found(true);
-      response->set_value(value.data(), value.size());
-    }
-  } else {
-    BlockTable::Value value;
-    absl::StatusOr<bool> found = version->file->block()->Get(key, &value);
-    if (!found.ok()) return ToGrpc(found.status());
-    tally.Add(*found, 0);
-    if (*found) {
-      response->set_found(true);
-      response->set_value(value.view().data(), value.view().size());
-    }
-  }
-  entry->lookups.Add(tally);
-  return grpc::Status::OK;
-}
-
 grpc::ServerUnaryReactor* LookupService::MultiGet(
-    grpc::CallbackServerContext* context,
-    const roost::v1::MultiGetRequest* request,
-    roost::v1::MultiGetResponse* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   const Clock::time_point start = Clock::now();
   metrics_->Started(Method::kMultiGet);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   Finish(reactor, metrics_, Method::kMultiGet, start,
-         DoMultiGet(context, *request, response, Method::kMultiGet));
+         DoLookup(context, *request, response, Method::kMultiGet));
   return reactor;
-}
-
-grpc::Status LookupService::DoMultiGet(
-    grpc::CallbackServerContext* context,
-    const roost::v1::MultiGetRequest& request,
-    roost::v1::MultiGetResponse* response, Method method) {
-  if (DeadlinePassed(context)) return kDeadlinePassed;
-  const auto& keys = request.keys();
-  const size_t n = static_cast<size_t>(keys.size());
-  if (request.table().empty()) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "table name is empty");
-  }
-  if (n > options_.max_batch) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        StrCat("MultiGet of ", n, " keys exceeds --max-batch ",
-                               options_.max_batch));
-  }
-  TableEntry* entry;
-  Pin version;
-  if (grpc::Status s = Resolve(request.table(), &entry, &version); !s.ok()) {
-    return s;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    grpc::Status s =
-        CheckKey(keys[i], static_cast<int64_t>(i), request.table(), *version);
-    if (!s.ok()) return s;
-  }
-  metrics_->RequestKeys(method, n);
-  auto* results = response->mutable_results();
-  results->Reserve(static_cast<int>(n));
-  LookupTally tally;
-  if (const CuckooTable* cuckoo = version->file->cuckoo()) {
-    Scratch& scratch = ThreadScratch();
-    scratch.keys.assign(keys.begin(), keys.end());
-    scratch.results.resize(n);
-    cuckoo->MultiGet(scratch.keys, scratch.results);
-    tally.has_probes = true;
-    for (const LookupResult& r : scratch.results) {
-      tally.Add(r.found, r.blocks_touched);
-      roost::v1::GetResponse* out = results->Add();
-      if (r.found) {
-        out->set_found(true);
-        out->set_value(r.value.data(), r.value.size());
-      }
-    }
-  } else {
-    const BlockTable* block = version->file->block();
-    BlockTable::Value value;
-    for (const std::string& key : keys) {
-      absl::StatusOr<bool> found = block->Get(key, &value);
-      if (!found.ok()) return ToGrpc(found.status());
-      tally.Add(*found, 0);
-      roost::v1::GetResponse* out = results->Add();
-      if (*found) {
-        out->set_found(true);
-        out->set_value(value.view().data(), value.view().size());
-      }
-    }
-  }
-  entry->lookups.Add(tally);
-  return grpc::Status::OK;
 }
 
 // One StreamMultiGet: reads a request, answers it, writes the answer, and
 // only then reads the next (gRPC's flow control buffers what the client
-// sends meanwhile). Deletes itself when gRPC is done with it.
+// sends meanwhile). A write the client does not take within --send-timeout
+// gets the stream cancelled (StreamWatch). Deletes itself when gRPC is done
+// with it.
 class LookupService::StreamReactor final
-    : public grpc::ServerBidiReactor<roost::v1::MultiGetRequest,
-                                     roost::v1::MultiGetResponse> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   StreamReactor(LookupService* service, grpc::CallbackServerContext* context)
-      : service_(service), context_(context), start_(Clock::now()) {
+      : service_(service),
+        context_(context),
+        start_(Clock::now()),
+        watched_(context) {
     service_->metrics_->Started(Method::kStreamMultiGet);
+    service_->streams_->Add(&watched_);
     StartRead(&request_);
   }
 
@@ -237,28 +268,35 @@ class LookupService::StreamReactor final
       End(grpc::Status::OK);
       return;
     }
-    response_.Clear();
-    grpc::Status s = service_->DoMultiGet(context_, request_, &response_,
-                                          Method::kStreamMultiGet);
+    grpc::Status s = service_->DoLookup(context_, request_, &response_,
+                                        Method::kStreamMultiGet);
+    request_.Clear();
     if (!s.ok()) {
       End(grpc::Status(s.error_code(),
                        StrCat("request ", requests_, ": ", s.error_message())));
       return;
     }
     ++requests_;
+    watched_.WriteStarted();
     StartWrite(&response_);
   }
 
   void OnWriteDone(bool ok) override {
+    watched_.WriteDone();
+    response_.Clear();  // the response's memory goes back now
     if (!ok) {
-      End(grpc::Status(grpc::StatusCode::CANCELLED, "the stream was closed"));
+      End(grpc::Status(grpc::StatusCode::CANCELLED,
+                       "the stream was closed or cancelled (a client that "
+                       "does not read is cut off after --send-timeout)"));
       return;
     }
-    request_.Clear();
     StartRead(&request_);
   }
 
-  void OnDone() override { delete this; }
+  void OnDone() override {
+    service_->streams_->Remove(&watched_);
+    delete this;
+  }
 
  private:
   void End(const grpc::Status& status) {
@@ -270,79 +308,101 @@ class LookupService::StreamReactor final
   LookupService* service_;
   grpc::CallbackServerContext* context_;
   const Clock::time_point start_;
-  roost::v1::MultiGetRequest request_;
-  roost::v1::MultiGetResponse response_;
+  StreamWatch::Stream watched_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
   uint64_t requests_ = 0;
 };
 
-grpc::ServerBidiReactor<roost::v1::MultiGetRequest,
-                        roost::v1::MultiGetResponse>*
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*
 LookupService::StreamMultiGet(grpc::CallbackServerContext* context) {
   return new StreamReactor(this, context);
 }
 
 grpc::ServerUnaryReactor* LookupService::ListTables(
-    grpc::CallbackServerContext* context,
-    const roost::v1::ListTablesRequest* /*request*/,
-    roost::v1::ListTablesResponse* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   const Clock::time_point start = Clock::now();
   metrics_->Started(Method::kListTables);
-  for (const TableStatus& t : registry_->List()) {
-    roost::v1::TableInfo* info = response->add_tables();
-    info->set_name(t.name);
-    info->set_format(t.format);
-    info->set_serving_version(t.serving_version);
-    info->set_key_count(t.keys);
-    info->set_file_size(t.file_size);
-    for (const std::string& v : t.versions_on_disk) {
-      info->add_versions_on_disk(v);
-    }
-    info->set_max_key_length(t.max_key_length);
-    info->set_key_width(t.key_width);
-    info->set_pinned(t.pinned);
-    for (const std::string& v : t.rolled_back) {
-      info->add_rolled_back_versions(v);
-    }
-  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  Finish(reactor, metrics_, Method::kListTables, start, grpc::Status::OK);
+  roost::v1::ListTablesRequest parsed;
+  grpc::Status status = ParseMessage(*request, context, "ListTables", &parsed);
+  if (status.ok()) {
+    roost::v1::ListTablesResponse out;
+    for (const TableStatus& t : registry_->List()) {
+      roost::v1::TableInfo* info = out.add_tables();
+      info->set_name(t.name);
+      info->set_format(t.format);
+      info->set_serving_version(t.serving_version);
+      info->set_key_count(t.keys);
+      info->set_file_size(t.file_size);
+      for (const std::string& v : t.versions_on_disk) {
+        info->add_versions_on_disk(v);
+      }
+      info->set_max_key_length(t.max_key_length);
+      info->set_key_width(t.key_width);
+      info->set_pinned(t.pinned);
+      for (const std::string& v : t.rolled_back) {
+        info->add_rolled_back_versions(v);
+      }
+    }
+    *response = Serialize(out);
+  }
+  Finish(reactor, metrics_, Method::kListTables, start, status);
   return reactor;
 }
 
 grpc::ServerUnaryReactor* AdminService::Rollback(
-    grpc::CallbackServerContext* context,
-    const roost::v1::RollbackRequest* request,
-    roost::v1::RollbackResponse* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   const Clock::time_point start = Clock::now();
   metrics_->Started(Method::kRollback);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  roost::v1::RollbackRequest parsed;
+  if (grpc::Status s = ParseMessage(*request, context, "Rollback", &parsed);
+      !s.ok()) {
+    Finish(reactor, metrics_, Method::kRollback, start, s);
+    return reactor;
+  }
   registry_->Rollback(
-      request->table(), request->version(),
-      [reactor, response, start, metrics = metrics_](
+      parsed.table(), parsed.version(),
+      [reactor, response, start, metrics = metrics_, data_dir = data_dir_](
           absl::StatusOr<std::pair<std::string, std::string>> result) {
         if (result.ok()) {
-          response->set_serving_version(result->first);
-          response->set_previous_version(result->second);
+          roost::v1::RollbackResponse out;
+          out.set_serving_version(result->first);
+          out.set_previous_version(result->second);
+          *response = Serialize(out);
         }
         Finish(reactor, metrics, Method::kRollback, start,
-               ToGrpc(result.status()));
+               ToClient(result.status(), data_dir));
       });
   return reactor;
 }
 
 grpc::ServerUnaryReactor* AdminService::Unpin(
-    grpc::CallbackServerContext* context,
-    const roost::v1::UnpinRequest* request,
-    roost::v1::UnpinResponse* response) {
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
   const Clock::time_point start = Clock::now();
   metrics_->Started(Method::kUnpin);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  registry_->Unpin(request->table(), [reactor, response, start,
-                                      metrics = metrics_](
-                                         absl::StatusOr<std::string> result) {
-    if (result.ok()) response->set_serving_version(*result);
-    Finish(reactor, metrics, Method::kUnpin, start, ToGrpc(result.status()));
-  });
+  roost::v1::UnpinRequest parsed;
+  if (grpc::Status s = ParseMessage(*request, context, "Unpin", &parsed);
+      !s.ok()) {
+    Finish(reactor, metrics_, Method::kUnpin, start, s);
+    return reactor;
+  }
+  registry_->Unpin(parsed.table(),
+                   [reactor, response, start, metrics = metrics_,
+                    data_dir = data_dir_](absl::StatusOr<std::string> result) {
+                     if (result.ok()) {
+                       roost::v1::UnpinResponse out;
+                       out.set_serving_version(*result);
+                       *response = Serialize(out);
+                     }
+                     Finish(reactor, metrics, Method::kUnpin, start,
+                            ToClient(result.status(), data_dir));
+                   });
   return reactor;
 }
 

@@ -1,95 +1,104 @@
-// The gRPC services: roost.v1.Lookup (Get, MultiGet, ListTables) and
-// roost.v1.Admin (Rollback, Unpin), on the callback API.
+// The gRPC services: roost.v1.Lookup (Get, MultiGet, StreamMultiGet,
+// ListTables) and roost.v1.Admin (Rollback, Unpin), on the callback API.
+//
+// Every method takes its request as raw bytes, so that a request that does
+// not parse is answered INVALID_ARGUMENT, counted and logged (at a bounded
+// rate) instead of gRPC's silent UNIMPLEMENTED. Get and MultiGet parse their
+// requests in place (request_codec.h) and write their responses straight
+// into the buffer gRPC sends (response_buffer.h).
 //
 // Lookup handlers (and each message of a StreamMultiGet) run to completion on
 // the thread gRPC calls them on: they pin the table's serving version (no
-// lock), look the keys up in the mapped file, copy each value once into the
-// response, tally hits, misses and probes locally, and add the tallies to
-// per-thread counters once. Nothing on that path waits. Admin handlers hand
-// their work to the registry's thread and finish when it is done.
+// lock), look the keys up in the mapped file, size the response and refuse
+// it (RESOURCE_EXHAUSTED) if it would pass --max-message-size or the
+// response memory budget, then copy each value once into it, tally hits,
+// misses and probes locally, and add the tallies to per-thread counters
+// once. Nothing on that path waits. Admin handlers hand their work to the
+// registry's thread and finish when it is done.
 //
 // Example:
-//   LookupService lookup(&registry, &metrics, options);
+//   LookupService lookup(&registry, &metrics, &memory, &streams, options);
 //   builder.RegisterService(&lookup);
 #ifndef ROOST_SERVER_LOOKUP_SERVICE_H_
 #define ROOST_SERVER_LOOKUP_SERVICE_H_
 
+#include <string>
+
 #include "roost/v1/admin.grpc.pb.h"
 #include "roost/v1/lookup.grpc.pb.h"
-#include "server/arena_allocator.h"
 #include "server/metrics.h"
+#include "server/request_codec.h"
+#include "server/response_buffer.h"
 #include "server/server_options.h"
+#include "server/stream_watch.h"
 #include "server/table_registry.h"
 
 namespace roost {
 
-class LookupService final : public roost::v1::Lookup::CallbackService {
+using RawLookupService = roost::v1::Lookup::WithRawCallbackMethod_Get<
+    roost::v1::Lookup::WithRawCallbackMethod_MultiGet<
+        roost::v1::Lookup::WithRawCallbackMethod_StreamMultiGet<
+            roost::v1::Lookup::WithRawCallbackMethod_ListTables<
+                roost::v1::Lookup::Service>>>>;
+
+class LookupService final : public RawLookupService {
  public:
   LookupService(TableRegistry* registry, RpcMetrics* metrics,
+                ResponseMemory* memory, StreamWatch* streams,
                 const ServerOptions& options)
-      : registry_(registry), metrics_(metrics), options_(options) {
-    SetMessageAllocatorFor_Get(&get_allocator_);
-    SetMessageAllocatorFor_MultiGet(&multi_get_allocator_);
-  }
+      : registry_(registry),
+        metrics_(metrics),
+        memory_(memory),
+        streams_(streams),
+        options_(options) {}
 
   grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
-                                const roost::v1::GetRequest* request,
-                                roost::v1::GetResponse* response) override;
-  grpc::ServerUnaryReactor* MultiGet(
-      grpc::CallbackServerContext* context,
-      const roost::v1::MultiGetRequest* request,
-      roost::v1::MultiGetResponse* response) override;
-  grpc::ServerBidiReactor<roost::v1::MultiGetRequest,
-                          roost::v1::MultiGetResponse>*
-  StreamMultiGet(grpc::CallbackServerContext* context) override;
-  grpc::ServerUnaryReactor* ListTables(
-      grpc::CallbackServerContext* context,
-      const roost::v1::ListTablesRequest* request,
-      roost::v1::ListTablesResponse* response) override;
+                                const grpc::ByteBuffer* request,
+                                grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* MultiGet(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* StreamMultiGet(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* ListTables(grpc::CallbackServerContext* context,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
 
  private:
   class StreamReactor;
-  using Pin = VersionSlots<ServingVersion>::Pin;
-  grpc::Status DoGet(grpc::CallbackServerContext* context,
-                     const roost::v1::GetRequest& request,
-                     roost::v1::GetResponse* response);
-  grpc::Status DoMultiGet(grpc::CallbackServerContext* context,
-                          const roost::v1::MultiGetRequest& request,
-                          roost::v1::MultiGetResponse* response, Method method);
-  // The table's entry and a pin on its serving version, or the error.
-  grpc::Status Resolve(const std::string& table, TableEntry** entry,
-                       Pin* pin) const;
-  // INVALID_ARGUMENT when `key` cannot be in the table; `index` is the
-  // key's place in a batch, or -1 for Get.
-  grpc::Status CheckKey(const std::string& key, int64_t index,
-                        const std::string& table,
-                        const ServingVersion& version) const;
+  grpc::Status DoLookup(grpc::CallbackServerContext* context,
+                        const grpc::ByteBuffer& request,
+                        grpc::ByteBuffer* response, Method method);
 
   TableRegistry* registry_;
   RpcMetrics* metrics_;
+  ResponseMemory* memory_;
+  StreamWatch* streams_;
   const ServerOptions options_;
-  ArenaMessageAllocator<roost::v1::GetRequest, roost::v1::GetResponse>
-      get_allocator_;
-  ArenaMessageAllocator<roost::v1::MultiGetRequest, roost::v1::MultiGetResponse>
-      multi_get_allocator_;
 };
 
-class AdminService final : public roost::v1::Admin::CallbackService {
- public:
-  AdminService(TableRegistry* registry, RpcMetrics* metrics)
-      : registry_(registry), metrics_(metrics) {}
+using RawAdminService = roost::v1::Admin::WithRawCallbackMethod_Rollback<
+    roost::v1::Admin::WithRawCallbackMethod_Unpin<roost::v1::Admin::Service>>;
 
-  grpc::ServerUnaryReactor* Rollback(
-      grpc::CallbackServerContext* context,
-      const roost::v1::RollbackRequest* request,
-      roost::v1::RollbackResponse* response) override;
+class AdminService final : public RawAdminService {
+ public:
+  AdminService(TableRegistry* registry, RpcMetrics* metrics,
+               std::string data_dir)
+      : registry_(registry),
+        metrics_(metrics),
+        data_dir_(std::move(data_dir)) {}
+
+  grpc::ServerUnaryReactor* Rollback(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Unpin(grpc::CallbackServerContext* context,
-                                  const roost::v1::UnpinRequest* request,
-                                  roost::v1::UnpinResponse* response) override;
+                                  const grpc::ByteBuffer* request,
+                                  grpc::ByteBuffer* response) override;
 
  private:
   TableRegistry* registry_;
   RpcMetrics* metrics_;
+  const std::string data_dir_;
 };
 
 }  // namespace roost

@@ -20,6 +20,8 @@ constexpr std::array<MethodName, kNumMethods> kMethodNames = {{
     {"roost.v1.Lookup", "StreamMultiGet", "bidi_stream"},
     {"roost.v1.Admin", "Rollback", "unary"},
     {"roost.v1.Admin", "Unpin", "unary"},
+    {"grpc.health.v1.Health", "Check", "unary"},
+    {"grpc.health.v1.Health", "Watch", "server_stream"},
 }};
 
 constexpr std::array<std::string_view, 17> kCodeNames = {"OK",
@@ -171,7 +173,7 @@ void TableLookupMetrics::Add(const LookupTally& tally) {
 std::vector<prometheus::MetricFamily> MetricsCollector::Collect() const {
   std::vector<prometheus::MetricFamily> out;
   rpc_->Collect(&out);
-  if (collect_tables_) collect_tables_(&out);
+  for (const Source& source : sources_) source(&out);
   return out;
 }
 

@@ -78,9 +78,11 @@ enum class Method {
   kListTables,
   kStreamMultiGet,
   kRollback,
-  kUnpin
+  kUnpin,
+  kHealthCheck,
+  kHealthWatch
 };
-inline constexpr int kNumMethods = 6;
+inline constexpr int kNumMethods = 8;
 
 class RpcMetrics {
  public:
@@ -136,19 +138,19 @@ class TableLookupMetrics {
   ShardedCounters counters_;
 };
 
-// What /metrics shows: the RPC metrics, and whatever `collect_tables` adds
-// (the registry's per-table families), read at scrape time.
+// What /metrics shows: the RPC metrics, and whatever each of `sources`
+// adds (the registry's per-table families, the listeners', ...), read at
+// scrape time.
 class MetricsCollector : public prometheus::Collectable {
  public:
-  using TableCollector =
-      std::function<void(std::vector<prometheus::MetricFamily>*)>;
-  MetricsCollector(const RpcMetrics* rpc, TableCollector collect_tables)
-      : rpc_(rpc), collect_tables_(std::move(collect_tables)) {}
+  using Source = std::function<void(std::vector<prometheus::MetricFamily>*)>;
+  MetricsCollector(const RpcMetrics* rpc, std::vector<Source> sources)
+      : rpc_(rpc), sources_(std::move(sources)) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
   const RpcMetrics* rpc_;
-  TableCollector collect_tables_;
+  std::vector<Source> sources_;
 };
 
 // Helpers for building families by hand.

@@ -1,31 +1,45 @@
 // roost-server: serves published tables over gRPC. See server/README.md
 // and docs/operations.md.
+#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
+#include <malloc.h>
 #include <prometheus/exposer.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "grpc/health/v1/health.pb.h"
+#include "server/file_lease.h"
+#include "server/health_service.h"
+#include "server/listener.h"
 #include "server/log.h"
 #include "server/lookup_service.h"
 #include "server/metrics.h"
+#include "server/response_buffer.h"
 #include "server/server_options.h"
+#include "server/stream_watch.h"
 #include "server/table_registry.h"
 #include "storage/str_cat.h"
 
 namespace roost {
 namespace {
 
-constexpr char kLookupService[] = "roost.v1.Lookup";
+using HealthStatus = grpc::health::v1::HealthCheckResponse;
+constexpr std::string_view kLookupService = "roost.v1.Lookup";
+constexpr std::string_view kTableServicePrefix = "roost.v1.Lookup/";
+constexpr std::string_view kRegistryService = "roost.v1.Registry";
 
 // "HOST:PORT" with the port replaced by `port`.
 std::string WithPort(const std::string& address, int port) {
@@ -39,30 +53,12 @@ std::chrono::system_clock::time_point After(double seconds) {
              std::chrono::duration<double>(seconds));
 }
 
-// Builds and starts a gRPC server for `service` on `address`.
-std::unique_ptr<grpc::Server> StartServer(const std::string& address,
-                                          grpc::Service* service,
-                                          const ServerOptions& options,
-                                          std::string_view what) {
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(service);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_message_size));
-  builder.SetMaxSendMessageSize(static_cast<int>(options.max_message_size));
-  // gRPC sets SO_REUSEPORT by default, so a second server on a busy port
-  // would start and split the traffic; refuse instead.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    Log("cannot listen on ", address, " (", what, ")");
-    return nullptr;
-  }
-  Log(what, " listening on ", WithPort(address, port));
-  return server;
+int Millis(double seconds) {
+  return seconds <= 0 ? INT_MAX
+                      : static_cast<int>(std::min(seconds * 1000, 2e9));
 }
 
-// Sleeps `seconds`, or less if another of the signals in `signals` comes.
+// Sleeps `seconds`, or less if one of `signals` comes.
 void SleepUnlessSignalled(const sigset_t& signals, double seconds) {
   if (seconds <= 0) return;
   timespec ts;
@@ -72,63 +68,246 @@ void SleepUnlessSignalled(const sigset_t& signals, double seconds) {
   }
 }
 
+// Raises the soft file descriptor limit to the hard one and returns it.
+uint64_t RaiseFileLimit() {
+  rlimit rl;
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rlimit raised = rl;
+    raised.rlim_cur = rl.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl = raised;
+  }
+  return rl.rlim_cur == RLIM_INFINITY ? uint64_t{1} << 20 : rl.rlim_cur;
+}
+
+// libprotobuf's own error lines (a request that does not parse, say),
+// through the server's log at a bounded rate.
+void ProtobufLog(google::protobuf::LogLevel /*level*/, const char* /*file*/,
+                 int /*line*/, const std::string& message) {
+  static LogLimiter limiter;
+  if (uint64_t dropped = 0; limiter.Allow(&dropped)) {
+    Log("protobuf: ", message, LogLimiter::Suppressed(dropped));
+  }
+}
+
+// A gRPC server for `services` that takes its connections from a Listener
+// (through *acceptor), with the memory and connection bounds of `options`.
+std::unique_ptr<grpc::Server> BuildServer(
+    const std::vector<grpc::Service*>& services, const ServerOptions& options,
+    grpc::ResourceQuota* quota,
+    std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>* acceptor) {
+  grpc::ServerBuilder builder;
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  *acceptor = builder.experimental().AddExternalConnectionAcceptor(
+      grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
+      grpc::InsecureServerCredentials());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_size));
+  // The handlers refuse a larger response themselves, with a clearer
+  // message; this is the backstop.
+  builder.SetMaxSendMessageSize(static_cast<int>(
+      std::min<uint64_t>(uint64_t{options.max_message_size} + 4096, INT_MAX)));
+  builder.SetResourceQuota(*quota);
+  // A compressed request can unpack to far more than it weighs (61 KB of
+  // gzip made 60 MB of keys): compressed requests are refused
+  // (UNIMPLEMENTED, "Compression algorithm 'gzip' is disabled").
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
+                             Millis(options.max_connection_idle_seconds));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                             Millis(options.max_connection_age_seconds));
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS,
+                             Millis(options.max_connection_age_grace_seconds));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS,
+                             Millis(options.keepalive_seconds));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
+                             Millis(options.keepalive_timeout_seconds));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  return builder.BuildAndStart();
+}
+
 int Main(int argc, char** argv) {
   ServerOptions options;
   if (auto rc = ParseServerOptions(argc, argv, &options)) return *rc;
 
-  // gRPC's and the exporter's threads inherit this mask, so the signals
-  // reach only the sigwait below.
+  // Before any port is bound: a server that cannot serve should not take
+  // a port from one that can.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(options.data_dir, ec)) {
+    Log("data directory ", options.data_dir,
+        " does not exist or is not a directory");
+    return 1;
+  }
+
+  // gRPC's, the exporter's and the registry's threads inherit this mask:
+  // SIGTERM and SIGINT reach only the sigtimedwait below, and lease breaks
+  // only the registry's signalfd.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigset_t blocked = signals;
+  sigaddset(&blocked, LeaseSignal());
+  sigaddset(&blocked, SIGIO);
+  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
 
-  grpc::EnableDefaultHealthCheckService(true);
-  // Links the health protocol's descriptors in, so that reflection can
-  // describe the default health service to grpcurl.
+  // Response buffers of 1 MiB and more are mapped and unmapped whole, so
+  // that a burst of large responses gives its memory back (glibc would
+  // otherwise raise this threshold after the first, and keep the memory).
+  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  google::protobuf::SetLogHandler(ProtobufLog);
+
+  const uint64_t file_limit = RaiseFileLimit();
+  const uint64_t max_connections =
+      options.max_connections != 0
+          ? options.max_connections
+          : file_limit - std::max<uint64_t>(64, file_limit / 8);
+  Log("file descriptors: ", file_limit, "; connections: up to ",
+      max_connections);
+
   (void)grpc::health::v1::HealthCheckRequest::descriptor();
   if (options.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
 
   RpcMetrics rpc_metrics;
-  std::unique_ptr<grpc::Server> server;
-  // Health turns SERVING once the first scan is done, unless a signal came
-  // first.
-  std::mutex health_mu;
-  bool draining = false;
-  TableRegistry registry(options, [&] {
-    const size_t tables = registry.List().size();
-    std::lock_guard lock(health_mu);
-    if (draining) return;
-    server->GetHealthCheckService()->SetServingStatus(kLookupService, true);
-    server->GetHealthCheckService()->SetServingStatus("", true);
-    Log("ready: ", tables, " tables");
-  });
+  ResponseMemory response_memory(options.max_response_memory);
+  StreamWatch streams;
+  ConnectionLimit connections(max_connections);
+  std::atomic<bool> ready{false};
+  std::atomic<bool> draining{false};
+  HealthService* health = nullptr;  // set below, before the registry starts
 
-  LookupService lookup(&registry, &rpc_metrics, options);
-  server = StartServer(options.listen, &lookup, options, "lookup service");
-  if (server == nullptr) return 1;
-  server->GetHealthCheckService()->SetServingStatus(kLookupService, false);
-  server->GetHealthCheckService()->SetServingStatus("", false);
+  TableRegistry registry(
+      options, {.on_ready =
+                    [&] {
+                      ready.store(true);
+                      health->ChangedAll();
+                      if (!draining.load()) {
+                        Log("ready: ", registry.List().size(), " tables");
+                      }
+                    },
+                .on_table_change =
+                    [&](const std::string& table) {
+                      health->Changed(StrCat(kTableServicePrefix, table));
+                    }});
+  HealthService health_service(
+      [&](std::string_view service)
+          -> std::optional<HealthStatus::ServingStatus> {
+        const auto status = [](bool up) {
+          return up ? HealthStatus::SERVING : HealthStatus::NOT_SERVING;
+        };
+        const bool serving = ready.load() && !draining.load();
+        if (service.empty() || service == kLookupService)
+          return status(serving);
+        if (service == kRegistryService) return status(!registry.Stalled());
+        if (service.substr(0, kTableServicePrefix.size()) ==
+            kTableServicePrefix) {
+          const auto tables = registry.Tables();
+          TableEntry* entry =
+              tables.Find(service.substr(kTableServicePrefix.size()));
+          if (entry == nullptr) return std::nullopt;
+          return status(!draining.load() && entry->slots.Acquire());
+        }
+        return std::nullopt;
+      },
+      &rpc_metrics);
+  health = &health_service;
 
-  AdminService admin(&registry, &rpc_metrics);
+  grpc::ResourceQuota quota("roost");
+  quota.Resize(options.grpc_memory);
+
+  LookupService lookup(&registry, &rpc_metrics, &response_memory, &streams,
+                       options);
+  auto lookup_listener = Listener::Bind(options.listen, "lookup");
+  if (!lookup_listener.ok()) {
+    Log("cannot listen on ", options.listen,
+        " (lookup service): ", lookup_listener.status().message());
+    return 1;
+  }
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
+      lookup_acceptor;
+  std::unique_ptr<grpc::Server> server = BuildServer(
+      {&lookup, &health_service}, options, &quota, &lookup_acceptor);
+  if (server == nullptr) {
+    Log("cannot start the lookup service");
+    return 1;
+  }
+  (*lookup_listener)->Start(lookup_acceptor.get(), &connections);
+  Log("lookup service listening on ",
+      WithPort(options.listen, (*lookup_listener)->port()));
+
+  AdminService admin(&registry, &rpc_metrics, options.data_dir);
+  std::unique_ptr<Listener> admin_listener;
+  std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
+      admin_acceptor;
   std::unique_ptr<grpc::Server> admin_server;
   if (!options.admin_listen.empty()) {
-    admin_server =
-        StartServer(options.admin_listen, &admin, options, "admin service");
-    if (admin_server == nullptr) return 1;
+    auto bound = Listener::Bind(options.admin_listen, "admin");
+    if (!bound.ok()) {
+      Log("cannot listen on ", options.admin_listen,
+          " (admin service): ", bound.status().message());
+      return 1;
+    }
+    admin_listener = std::move(*bound);
+    admin_server = BuildServer({&admin}, options, &quota, &admin_acceptor);
+    if (admin_server == nullptr) {
+      Log("cannot start the admin service");
+      return 1;
+    }
+    admin_listener->Start(admin_acceptor.get(), &connections);
+    Log("admin service listening on ",
+        WithPort(options.admin_listen, admin_listener->port()));
   }
 
   std::unique_ptr<prometheus::Exposer> exposer;
   auto collector = std::make_shared<MetricsCollector>(
-      &rpc_metrics, [&registry](std::vector<prometheus::MetricFamily>* out) {
-        registry.CollectMetrics(out);
-      });
+      &rpc_metrics,
+      std::vector<MetricsCollector::Source>{
+          [&registry](std::vector<prometheus::MetricFamily>* out) {
+            registry.CollectMetrics(out);
+          },
+          [&](std::vector<prometheus::MetricFamily>* out) {
+            connections.CollectMetrics(out);
+            auto errors = MakeFamily(
+                "roost_accept_errors_total",
+                "Failed accepts on a listener, by error (EMFILE: out of "
+                "file descriptors).",
+                prometheus::MetricType::Counter);
+            (*lookup_listener)->AddAcceptErrors(&errors);
+            if (admin_listener) admin_listener->AddAcceptErrors(&errors);
+            out->push_back(std::move(errors));
+            auto used = MakeFamily("roost_response_memory_bytes",
+                                   "Bytes held by responses in flight (at most "
+                                   "--max-response-memory).",
+                                   prometheus::MetricType::Gauge);
+            AddMetric(&used, {}).gauge.value =
+                static_cast<double>(response_memory.used());
+            out->push_back(std::move(used));
+            auto refused = MakeFamily(
+                "roost_responses_refused_total",
+                "Responses refused because --max-response-memory was held "
+                "by others.",
+                prometheus::MetricType::Counter);
+            AddMetric(&refused, {}).counter.value =
+                static_cast<double>(response_memory.refused());
+            out->push_back(std::move(refused));
+            auto cut = MakeFamily(
+                "roost_streams_cancelled_total",
+                "StreamMultiGet calls cancelled because their client took no "
+                "response for --send-timeout.",
+                prometheus::MetricType::Counter);
+            AddMetric(&cut, {}).counter.value =
+                static_cast<double>(streams.cancelled());
+            out->push_back(std::move(cut));
+          }});
   if (!options.metrics_listen.empty()) {
     try {
-      exposer = std::make_unique<prometheus::Exposer>(options.metrics_listen,
-                                                      /*num_threads=*/1);
+      // More than one thread, and a short wait for a request to arrive, so
+      // that a connection that sends half a request cannot blind Prometheus.
+      exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+          "listening_ports", options.metrics_listen, "num_threads",
+          std::to_string(options.metrics_threads), "request_timeout_ms",
+          std::to_string(Millis(options.metrics_request_timeout_seconds))});
     } catch (const std::exception& e) {
       Log("cannot listen on ", options.metrics_listen,
           " (metrics): ", e.what());
@@ -145,24 +324,44 @@ int Main(int argc, char** argv) {
     return 1;
   }
 
+  // Once a second: cut off streams whose client stopped reading, and tell
+  // watchers of roost.v1.Registry whether it stalled.
+  const auto send_timeout =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(options.send_timeout_seconds));
   int signal = 0;
-  while (sigwait(&signals, &signal) != 0) {
+  for (;;) {
+    const timespec second = {1, 0};
+    signal = sigtimedwait(&signals, nullptr, &second);
+    if (signal == SIGINT || signal == SIGTERM) break;
+    if (const int n = streams.CancelStalled(send_timeout); n > 0) {
+      Log("cancelled ", n,
+          " StreamMultiGet calls whose client took no "
+          "response for --send-timeout ",
+          options.send_timeout_seconds, " s");
+    }
+    health_service.Changed(std::string(kRegistryService));
   }
   Log("draining (", signal == SIGTERM ? "SIGTERM" : "SIGINT", "): health ",
       "NOT_SERVING for ", options.drain_seconds, " s");
-  {
-    std::lock_guard lock(health_mu);
-    draining = true;
-    server->GetHealthCheckService()->SetServingStatus(false);
-  }
+  draining.store(true);
+  health_service.ChangedAll();
   SleepUnlessSignalled(signals, options.drain_seconds);
-  // Refuses new RPCs, waits for in-flight ones up to the deadline, then
-  // cancels what is left.
+  // Accepts no more connections, refuses new RPCs, waits for in-flight ones
+  // up to the deadline, then cancels what is left.
+  (*lookup_listener)->Stop();
+  if (admin_listener) admin_listener->Stop();
   server->Shutdown(After(options.shutdown_timeout_seconds));
   if (admin_server) admin_server->Shutdown(After(1));
-  registry.Stop();
+  const bool loads_finished = registry.Stop();
   exposer.reset();
   Log("stopped");
+  if (!loads_finished) {
+    // A load stuck in the filesystem still runs: leave without running
+    // destructors it may depend on.
+    std::fflush(stderr);
+    ::_exit(0);
+  }
   return 0;
 }
 

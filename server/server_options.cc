@@ -1,7 +1,9 @@
 #include "server/server_options.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <string_view>
 
 #include "storage/str_cat.h"
 
@@ -57,36 +59,109 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "header is always checked)");
   app.add_option("--poll-interval", o.poll_interval_seconds,
                  "Rescan the data directory every SECONDS, even without "
-                 "inotify events")
-      ->check(CLI::PositiveNumber);
+                 "inotify events (0.05 to 86400)")
+      ->check(CLI::Range(0.05, 86400.0));
   app.add_option("--inotify", o.inotify,
                  "Watch the data directory with inotify (else poll only)");
   app.add_option("--keep-versions", o.keep_versions,
                  "Keep the newest K complete versions of each table on disk "
                  "(and the serving and pinned ones); delete older ones. 0 "
                  "keeps all");
-  app.add_option("--max-batch", o.max_batch, "Most keys in one MultiGet")
-      ->check(CLI::PositiveNumber);
+  app.add_option("--max-batch", o.max_batch,
+                 "Most keys in one MultiGet (or StreamMultiGet message)")
+      ->check(CLI::Range(1u, 10000000u));
   app.add_option("--max-key-size", o.max_key_size,
                  "Longest key accepted, in bytes")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1u, 1u << 30));
+  app.add_option("--max-request-size", o.max_request_size,
+                 "Largest request received, in bytes")
+      ->check(CLI::Range(1024u, 2147483647u));
   app.add_option("--max-message-size", o.max_message_size,
-                 "Largest gRPC message received or sent, in bytes")
-      ->check(CLI::Range(1u, 2147483647u));
+                 "Largest response sent, in bytes; larger ones are refused "
+                 "before any value is copied")
+      ->check(CLI::Range(1024u, 2147483647u));
+  app.add_option("--max-response-memory", o.max_response_memory,
+                 "Bytes all responses in flight may hold at once")
+      ->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 50));
+  app.add_option("--grpc-memory", o.grpc_memory,
+                 "gRPC's own memory (connections, request buffers), in bytes")
+      ->check(CLI::Range(uint64_t{16} << 20, uint64_t{1} << 50));
+  app.add_option("--max-connections", o.max_connections,
+                 "Connections open at once (lookup and admin); 0: the file "
+                 "descriptor limit less an eighth");
+  app.add_option("--max-connection-idle", o.max_connection_idle_seconds,
+                 "Close a connection idle this many SECONDS (0: never)")
+      ->check(CLI::Range(0.0, 86400.0 * 365));
+  app.add_option("--max-connection-age", o.max_connection_age_seconds,
+                 "Ask clients to reconnect after this many SECONDS (0: "
+                 "never)")
+      ->check(CLI::Range(0.0, 86400.0 * 365));
+  app.add_option("--max-connection-age-grace",
+                 o.max_connection_age_grace_seconds,
+                 "Then close the connection this many SECONDS later")
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--keepalive", o.keepalive_seconds,
+                 "Ping idle clients every SECONDS")
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_option("--keepalive-timeout", o.keepalive_timeout_seconds,
+                 "Close a connection whose ping is not answered in SECONDS")
+      ->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--send-timeout", o.send_timeout_seconds,
+                 "Cancel a StreamMultiGet whose client has not taken a "
+                 "response for SECONDS")
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--drain-period", o.drain_seconds,
                  "On SIGTERM/SIGINT, keep serving this many SECONDS with "
-                 "health NOT_SERVING before refusing new RPCs")
-      ->check(CLI::NonNegativeNumber);
+                 "health NOT_SERVING before refusing new RPCs (0 to 3600)")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--shutdown-timeout", o.shutdown_timeout_seconds,
                  "Then wait this many SECONDS for in-flight RPCs before "
-                 "cancelling them")
-      ->check(CLI::NonNegativeNumber);
+                 "cancelling them (0 to 3600)")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--resident-refresh", o.resident_refresh_seconds,
-                 "Refresh roost_table_resident_bytes every SECONDS")
-      ->check(CLI::PositiveNumber);
+                 "Refresh roost_table_resident_bytes every SECONDS (1 to "
+                 "86400)")
+      ->check(CLI::Range(1.0, 86400.0));
   app.add_option("--reflection", o.reflection, "Serve gRPC server reflection");
+  app.add_option("--max-tables", o.max_tables,
+                 "Most table directories served; more are ignored")
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_option("--load-threads", o.load_threads,
+                 "Threads that load (open and verify) versions")
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--stall-timeout", o.stall_timeout_seconds,
+                 "Report the registry stalled when its thread has not come "
+                 "round for SECONDS")
+      ->check(CLI::Range(1.0, 86400.0));
+  app.add_option("--metrics-threads", o.metrics_threads,
+                 "Threads of the /metrics endpoint")
+      ->check(CLI::Range(1u, 64u));
+  app.add_option("--metrics-request-timeout", o.metrics_request_timeout_seconds,
+                 "How long /metrics waits for a request to arrive, SECONDS")
+      ->check(CLI::Range(0.1, 60.0));
+  app.set_version_flag("--version", "roost-server " ROOST_VERSION);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConfigError& e) {
+    // CLI11 says "INI was not able to parse KEY" of a key it does not know,
+    // in TOML files too: name the key and the file instead.
+    constexpr std::string_view kExtra = "INI was not able to parse ";
+    const std::string_view what = e.what();
+    const std::string file = app["--config"]->as<std::string>();
+    if (what.substr(0, kExtra.size()) == kExtra) {
+      std::string key(what.substr(kExtra.size()));
+      std::string hint;
+      std::string dashed = key;
+      std::replace(dashed.begin(), dashed.end(), '_', '-');
+      if (dashed != key && app.get_option_no_throw("--" + dashed) != nullptr) {
+        hint = StrCat(" (did you mean ", dashed, "?)");
+      }
+      std::fprintf(stderr, "roost-server: unknown key \"%s\" in %s%s\n",
+                   key.c_str(), file.c_str(), hint.c_str());
+    } else {
+      std::fprintf(stderr, "roost-server: %s: %s\n", file.c_str(), e.what());
+    }
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
     return rc == 0 ? 0 : kExitUsage;

@@ -42,24 +42,71 @@ struct ServerOptions {
   // ones are always kept); older ones are deleted. 0 keeps all. The default
   // value is 0.
   uint32_t keep_versions = 0;
-  // Most keys in one MultiGet. The default value is 10000.
+  // Most keys in one MultiGet (or one StreamMultiGet message). The default
+  // value is 10000.
   uint32_t max_batch = 10000;
   // Longest key accepted, in bytes. The default value is 65536.
   uint32_t max_key_size = 65536;
-  // Largest gRPC message received or sent, in bytes. The default value is
-  // 64 MiB.
-  uint32_t max_message_size = 64 << 20;
+  // Largest request received, in bytes (gRPC's receive limit): 10,000 keys
+  // of up to about 400 bytes. The default value is 4 MiB.
+  uint32_t max_request_size = 4 << 20;
+  // Largest response sent, in bytes: a response that would be larger is
+  // refused (RESOURCE_EXHAUSTED) before any value is copied. roost-load
+  // refuses values over 16 MiB by default, so any one value fits. The
+  // default value is 32 MiB.
+  uint32_t max_message_size = 32 << 20;
+  // Bytes all responses in flight may hold at once (built and not yet
+  // taken by their clients); past it responses are refused
+  // (RESOURCE_EXHAUSTED) until some are gone. The default value is 1 GiB.
+  uint64_t max_response_memory = uint64_t{1} << 30;
+  // gRPC's own memory (connection and request buffers), as a resource
+  // quota. The default value is 1 GiB.
+  uint64_t grpc_memory = uint64_t{1} << 30;
+  // Connections open at once over the lookup and admin services; past it
+  // new ones are closed as soon as they are accepted. 0: the file
+  // descriptor limit less an eighth (at least 64) for tables, watches and
+  // the metrics endpoint. The default value is 0.
+  uint32_t max_connections = 0;
+  // Close a connection with no call in flight for this long. 0 never does.
+  // The default value is 300 seconds.
+  double max_connection_idle_seconds = 300;
+  // Ask clients to reconnect after this long (GOAWAY), and close the
+  // connection `max_connection_age_grace_seconds` later. 0 never does. The
+  // default value is 0.
+  double max_connection_age_seconds = 0;
+  double max_connection_age_grace_seconds = 60;
+  // Ping an idle client this often, and close the connection when a ping is
+  // not answered within keepalive_timeout_seconds. The default values are
+  // 60 and 20 seconds.
+  double keepalive_seconds = 60;
+  double keepalive_timeout_seconds = 20;
+  // Cancel a StreamMultiGet whose client has not taken a response for this
+  // long (it stopped reading). The default value is 30 seconds.
+  double send_timeout_seconds = 30;
   // On SIGTERM/SIGINT: keep serving this long with health NOT_SERVING, so
   // that load balancers move away. The default value is 5 seconds.
   double drain_seconds = 5;
-  // Then wait this long for in-flight RPCs before cancelling them. The
-  // default value is 10 seconds.
+  // Then wait this long for in-flight RPCs (and version loads) before
+  // cancelling them. The default value is 10 seconds.
   double shutdown_timeout_seconds = 10;
   // Refresh roost_table_resident_bytes (mincore) this often. The default
   // value is 10 seconds.
   double resident_refresh_seconds = 10;
   // Serve gRPC server reflection. The default value is true.
   bool reflection = true;
+  // Most table directories served; more are ignored (and logged). The
+  // default value is 1024.
+  uint32_t max_tables = 1024;
+  // Threads that load (open and verify) versions. The default value is 2.
+  uint32_t load_threads = 2;
+  // Report the registry stalled (metric roost_registry_stalled, health of
+  // roost.v1.Registry) when its thread has not come round its loop for
+  // this long. The default value is 120 seconds.
+  double stall_timeout_seconds = 120;
+  // Threads of the /metrics endpoint, and how long it waits for a request
+  // that is slow to arrive. The default values are 4 and 2 seconds.
+  uint32_t metrics_threads = 4;
+  double metrics_request_timeout_seconds = 2;
 };
 
 // Parses the command line (and the --config file it names) into *options.

@@ -4,27 +4,33 @@
 // The registry's thread scans DATA_DIR at start, whenever the watcher says
 // something changed, and every poll interval. For each table it serves the
 // newest complete version (one with a MANIFEST) that is not rolled back
-// from, unless a rollback pins another. A new version is opened, checked
-// against its MANIFEST, verified (checksums, unless turned off) and only then
-// swapped in; one that fails is logged, counted and skipped, and the current
-// one keeps serving. The old version is unmapped once its last request is
-// done (VersionSlots). Rollback state lives in DATA_DIR/<table>/ROLLBACK.
+// from and has not failed, unless a rollback pins another. Versions are
+// loaded (leased, opened, checked: version_loader.h) on worker threads and
+// swapped in by the registry's thread; one that fails is logged, counted
+// and skipped while the current one keeps serving, and is tried again only
+// if its files change (a version copied in MANIFEST-first is tried again
+// once its table file has arrived) or a rollback names it. The old version
+// is unmapped once its last request is done (VersionSlots). A writer that
+// opens or truncates a served file breaks its lease: the version stops being
+// served at once, is unmapped, and the table falls back to the best other
+// version. Rollback state lives in DATA_DIR/<table>/ROLLBACK.
 //
-// Request handlers call Find() and TableEntry::slots.Acquire(): no lock, no
-// allocation. Everything else runs on the registry's thread or under its
-// mutex.
+// Request handlers call Tables() and TableIndex::Reader::Find(), then
+// TableEntry::slots.Acquire(): no lock, no allocation. Everything else runs
+// on the registry's thread or under its mutex.
 //
 // Example:
-//   TableRegistry registry(options, [] { SetHealth(SERVING); });
+//   TableRegistry registry(options, {.on_ready = [] { SetHealth(SERVING); }});
 //   registry.Start();
-//   if (TableEntry* t = registry.Find("users")) {
-//     if (auto version = t->slots.Acquire()) version->file->Get(...);
+//   auto tables = registry.Tables();
+//   if (TableEntry* t = tables.Find("users")) {
+//     if (auto version = t->slots.Acquire()) version->file().Get(...);
 //   }
 #ifndef ROOST_SERVER_TABLE_REGISTRY_H_
 #define ROOST_SERVER_TABLE_REGISTRY_H_
 
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -35,7 +41,6 @@
 #include <set>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -43,37 +48,20 @@
 #include "prometheus/metric_family.h"
 #include "server/metrics.h"
 #include "server/server_options.h"
+#include "server/table_index.h"
+#include "server/version_loader.h"
 #include "server/version_slots.h"
 #include "server/watcher.h"
-#include "storage/manifest.h"
-#include "storage/table_file.h"
 
 namespace roost {
 
-// One opened, verified version of a table. Immutable once published.
-struct ServingVersion {
-  uint64_t version = 0;
-  std::string version_name;  // "v000003"
-  std::unique_ptr<TableFile> file;
-  Manifest manifest;
-  // A fixed-width table's key width (the cuckoo inline layout); 0 when
-  // keys may have any length up to max_key_length.
-  uint32_t key_width = 0;
-  // No key is longer.
-  uint32_t max_key_length = 0;
-  uint64_t file_size = 0;
-};
-
-// A table by name. Created the first time its directory is seen and kept
-// for the life of the registry (a removed table just stops serving), so
-// handlers may hold the pointer.
+// A table by name, for request handlers: valid while the TableIndex reader
+// that found it lives.
 struct TableEntry {
   explicit TableEntry(std::string n) : name(std::move(n)) {}
   const std::string name;
   VersionSlots<ServingVersion> slots;
   TableLookupMetrics lookups;
-  // Whether DATA_DIR/<name> exists.
-  std::atomic<bool> present{true};
 };
 
 // What ListTables reports about a table.
@@ -92,28 +80,40 @@ struct TableStatus {
 
 class TableRegistry {
  public:
-  // `on_ready` runs on the registry's thread, once, when every table found
-  // by the first scan serves a version (a table whose directory goes away
-  // no longer counts). Until then the server is not ready: a table with no
-  // version that loads holds it back until a good one is published.
-  TableRegistry(const ServerOptions& options, std::function<void()> on_ready);
+  struct Callbacks {
+    // Once, when every table that had a complete version at the first scan
+    // serves one (a table whose directory goes away no longer counts). A
+    // table with no complete version holds nobody back.
+    std::function<void()> on_ready;
+    // Whenever `table` starts or stops serving, appears or goes away.
+    std::function<void(const std::string& table)> on_table_change;
+  };
+  // Both callbacks run on the registry's thread.
+  TableRegistry(const ServerOptions& options, Callbacks callbacks);
   ~TableRegistry();  // Stop()s
 
   // Starts the thread: the first scan, then watching.
   absl::Status Start();
-  void Stop();
+  // Stops the thread, and waits up to --shutdown-timeout for loads in
+  // progress; false when some were still running (then the process should
+  // exit without running destructors of what they may use).
+  bool Stop();
 
-  // Any thread, no lock: the table named `name`, or null.
-  TableEntry* Find(const std::string& name) const;
+  // Any thread, no lock: the tables by name.
+  TableIndex<TableEntry>::Reader Tables() const { return index_.Read(); }
 
-  // Any thread. A snapshot of every present table, by name.
+  // Any thread. A snapshot of every table, by name.
   std::vector<TableStatus> List() const;
 
+  // Any thread: whether the registry's thread has not come round its loop
+  // for --stall-timeout (it is stuck on the filesystem, say).
+  bool Stalled() const;
+
   // Pins `table` to `version` ("v000003", "3", or empty for the newest
-  // complete version older than the serving one), after opening and
-  // verifying it; the version served until now is marked as rolled back
-  // from. `done` runs on the registry's thread with the outcome (the served
-  // and the previous version names), so a handler never waits.
+  // complete version older than the serving one), after loading it; the
+  // version served until now is marked as rolled back from. `done` runs on
+  // the registry's thread with the outcome (the served and the previous
+  // version names), so a handler never waits.
   using RollbackDone = std::function<void(
       absl::StatusOr<std::pair<std::string, std::string>> served_previous)>;
   void Rollback(std::string table, std::string version, RollbackDone done);
@@ -122,61 +122,104 @@ class TableRegistry {
   using UnpinDone = std::function<void(absl::StatusOr<std::string> served)>;
   void Unpin(std::string table, UnpinDone done);
 
-  // The per-table metric families, for the /metrics collector.
+  // The per-table and registry metric families, for the /metrics collector.
   void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const;
 
  private:
+  struct Failure {
+    std::string reason;       // a roost_table_load_failures_total reason
+    std::string fingerprint;  // of the version's files when it failed
+  };
   // Registry-thread state of one table.
   struct TableState {
-    TableEntry* entry;
+    uint64_t id = 0;  // tells a table from one made again under its name
+    TableEntry* entry = nullptr;
     std::string dir;
+    int watch = -1;
     // The version being served (also held by entry->slots); written by the
     // registry's thread under mu_.
     std::shared_ptr<const ServingVersion> serving;
+    // Loaded, waiting for a free slot to be swapped in.
+    std::shared_ptr<const ServingVersion> waiting;
     std::optional<uint64_t> pinned;
     std::set<uint64_t> rolled_back;
-    std::set<uint64_t> failed;      // tried and refused; not tried again
-    std::vector<uint64_t> on_disk;  // complete versions, oldest first
+    std::map<uint64_t, Failure> failed;
+    std::vector<uint64_t> on_disk;    // complete versions, oldest first
+    std::map<uint64_t, int> copying;  // incomplete versions watched: wd
+    std::multiset<uint64_t> loading;  // loads in flight
+    std::set<uint64_t> busy_logged;   // versions logged as open for writing
+    // Versions modified while served: checked against the MANIFEST's
+    // whole-file checksum before they are served again.
+    std::set<uint64_t> recheck;
+    std::string list_problem;  // the last listing error logged
+    bool lease_problem_logged = false;
     uint64_t resident_bytes = 0;
     // Counters shown on /metrics.
     uint64_t swaps_ok = 0;
     uint64_t swaps_failed = 0;
     std::map<std::string, uint64_t> failures;  // by reason
   };
+  // A finished load, handed from a worker to the registry's thread.
+  struct Loaded {
+    std::string table;
+    uint64_t table_id;
+    uint64_t version;
+    std::string fingerprint;
+    LoadOutcome outcome;
+    // For a rollback: called with the outcome instead of serving it.
+    std::function<void(Loaded&)> then;
+  };
+  struct Inbox {
+    std::mutex mu;
+    std::deque<Loaded> loaded;
+  };
 
   void Run();
   void Scan();
-  // Runs on_ready_ if it has not run and every table of the first scan is
-  // served; otherwise logs (once) which ones are not.
-  void CheckReady();
   void ScanTable(TableState* state);
-  // Opens and checks one version; logs and counts a failure.
-  absl::StatusOr<std::shared_ptr<const ServingVersion>> Load(TableState* state,
-                                                             uint64_t version);
-  bool Serve(TableState* state, std::shared_ptr<const ServingVersion> v);
+  // Runs on_ready if it has not run and every table that must serve does.
+  void CheckReady();
+  // The version `state` should serve next, or 0 when it serves it already.
+  uint64_t Target(const TableState& state) const;
+  void StartLoad(TableState* state, uint64_t version,
+                 std::function<void(Loaded&)> then = nullptr);
+  void TakeLoaded();
+  void Apply(Loaded& loaded);
+  // Records a failed version: logs, counts.
+  void Fail(TableState* state, uint64_t version, const absl::Status& status,
+            const std::string& fingerprint);
+  enum class ServeResult { kServed, kBusy, kStale };
+  // kBusy: every other slot still has readers (try again after a reclaim);
+  // kStale: a writer opened the file since it was checked.
+  ServeResult Serve(TableState* state, std::shared_ptr<const ServingVersion> v);
+  // Stops serving `state`'s version (its file is being modified).
+  void Drop(TableState* state, const std::string& why);
+  void OnLeaseBreaks(const WatchEvents& events);
   void PruneVersions(TableState* state);
   void RefreshResidentBytes();
-  absl::Status SaveRollbackState(const TableState& state);
   void LoadRollbackState(TableState* state);
-  TableState* StateFor(const std::string& name);  // creates
+  absl::Status SaveRollbackState(const TableState& state);
+  TableState* StateFor(const std::string& name);  // creates; null when full
+  void RemoveTable(const std::string& name);
+  TableState* Present(const std::string& table);
+  bool Reclaim();  // true while old versions wait for their readers
   void RunCommands();
-  absl::StatusOr<std::pair<std::string, std::string>> DoRollback(
-      const std::string& table, const std::string& version);
-  absl::StatusOr<std::string> DoUnpin(const std::string& table);
+  void DoRollback(const std::string& table, const std::string& version,
+                  RollbackDone done);
+  void DoUnpin(const std::string& table, UnpinDone done);
+  std::string VersionDir(const TableState& state, uint64_t version) const;
+  void Changed(const std::string& table);
 
   const ServerOptions options_;
-  std::function<void()> on_ready_;
+  const Callbacks callbacks_;
   bool ready_ = false;
-  bool waiting_logged_ = false;
-  std::vector<std::string> initial_tables_;  // found by the first scan
+  std::string waiting_logged_;  // the tables last logged as holding readiness
+  // Tables that had a complete version at the first scan.
+  std::set<std::string> must_serve_;
+  uint64_t next_table_id_ = 1;
+  std::set<std::string> refused_tables_;  // over --max-tables, logged
 
-  // Lookups by name: an immutable map replaced whole when a table appears.
-  // Old maps are kept (they are small and tables rarely appear), so a
-  // handler's Find() never races with a free.
-  using TableMap = std::unordered_map<std::string, TableEntry*>;
-  std::atomic<const TableMap*> map_{nullptr};
-  std::vector<std::unique_ptr<const TableMap>> maps_;
-  std::vector<std::unique_ptr<TableEntry>> entries_;
+  TableIndex<TableEntry> index_;
 
   mutable std::mutex mu_;  // guards states_ for List() and metrics
   std::map<std::string, TableState> states_;
@@ -185,9 +228,13 @@ class TableRegistry {
   std::mutex commands_mu_;
   std::deque<std::function<void()>> commands_;
 
-  std::unique_ptr<Watcher> watcher_;
+  std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
+  std::shared_ptr<Watcher> watcher_;
+  LoadWorkers workers_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
+  // steady_clock nanoseconds when the thread last came round its loop.
+  std::atomic<int64_t> heartbeat_{0};
 };
 
 }  // namespace roost

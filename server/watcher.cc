@@ -2,14 +2,16 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
 
+#include "server/file_lease.h"
 #include "server/log.h"
 #include "storage/str_cat.h"
 
@@ -27,42 +29,67 @@ absl::StatusOr<std::unique_ptr<Watcher>> Watcher::Create(bool inotify) {
       Log("inotify unavailable (", std::strerror(errno), "); polling only");
     }
   }
-  return std::unique_ptr<Watcher>(new Watcher(inotify_fd, wake_fd));
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, LeaseSignal());
+  sigaddset(&signals, SIGIO);
+  const int signal_fd = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    Log("signalfd unavailable (", std::strerror(errno),
+        "); lease breaks will go unnoticed");
+  }
+  return std::unique_ptr<Watcher>(new Watcher(inotify_fd, wake_fd, signal_fd));
 }
 
 Watcher::~Watcher() {
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
+  if (signal_fd_ >= 0) ::close(signal_fd_);
   ::close(wake_fd_);
 }
 
-void Watcher::Watch(const std::string& dir) {
-  if (inotify_fd_ < 0) return;
-  // Versions arrive by rename (IN_MOVED_TO); a MANIFEST written in place by
-  // hand arrives by IN_CLOSE_WRITE in the version directory, which the next
-  // poll finds.
-  constexpr uint32_t kMask = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM |
-                             IN_DELETE | IN_DELETE_SELF | IN_ONLYDIR;
-  if (::inotify_add_watch(inotify_fd_, dir.c_str(), kMask) < 0 &&
-      errno != ENOENT) {
+int Watcher::Watch(const std::string& dir, bool contents) {
+  if (inotify_fd_ < 0) return -1;
+  // Versions arrive by rename (IN_MOVED_TO); a version copied in file by
+  // file (rsync, cp -r) is watched with `contents` until it loads.
+  uint32_t mask = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
+                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR;
+  if (contents) mask |= IN_CLOSE_WRITE | IN_ATTRIB;
+  const int wd = ::inotify_add_watch(inotify_fd_, dir.c_str(), mask);
+  if (wd < 0 && errno != ENOENT) {
     Log("cannot watch ", dir, ": ", std::strerror(errno));
   }
+  return wd;
 }
 
-bool Watcher::Wait(std::chrono::milliseconds timeout) {
-  pollfd fds[2] = {{wake_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
-  const int n =
-      ::poll(fds, inotify_fd_ >= 0 ? 2 : 1, static_cast<int>(timeout.count()));
-  if (n <= 0) return false;
-  // Drain both; what changed is found by rescanning, not from the events.
+void Watcher::Unwatch(int wd) {
+  if (inotify_fd_ >= 0 && wd >= 0) ::inotify_rm_watch(inotify_fd_, wd);
+}
+
+WatchEvents Watcher::Wait(std::chrono::milliseconds timeout) {
+  WatchEvents events;
+  pollfd fds[3] = {
+      {wake_fd_, POLLIN, 0}, {signal_fd_, POLLIN, 0}, {inotify_fd_, POLLIN, 0}};
+  const int n = ::poll(fds, 3, static_cast<int>(timeout.count()));
+  if (n <= 0) return events;
+  // Drain all; what changed is found by rescanning, not from the events.
   uint64_t count;
-  while (::read(wake_fd_, &count, sizeof(count)) > 0) {
+  while (::read(wake_fd_, &count, sizeof(count)) > 0) events.changed = true;
+  if (signal_fd_ >= 0) {
+    signalfd_siginfo info;
+    while (::read(signal_fd_, &info, sizeof(info)) ==
+           static_cast<ssize_t>(sizeof(info))) {
+      if (static_cast<int>(info.ssi_signo) == LeaseSignal()) {
+        events.lease_breaks.push_back(info.ssi_fd);
+      } else {
+        events.lease_overflow = true;
+      }
+    }
   }
   if (inotify_fd_ >= 0) {
     alignas(inotify_event) char buf[4096];
-    while (::read(inotify_fd_, buf, sizeof(buf)) > 0) {
-    }
+    while (::read(inotify_fd_, buf, sizeof(buf)) > 0) events.changed = true;
   }
-  return true;
+  return events;
 }
 
 void Watcher::Wake() {

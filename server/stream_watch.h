@@ -1,0 +1,93 @@
+// StreamWatch: cancels StreamMultiGet calls whose client stopped reading.
+//
+// A stream answers one request at a time and writes each response before
+// reading the next request, so a client that stops reading leaves one
+// response in flight, held in memory (and counted against
+// --max-response-memory) for as long as it stays connected: HTTP/2's flow
+// control holds the write, and keepalive pings, which the client's library
+// still answers, do not help. Each stream records when its pending write
+// started; a sweep once a second cancels the streams whose write has waited
+// longer than --send-timeout.
+//
+// Thread-safe. Add() and Remove() take a lock once per stream, not per
+// message; WriteStarted() and WriteDone() are one relaxed store each.
+//
+// Example:
+//   StreamWatch::Stream stream(context);
+//   watch.Add(&stream);
+//   stream.WriteStarted(); StartWrite(&response);   // OnWriteDone:
+//   stream.WriteDone();
+//   watch.Remove(&stream);                             // in OnDone
+#ifndef ROOST_SERVER_STREAM_WATCH_H_
+#define ROOST_SERVER_STREAM_WATCH_H_
+
+#include <grpcpp/support/server_callback.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <set>
+
+namespace roost {
+
+class StreamWatch {
+ public:
+  class Stream {
+   public:
+    explicit Stream(grpc::CallbackServerContext* context) : context_(context) {}
+    void WriteStarted() { since_.store(Now(), std::memory_order_relaxed); }
+    void WriteDone() { since_.store(0, std::memory_order_relaxed); }
+
+   private:
+    friend class StreamWatch;
+    static int64_t Now() {
+      return std::chrono::steady_clock::now().time_since_epoch().count();
+    }
+    grpc::CallbackServerContext* const context_;
+    std::atomic<int64_t> since_{0};  // 0: no write pending
+    bool cancelled_ = false;         // under StreamWatch::mu_
+  };
+
+  void Add(Stream* stream) {
+    std::lock_guard lock(mu_);
+    streams_.insert(stream);
+  }
+  // Before the stream's context goes away (in OnDone).
+  void Remove(Stream* stream) {
+    std::lock_guard lock(mu_);
+    streams_.erase(stream);
+  }
+
+  // Cancels each stream whose pending write started more than `timeout`
+  // ago; returns how many it cancelled now.
+  int CancelStalled(std::chrono::steady_clock::duration timeout) {
+    const int64_t limit = Stream::Now() - timeout.count();
+    int n = 0;
+    std::lock_guard lock(mu_);
+    for (Stream* s : streams_) {
+      const int64_t since = s->since_.load(std::memory_order_relaxed);
+      if (since == 0 || since > limit || s->cancelled_) continue;
+      s->cancelled_ = true;
+      s->context_->TryCancel();
+      ++n;
+    }
+    cancelled_ += n;
+    return n;
+  }
+
+  // Streams cancelled so far.
+  uint64_t cancelled() const {
+    std::lock_guard lock(mu_);
+    return cancelled_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::set<Stream*> streams_;
+  uint64_t cancelled_ = 0;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_SERVER_STREAM_WATCH_H_

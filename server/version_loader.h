@@ -1,0 +1,91 @@
+// Loading a table version for serving, off the registry's thread.
+//
+// LoadVersion() takes a read lease on the version's table file (in the mmap
+// load modes; see file_lease.h), then opens and checks the version
+// (OpenVersion: MANIFEST, file, checksums). LoadWorkers runs such loads on a
+// few threads of their own, so that a slow one (a large table's checksums,
+// a hung disk) holds up neither the registry's thread (other tables' swaps,
+// admin commands, lease breaks, shutdown) nor, up to the number of threads,
+// other tables' loads.
+//
+// Example:
+//   LoadWorkers workers(2);
+//   workers.Submit([=] { Post(LoadVersion(dir, options)); });
+//   ...
+//   if (!workers.Stop(std::chrono::seconds(10))) Log("abandoned a load");
+#ifndef ROOST_SERVER_VERSION_LOADER_H_
+#define ROOST_SERVER_VERSION_LOADER_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/file_lease.h"
+#include "storage/version_check.h"
+
+namespace roost {
+
+// One opened, checked version of a table. Immutable once loaded.
+struct ServingVersion {
+  uint64_t version = 0;
+  std::string version_name;  // "v000003"
+  // Declared before `opened`, so destroyed after it: the lease is released
+  // only once the file is unmapped.
+  std::unique_ptr<FileLease> lease;
+  OpenedVersion opened;
+  // A fixed-width table's key width (the cuckoo inline layout), 0 otherwise.
+  uint32_t key_width = 0;
+  // No key is longer.
+  uint32_t max_key_length = 0;
+  uint64_t file_size = 0;
+
+  const TableFile& file() const { return *opened.file; }
+};
+
+struct LoadOptions {
+  VersionOpenOptions open;
+  // Take a read lease on the table file (the mmap load modes). The default
+  // value is true.
+  bool lease = true;
+};
+
+struct LoadOutcome {
+  // Errors as OpenVersion's, and Aborted when the table file is open for
+  // writing (a copy in progress): try again on the next scan.
+  absl::StatusOr<std::shared_ptr<const ServingVersion>> version;
+  // Why no lease could be had (the version is served without one), or "".
+  std::string lease_problem;
+};
+
+// Loads the version directory `dir`, whose number is `version`.
+LoadOutcome LoadVersion(const std::string& dir, uint64_t version,
+                        const LoadOptions& options);
+
+class LoadWorkers {
+ public:
+  explicit LoadWorkers(int threads);
+  // Stop()s with no wait.
+  ~LoadWorkers();
+  LoadWorkers(const LoadWorkers&) = delete;
+  LoadWorkers& operator=(const LoadWorkers&) = delete;
+
+  // Runs `job` on a worker. A job must own (or share) everything it
+  // touches: one still running at Stop() may outlive this object.
+  void Submit(std::function<void()> job);
+  // Drops jobs not started and waits up to `timeout` for the running ones.
+  // False when some still run; their threads are then left to finish alone.
+  bool Stop(std::chrono::milliseconds timeout);
+  // How long the oldest running job has run; zero when none runs.
+  std::chrono::steady_clock::duration OldestRunning() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_SERVER_VERSION_LOADER_H_
