@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <thread>
 
 #include "storage/data_dir.h"
@@ -75,10 +77,51 @@ std::string_view CompleteLines(const std::string& log) {
 
 }  // namespace
 
-const char* RoostLoadBinary() { return ROOST_LOAD_BINARY; }
-const char* RoostServerBinary() { return ROOST_SERVER_BINARY; }
-const char* RoostGetBinary() { return ROOST_GET_BINARY; }
-const char* RoostAdminBinary() { return ROOST_ADMIN_BINARY; }
+namespace {
+// The binary built beside the tests, unless the environment names another
+// (to run the tests against an earlier build, say).
+const char* Binary(const char* variable, const char* built) {
+  const char* other = std::getenv(variable);
+  return other != nullptr && *other != '\0' ? other : built;
+}
+}  // namespace
+
+std::shared_ptr<grpc::Channel> CreateTestChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  // The server bounds what it sends (--max-message-size); the tests take
+  // whatever it sends.
+  args.SetMaxReceiveMessageSize(-1);
+  // A connection of its own, not one shared with other channels.
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
+}
+
+const char* RoostLoadBinary() {
+  return Binary("ROOST_TEST_LOAD_BINARY", ROOST_LOAD_BINARY);
+}
+const char* RoostServerBinary() {
+  return Binary("ROOST_TEST_SERVER_BINARY", ROOST_SERVER_BINARY);
+}
+const char* RoostGetBinary() {
+  return Binary("ROOST_TEST_GET_BINARY", ROOST_GET_BINARY);
+}
+const char* RoostAdminBinary() {
+  return Binary("ROOST_TEST_ADMIN_BINARY", ROOST_ADMIN_BINARY);
+}
+
+ProcessMemory MemoryOf(pid_t pid) {
+  ProcessMemory m;
+  const std::string status = ReadFile(StrCat("/proc/", pid, "/status"));
+  const auto field = [&](std::string_view name) -> uint64_t {
+    const size_t at = status.find(name);
+    if (at == std::string::npos) return 0;
+    return std::strtoull(status.c_str() + at + name.size(), nullptr, 10) * 1024;
+  };
+  m.rss = field("VmRSS:");
+  m.peak_rss = field("VmHWM:");
+  return m;
+}
 
 bool WaitFor(const std::function<bool()>& condition,
              std::chrono::milliseconds timeout) {
@@ -221,6 +264,7 @@ ServerProcess::ServerProcess(const ServerFlags& flags, std::string log_path)
       std::to_string(flags.poll_interval), "--drain-period",
       std::to_string(flags.drain_period)};
   args.insert(args.end(), flags.extra.begin(), flags.extra.end());
+  wrapper_ = flags.wrapper;
   Spawn(args);
 }
 
@@ -231,7 +275,8 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args,
 }
 
 void ServerProcess::Spawn(const std::vector<std::string>& args) {
-  std::vector<std::string> full = {RoostServerBinary()};
+  std::vector<std::string> full = wrapper_;
+  full.push_back(RoostServerBinary());
   full.insert(full.end(), args.begin(), args.end());
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -242,7 +287,7 @@ void ServerProcess::Spawn(const std::vector<std::string>& args) {
   posix_spawn_file_actions_adddup2(&actions, 2, 1);
   std::vector<char*> argv = Argv(full);
   const int rc =
-      posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+      posix_spawnp(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     ADD_FAILURE() << "cannot start " << full[0] << ": " << std::strerror(rc);
@@ -343,13 +388,11 @@ int ServerProcess::PortFromLog(std::string_view what) const {
     return ::testing::AssertionFailure()
            << "cannot read the bound ports from the log" << Describe();
   }
-  auto lookup_channel =
-      grpc::CreateChannel(lookup_address(), grpc::InsecureChannelCredentials());
+  auto lookup_channel = CreateTestChannel(lookup_address());
   lookup_stub_ = v1::Lookup::NewStub(lookup_channel);
   health_stub_ = grpc::health::v1::Health::NewStub(lookup_channel);
   if (admin_) {
-    admin_stub_ = v1::Admin::NewStub(grpc::CreateChannel(
-        admin_address(), grpc::InsecureChannelCredentials()));
+    admin_stub_ = v1::Admin::NewStub(CreateTestChannel(admin_address()));
   }
   return ::testing::AssertionSuccess();
 }
@@ -554,6 +597,39 @@ std::string Problems::Describe() const {
   std::string out;
   for (const std::string& p : first_) out += p + "\n";
   return out;
+}
+
+}  // namespace roost::testing
+
+namespace roost::testing {
+
+grpc::Status ServerProcess::RawCall(const std::string& method,
+                                    const std::string& request,
+                                    std::string* response, bool admin,
+                                    grpc_compression_algorithm compression) {
+  auto channel = CreateTestChannel(admin ? admin_address() : lookup_address());
+  grpc::GenericStub stub(channel);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  if (compression != GRPC_COMPRESS_NONE) {
+    context.set_compression_algorithm(compression);
+  }
+  grpc::Slice slice(request);
+  grpc::ByteBuffer in(&slice, 1), out;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, method, grpc::StubOptions(), &in, &out,
+                 [&done](grpc::Status s) { done.set_value(std::move(s)); });
+  grpc::Status status = done.get_future().get();
+  if (status.ok() && response != nullptr) {
+    std::vector<grpc::Slice> slices;
+    response->clear();
+    if (out.Dump(&slices).ok()) {
+      for (const grpc::Slice& s : slices) {
+        response->append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+    }
+  }
+  return status;
 }
 
 }  // namespace roost::testing

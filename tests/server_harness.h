@@ -43,11 +43,25 @@ namespace roost::testing {
 // suite also runs under AddressSanitizer on a busy two-core machine.
 inline constexpr std::chrono::milliseconds kWaitTimeout{20000};
 
-// The binaries under test (compile definitions of the harness).
+// The binaries under test: the ones built beside the tests, or those that
+// ROOST_TEST_LOAD_BINARY, ROOST_TEST_SERVER_BINARY, ROOST_TEST_GET_BINARY
+// and ROOST_TEST_ADMIN_BINARY name (to show that a test fails against an
+// earlier build).
 const char* RoostLoadBinary();
 const char* RoostServerBinary();
 const char* RoostGetBinary();
 const char* RoostAdminBinary();
+
+// A channel to `address` that takes answers of any size, on a connection
+// of its own.
+std::shared_ptr<grpc::Channel> CreateTestChannel(const std::string& address);
+
+// The memory a process uses now and at its peak, from /proc/PID/status.
+struct ProcessMemory {
+  uint64_t rss = 0;
+  uint64_t peak_rss = 0;
+};
+ProcessMemory MemoryOf(pid_t pid);
 
 // Polls `condition` every 10 ms until it holds (true) or `timeout` passes
 // (false).
@@ -101,6 +115,10 @@ struct ServerFlags {
   double drain_period = 0;
   // More flags, appended as given (they win over the ones above).
   std::vector<std::string> extra;
+  // A command that runs the server (found on PATH), such as
+  // {"prlimit", "--nofile=256:256", "--"}: it must exec the server, so that
+  // its pid is the server's.
+  std::vector<std::string> wrapper;
 };
 
 // A roost-server child process. Its stdout and stderr go to `log_path`.
@@ -169,6 +187,14 @@ class ServerProcess {
       const std::string& service,
       grpc::health::v1::HealthCheckResponse::ServingStatus* status);
 
+  // One call of `method` ("/roost.v1.Lookup/Get") with `request` as its
+  // bytes, on the lookup port (the admin port with `admin`), optionally
+  // compressed; *response gets the bytes of an OK answer.
+  grpc::Status RawCall(
+      const std::string& method, const std::string& request,
+      std::string* response, bool admin = false,
+      grpc_compression_algorithm compression = GRPC_COMPRESS_NONE);
+
   // `table`'s entry in ListTables, or nullopt (also when the call fails).
   std::optional<v1::TableInfo> Table(const std::string& table);
   // The version `table` serves ("" when none or unknown).
@@ -186,6 +212,7 @@ class ServerProcess {
   std::string Describe() const;  // the log, for failure messages
 
   std::string log_path_;
+  std::vector<std::string> wrapper_;
   bool admin_ = true;
   bool metrics_ = true;
   pid_t pid_ = -1;

@@ -129,59 +129,42 @@ TEST_F(LifecycleTest, RefusesBadFlagsAndBusyPorts) {
 // The first scan is held up on purpose: the MANIFEST of the only version is
 // a FIFO, so the server's read of it blocks until the test writes the real
 // MANIFEST into it. Until then the server listens but is not ready.
+// Holds back the first version of a table: builds `kvs` as
+// DATA_DIR/TABLE/v000001 and keeps its table file open for writing, as a
+// copy still in progress would, so that the server cannot take its lease and
+// does not load it until Release() closes the file.
 class HeldScan {
  public:
-  // Builds `kvs` as DATA_DIR/TABLE/v000001 (through a staging data dir)
-  // with a FIFO in place of its MANIFEST.
-  HeldScan(const ScratchDir& scratch, const std::string& data_dir,
+  HeldScan(const ScratchDir& /*scratch*/, const std::string& data_dir,
            const std::string& table, const KeyValues& kvs) {
-    const std::string staging = scratch.File("staging");
-    const std::string built = BuildTable(staging, table, kvs);
+    const std::string built = BuildTable(data_dir, table, kvs);
     if (built.empty()) return;
-    fs::create_directories(data_dir + "/" + table);
-    manifest_ = data_dir + "/" + table + "/v000001/MANIFEST";
-    text_ = ReadFile(built + "/MANIFEST");
-    fs::remove(built + "/MANIFEST");
-    if (::mkfifo((built + "/MANIFEST").c_str(), 0644) != 0) return;
-    fs::rename(built, data_dir + "/" + table + "/v000001");
-    ok_ = true;
+    const std::string file = built + "/table.sst";
+    ::chmod(file.c_str(), 0644);  // published read-only
+    fd_ = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
   }
-  bool ok() const { return ok_; }
+  ~HeldScan() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  bool ok() const { return fd_ >= 0; }
 
-  // Writes the MANIFEST into the FIFO once the server has it open.
   ::testing::AssertionResult Release() {
-    int fd = -1;
-    // O_NONBLOCK: ENXIO while no reader has the FIFO open.
-    WaitFor([&] {
-      fd = ::open(manifest_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-      return fd >= 0;
-    });
-    if (fd < 0) {
-      return ::testing::AssertionFailure()
-             << "the server never opened " << manifest_;
-    }
-    ::fcntl(fd, F_SETFL, 0);
-    const bool written = ::write(fd, text_.data(), text_.size()) ==
-                         static_cast<ssize_t>(text_.size());
-    ::close(fd);
-    if (!written) return ::testing::AssertionFailure() << "short write";
+    if (fd_ < 0) return ::testing::AssertionFailure() << "not held";
+    ::close(fd_);
+    fd_ = -1;
     return ::testing::AssertionSuccess();
   }
 
  private:
-  bool ok_ = false;
-  std::string manifest_;
-  std::string text_;
+  int fd_ = -1;
 };
 
-TEST_F(LifecycleTest, HealthIsNotServingUntilTheFirstScanEnds) {
+TEST_F(LifecycleTest, HealthIsNotServingUntilTheTablesFoundAtStartLoad) {
   HeldScan held(scratch_, data_, "t", {{"k", "v"}});
   ASSERT_TRUE(held.ok());
   ServerProcess server(Flags(), LogFile());
-  // Also waits for the admin service's line, which comes after the lookup
-  // service's health is set NOT_SERVING. (Between the lookup port's bind and
-  // that, gRPC's default health service answers SERVING for "".)
   ASSERT_TRUE(server.WaitListening());
+  ASSERT_TRUE(server.WaitForLog("not loading t v000001 yet: "));
 
   HealthStatus::ServingStatus status;
   ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup", &status).ok());
@@ -189,7 +172,9 @@ TEST_F(LifecycleTest, HealthIsNotServingUntilTheFirstScanEnds) {
   ASSERT_TRUE(server.HealthCheck("", &status).ok());
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
   // The table is known as soon as the scan reaches it, but has no version
-  // to serve yet.
+  // to serve yet; so says its own health service name.
+  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup/t", &status).ok());
+  EXPECT_EQ(status, HealthStatus::NOT_SERVING);
   v1::GetResponse g;
   grpc::Status s;
   ASSERT_TRUE(WaitFor([&] {
@@ -207,7 +192,11 @@ TEST_F(LifecycleTest, HealthIsNotServingUntilTheFirstScanEnds) {
   EXPECT_EQ(status, HealthStatus::SERVING);
   ASSERT_TRUE(server.HealthCheck("", &status).ok());
   EXPECT_EQ(status, HealthStatus::SERVING);
+  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup/t", &status).ok());
+  EXPECT_EQ(status, HealthStatus::SERVING);
   EXPECT_EQ(server.HealthCheck("no.such.Service", &status).error_code(),
+            StatusCode::NOT_FOUND);
+  EXPECT_EQ(server.HealthCheck("roost.v1.Lookup/nope", &status).error_code(),
             StatusCode::NOT_FOUND);
   ASSERT_TRUE(server.Get("t", "k", &g).ok());
   EXPECT_EQ(g.value(), "v");

@@ -1,0 +1,183 @@
+// roost-server end to end: its ports and its command line. Running out of
+// file descriptors never stops a listener, an idle connection never blinds
+// /metrics, and the command line checks what it can before a port is taken.
+// See tests/server_harness.h.
+
+#include <grpcpp/grpcpp.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "storage/str_cat.h"
+#include "tests/server_harness.h"
+#include "tests/test_util.h"
+
+namespace roost::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using grpc::StatusCode;
+
+class ListenerTest : public ServerFixture {};
+
+// Opens a plain TCP connection to 127.0.0.1:PORT; -1 on failure.
+int Connect(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A Get on a connection made now, not on the harness's channel (which was
+// connected before anything went wrong).
+grpc::Status FreshGet(const ServerProcess& server, v1::GetResponse* response) {
+  auto stub = v1::Lookup::NewStub(CreateTestChannel(server.lookup_address()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(5));
+  v1::GetRequest request;
+  request.set_table("t");
+  request.set_key("k");
+  return stub->Get(&context, request, response);
+}
+
+// Defect 3: with 1,100 idle connections against a limit of 1,024 file
+// descriptors, gRPC's own listener failed accept4() with EMFILE once and
+// never polled its socket again. roost's listener caps connections below
+// the limit; past the cap it closes new ones at once.
+TEST_F(ListenerTest, TooManyConnectionsAreRefusedAndTheListenerLives) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v"}}), "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.wrapper = {"prlimit", "--nofile=200:200", "--"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_TRUE(server.WaitForLog(
+      "roost-server: file descriptors: 200; connections: up to 136"));
+
+  std::vector<int> flood;
+  for (int i = 0; i < 250; ++i) {
+    const int fd = Connect(server.lookup_port());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server.ScrapeMetrics(),
+                    "roost_connections_refused_total{listener=\"lookup\"}") > 0;
+  })) << server.Log();
+  for (int fd : flood) ::close(fd);
+  v1::GetResponse g;
+  grpc::Status s;
+  ASSERT_TRUE(WaitFor([&] {
+    s = FreshGet(server, &g);
+    return s.ok();
+  })) << s.error_message()
+      << server.Log();
+  EXPECT_EQ(g.value(), "v");
+  EXPECT_EQ(MetricOr(server.ScrapeMetrics(), "roost_connections_max"), 136);
+}
+
+// The same past the descriptor limit itself (--max-connections set above
+// it): accept4() fails with EMFILE, the listener drops the pending
+// connection with a descriptor it keeps in reserve, counts it, and goes on.
+TEST_F(ListenerTest, OutOfDescriptorsTheListenerDropsAndGoesOn) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v"}}), "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.wrapper = {"prlimit", "--nofile=200:200", "--"};
+  flags.extra = {"--max-connections", "5000"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+
+  std::vector<int> flood;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = Connect(server.lookup_port());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  ASSERT_TRUE(server.WaitForLog("accept on the lookup port failed: "));
+  for (int fd : flood) ::close(fd);
+  v1::GetResponse g;
+  grpc::Status s;
+  ASSERT_TRUE(WaitFor([&] {
+    s = FreshGet(server, &g);
+    return s.ok();
+  })) << s.error_message()
+      << server.Log();
+  EXPECT_GT(MetricOr(server.ScrapeMetrics(),
+                     "roost_accept_errors_total{error=\"EMFILE\","
+                     "listener=\"lookup\"}"),
+            0);
+}
+
+// Defect 4: the metrics endpoint ran one thread, which a connection that
+// sent half a request line held for civetweb's 30 s request timeout.
+TEST_F(ListenerTest, IdleHalfRequestsDoNotBlindTheMetrics) {
+  fs::create_directories(data_);
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  // As many idle connections as the endpoint has threads: each is let go
+  // after --metrics-request-timeout (2 s), well within the scrape's 10 s.
+  std::vector<int> idle;
+  for (int i = 0; i < 4; ++i) {
+    const int fd = Connect(server.metrics_port());
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "GET /metr", 9), 9);
+    idle.push_back(fd);
+  }
+  std::string error;
+  EXPECT_TRUE(HttpGet(server.metrics_port(), "/metrics", &error).has_value())
+      << error;
+  for (int fd : idle) ::close(fd);
+}
+
+// Defect 25: --version needed --data-dir, and the ports were bound before
+// the data directory was checked.
+TEST_F(ListenerTest, TheCommandLineIsCheckedBeforeAnyPortIsTaken) {
+  const ProcessResult version = RunProcess({RoostServerBinary(), "--version"});
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_EQ(version.out, "roost-server 0.1.0\n");
+
+  ServerFlags flags = Flags();
+  flags.data_dir = scratch_.File("nonexistent");
+  ServerProcess missing(flags, LogFile("missing"));
+  EXPECT_EQ(missing.WaitExit(), 1);
+  EXPECT_EQ(missing.CountLogLines("listening on"), 0) << missing.Log();
+  EXPECT_EQ(missing.CountLogLines("data directory " + flags.data_dir +
+                                  " does not exist or is not a directory"),
+            1)
+      << missing.Log();
+
+  // A misspelt config key names the key and the file.
+  fs::create_directories(data_);
+  const std::string config = scratch_.File("server.toml");
+  WriteFile(config, "keep_versions = 3\n");
+  ProcessResult r = RunProcess(
+      {RoostServerBinary(), "--data-dir", data_, "--config", config});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(r.err, "roost-server: unknown key \"keep_versions\" in " + config +
+                       " (did you mean keep-versions?)\n");
+
+  // Defect 21: values that spun a core or overflowed are out of range.
+  for (const auto& [flag, value] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"--poll-interval", "1e-3"},
+           {"--resident-refresh", "1e-9"},
+           {"--drain-period", "1e30"},
+           {"--shutdown-timeout", "-1"}}) {
+    r = RunProcess({RoostServerBinary(), "--data-dir", data_, flag, value});
+    EXPECT_EQ(r.exit_code, 64) << flag;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace roost::testing
