@@ -89,11 +89,19 @@ TEST_P(ServedFileChangeTest, TheServerLivesAndDropsTheVersion) {
   EXPECT_EQ(MetricOr(server.ScrapeMetrics(), "roost_table_leased{table=\"t\"}"),
             1);
 
-  // Clients of both tables, all along.
+  // Clients of both tables, all along (stopped and joined however the test
+  // ends).
   std::atomic<bool> stop{false};
   Problems problems;
   std::atomic<int> answered{0};
-  std::vector<std::thread> clients;
+  struct Joined : std::vector<std::thread> {
+    std::atomic<bool>* stop;
+    ~Joined() {
+      stop->store(true);
+      for (auto& t : *this) t.join();
+    }
+  } clients;
+  clients.stop = &stop;
   for (const std::string table : {"t", "other"}) {
     clients.emplace_back([&, table] {
       for (int i = 0; !stop.load(); ++i) {
@@ -136,6 +144,7 @@ TEST_P(ServedFileChangeTest, TheServerLivesAndDropsTheVersion) {
   ASSERT_TRUE(WaitFor([&] { return answered.load() > before + 100; }));
   stop = true;
   for (auto& t : clients) t.join();
+  clients.clear();
   EXPECT_EQ(problems.count(), 0) << problems.Describe();
   ASSERT_TRUE(server.Running()) << server.Log();
   EXPECT_TRUE(ServesVersion(server, keys, 1));
