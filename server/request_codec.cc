@@ -20,6 +20,8 @@ constexpr int kKeyField = 2;         // `key` of GetRequest, `keys` of MultiGet
 constexpr uint8_t kFoundTag = 0x08;  // field 1, varint
 constexpr uint8_t kValueTag = 0x12;  // field 2, length-delimited
 constexpr uint8_t kEntryTag = 0x0a;  // field 1, length-delimited
+// Empty fields point here rather than at null, as a protobuf string would.
+constexpr std::string_view kEmpty("", 0);
 
 absl::Status Malformed(std::string_view message) {
   return absl::InvalidArgumentError(
@@ -44,7 +46,7 @@ bool ForEachField(std::string_view bytes, OnField&& on_field) {
       int available;
       if (!in.ReadVarint32(&length)) return false;
       if (length == 0) {
-        on_field(number, std::string_view());
+        on_field(number, kEmpty);
         continue;
       }
       // The stream reads a flat array, so what is left of it is directly
@@ -88,8 +90,8 @@ size_t BodySize(const EncodedResult& r) {
 }  // namespace
 
 absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request) {
-  request->table = {};
-  request->keys.assign(1, std::string_view());
+  request->table = kEmpty;
+  request->keys.assign(1, kEmpty);
   request->total_keys = 1;
   const bool ok = ForEachField(bytes, [&](int number, std::string_view v) {
     (number == kTableField ? request->table : request->keys[0]) = v;
@@ -100,7 +102,7 @@ absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request) {
 
 absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
                                   LookupRequest* request) {
-  request->table = {};
+  request->table = kEmpty;
   request->keys.clear();
   size_t keys = 0;
   const bool ok = ForEachField(bytes, [&](int number, std::string_view v) {

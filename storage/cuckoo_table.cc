@@ -107,7 +107,10 @@ bool CuckooTable::MatchHeapRecord(const char* bucket, std::string_view key,
   if (p == nullptr || key_length != key.size()) return false;
   const auto room = static_cast<uint64_t>(limit - p);
   if (key_length > room || value_length > room - key_length) return false;
-  if (std::memcmp(p, key.data(), key.size()) != 0) return false;
+  // (An empty key may have a null data(), which memcmp must not be given.)
+  if (!key.empty() && std::memcmp(p, key.data(), key.size()) != 0) {
+    return false;
+  }
   *value = std::string_view(p + key_length, value_length);
   return true;
 }
@@ -143,7 +146,10 @@ ROOST_ALWAYS_INLINE bool CuckooTable::ProbeBlock(
       }
     } else {
       for (uint32_t s = 0; s < buckets; ++s) {
-        match |= static_cast<uint64_t>(std::memcmp(block + s * bucket_size,
+        // key_width 0 (a table whose one key is empty): every bucket
+        // matches, and memcmp is not given a null pointer.
+        match |= static_cast<uint64_t>(key_width == 0 ||
+                                       std::memcmp(block + s * bucket_size,
                                                    key.data(), key_width) == 0)
                  << s;
       }
