@@ -37,8 +37,7 @@ uint64_t KeyToNumber(std::string_view key, size_t prefix_length) {
   return n;
 }
 
-absl::StatusOr<std::unique_ptr<BlockTableBuilder>> BlockTableBuilder::Create(
-    const std::string& path, const BlockTableOptions& options) {
+absl::Status ValidateBlockTableOptions(const BlockTableOptions& options) {
   if (options.block_size == 0 || options.block_size > (1u << 30)) {
     return absl::InvalidArgumentError(
         StrCat("block size must be in [1, 2^30], not ", options.block_size));
@@ -52,6 +51,12 @@ absl::StatusOr<std::unique_ptr<BlockTableBuilder>> BlockTableBuilder::Create(
         StrCat("hash index utilization must be in (0, 1], not ",
                options.hash_index_utilization));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<BlockTableBuilder>> BlockTableBuilder::Create(
+    const std::string& path, const BlockTableOptions& options) {
+  ROOST_RETURN_IF_ERROR(ValidateBlockTableOptions(options));
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
                          WritableFile::Create(path));
   return std::unique_ptr<BlockTableBuilder>(

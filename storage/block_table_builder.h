@@ -64,6 +64,10 @@ struct BlockTableReport {
   double uniformity_cv = 0;
 };
 
+// InvalidArgument naming the first option out of its range (see above).
+// Create() checks the same; a tool can call it before reading any input.
+absl::Status ValidateBlockTableOptions(const BlockTableOptions& options);
+
 class BlockTableBuilder {
  public:
   // Creates (or truncates) `path`. InvalidArgument for bad options.

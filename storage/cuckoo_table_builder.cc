@@ -306,8 +306,7 @@ absl::Status CuckooTableBuilder::Add(std::string_view key,
   return absl::OkStatus();
 }
 
-absl::Status CuckooTableBuilder::ValidateOptions() const {
-  const CuckooTableOptions& o = options_;
+absl::Status ValidateCuckooTableOptions(const CuckooTableOptions& o) {
   if (!(o.utilization > 0 && o.utilization < 1)) {
     return absl::InvalidArgumentError(
         StrCat("utilization must be in (0, 1), not ", o.utilization));
@@ -331,7 +330,7 @@ absl::Status CuckooTableBuilder::ValidateOptions() const {
 
 absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::Finish(
     const std::string& path) {
-  ROOST_RETURN_IF_ERROR(ValidateOptions());
+  ROOST_RETURN_IF_ERROR(ValidateCuckooTableOptions(options_));
   CuckooBuildReport report;
   // Inline when every pair has the same widths, as long as a bucket stays
   // small: past kMaxInlineBucketSize the empty tenth of the buckets would

@@ -67,6 +67,10 @@ struct CuckooTableOptions {
   uint64_t seed = 0x726f6f73742d636bULL;
 };
 
+// InvalidArgument naming the first option out of its range (see above).
+// Finish() checks the same; a tool can call it before reading any input.
+absl::Status ValidateCuckooTableOptions(const CuckooTableOptions& options);
+
 // What Finish() built.
 struct CuckooBuildReport {
   uint64_t num_keys = 0;
@@ -127,7 +131,6 @@ class CuckooTableBuilder {
 
   std::string_view key(uint32_t i) const;
   std::string_view value(uint32_t i) const;
-  absl::Status ValidateOptions() const;
   absl::Status WriteTable(const std::string& path, const Placement& placement,
                           CuckooBuildReport* report) const;
 

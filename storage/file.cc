@@ -32,8 +32,15 @@ absl::Status ErrnoError(std::string_view what, const std::string& path,
 absl::StatusOr<std::unique_ptr<WritableFile>> WritableFile::Create(
     const std::string& path) {
   const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("cannot create", path, errno);
+      ::open(path.c_str(),
+             O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (errno == ELOOP) {
+      return absl::PermissionDeniedError(
+          StrCat("cannot create ", path, ": a symbolic link is in the way"));
+    }
+    return ErrnoError("cannot create", path, errno);
+  }
   return std::unique_ptr<WritableFile>(new WritableFile(path, fd));
 }
 

@@ -26,7 +26,9 @@ namespace roost {
 // path never leaves a half-written table behind.
 class WritableFile {
  public:
-  // Creates (or truncates) `path` for writing.
+  // Creates (or truncates) `path` for writing, never through a symbolic
+  // link (ELOOP: an error). Temporary files belong in a directory only
+  // their writer can write to (mkdtemp), where nothing can be planted.
   static absl::StatusOr<std::unique_ptr<WritableFile>> Create(
       const std::string& path);
   ~WritableFile();
