@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -83,6 +84,7 @@ struct Widths {
   bool key_fixed = true, value_fixed = true;
   uint64_t key = 0, value = 0;
   uint64_t key_bytes = 0, value_bytes = 0;
+  uint64_t max_key = 0, max_value = 0;
 
   void Add(std::string_view k, std::string_view v) {
     if (!any) {
@@ -94,12 +96,41 @@ struct Widths {
     value_fixed = value_fixed && v.size() == value;
     key_bytes += k.size();
     value_bytes += v.size();
+    max_key = std::max<uint64_t>(max_key, k.size());
+    max_value = std::max<uint64_t>(max_value, v.size());
   }
 };
+
+// With --max-shrink: refuses `keys` when the newest complete version of the
+// table in `table_dir` had more than it by over the allowed share.
+absl::Status CheckShrink(const BuildJob& job, const std::string& table_dir,
+                         uint64_t keys) {
+  if (!job.max_shrink) return absl::OkStatus();
+  auto versions = ListVersions(table_dir);
+  if (!versions.ok()) return versions.status();
+  for (auto it = versions->rbegin(); it != versions->rend(); ++it) {
+    if (!it->complete) continue;
+    auto previous = ReadManifest(it->path + "/" + std::string(kManifestName));
+    if (!previous.ok()) return previous.status();
+    const double floor =
+        static_cast<double>(previous->keys) * (1 - *job.max_shrink);
+    if (static_cast<double>(keys) < floor) {
+      return absl::InvalidArgumentError(StrCat(
+          "the new version of ", job.table, " holds ", keys, " keys; ",
+          VersionDirName(it->version), " holds ", previous->keys,
+          ", and --max-shrink ", fmt::format("{:g}", *job.max_shrink * 100),
+          "% allows no fewer than ", static_cast<uint64_t>(std::ceil(floor)),
+          "; nothing was published"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();  // the first version
+}
 
 Json OptionsJson(const BuildJob& job) {
   Json o;
   o["format"] = TableFormatName(job.format);
+  o["max_value_size"] = job.reader.max_value_size;
   o["on_duplicate"] = job.on_duplicate == DuplicatePolicy::kError ? "error"
                       : job.on_duplicate == DuplicatePolicy::kKeepFirst
                           ? "first"
@@ -160,12 +191,21 @@ absl::Status ReadInputs(const BuildJob& job,
       progress->Update(summary->records,
                        bytes_before + (*reader)->bytes_read());
     }
+    if (const uint64_t line = (*reader)->first_cr_line()) {
+      progress->Warn(StrCat(path == "-" ? "<stdin>" : path, ":", line,
+                            ": warning: lines end in \\r, which stays at the "
+                            "end of each value; --strip-cr drops it"));
+    }
     const uint64_t bytes = (*reader)->bytes_read();
     bytes_before += bytes;
     read->push_back({path, bytes});
   }
   summary->input_bytes = bytes_before;
   progress->Done(summary->records, bytes_before);
+  if (summary->records == 0 && !job.allow_empty) {
+    return absl::InvalidArgumentError(
+        "no records in the input; --allow-empty publishes an empty table");
+  }
   return absl::OkStatus();
 }
 
@@ -192,15 +232,36 @@ OrderedJson BuildSummary::ToJson() const {
   return j;
 }
 
-absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
-  const auto start = std::chrono::steady_clock::now();
+absl::Status ValidateBuildJob(const BuildJob& job) {
   if (job.output_file.empty() == job.data_dir.empty()) {
     return absl::InvalidArgumentError(
         "give either --output FILE or --data-dir DIR with --table NAME");
   }
   if (!job.data_dir.empty()) {
-    if (absl::Status s = ValidateTableName(job.table); !s.ok()) return s;
+    if (job.table.empty()) {
+      return absl::InvalidArgumentError("--data-dir needs --table NAME");
+    }
+    ROOST_RETURN_IF_ERROR(ValidateTableName(job.table));
+  } else if (!job.table.empty()) {
+    return absl::InvalidArgumentError("--table goes with --data-dir");
   }
+  if (job.max_shrink && job.data_dir.empty()) {
+    return absl::InvalidArgumentError("--max-shrink goes with --data-dir");
+  }
+  if (job.reader.format == InputFormat::kFixed &&
+      (job.reader.key_size == 0 || job.reader.value_size == 0)) {
+    return absl::InvalidArgumentError(
+        "--input-format fixed needs --key-size and --value-size");
+  }
+  if (job.format == TableFormat::kCuckoo) {
+    return ValidateCuckooTableOptions(job.cuckoo);
+  }
+  return ValidateBlockTableOptions(job.block);
+}
+
+absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
+  const auto start = std::chrono::steady_clock::now();
+  ROOST_RETURN_IF_ERROR(ValidateBuildJob(job));
   auto inputs = ExpandInputs(job.inputs);
   if (!inputs.ok()) return inputs.status();
 
@@ -212,16 +273,28 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     if (!p.ok()) return p.status();
     publisher = std::move(*p);
     table_path = publisher->staging_dir() + "/" + std::string(kTableFileName);
-  } else {
-    table_path = StrCat(job.output_file, ".tmp-", ::getpid());
   }
-  // Removes the unpublished file on any early return.
+  // A file is written in a private directory beside its destination
+  // (mkdtemp: mode 0700, a fresh name), where no one can have planted a
+  // link or a file, then renamed into place. Removed, with what it holds,
+  // on any early return.
   struct Cleanup {
-    std::string path;
+    std::string dir;
     ~Cleanup() {
-      if (!path.empty()) ::unlink(path.c_str());
+      std::error_code ec;
+      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
     }
-  } cleanup{publisher ? "" : table_path};
+  } cleanup;
+  if (!publisher) {
+    std::string dir = StrCat(job.output_file, ".tmp-XXXXXX");
+    if (::mkdtemp(dir.data()) == nullptr) {
+      return absl::PermissionDeniedError(
+          StrCat("cannot create a directory beside ", job.output_file, ": ",
+                 std::strerror(errno)));
+    }
+    cleanup.dir = dir;
+    table_path = StrCat(dir, "/", kTableFileName);
+  }
 
   BuildSummary summary;
   summary.format = job.format;
@@ -261,6 +334,8 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     widths.value = report->min_value_length;
     widths.key_bytes = report->key_bytes;
     widths.value_bytes = report->value_bytes;
+    widths.max_key = report->max_key_length;
+    widths.max_value = report->max_value_length;
     summary.duplicates = report->duplicates_dropped;
     summary.cuckoo_retries = report->retries;
     summary.utilization = report->utilization;
@@ -344,6 +419,8 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
 
   progress->Phase("publish");
   if (publisher) {
+    ROOST_RETURN_IF_ERROR(
+        CheckShrink(job, publisher->table_dir(), summary.keys));
     Manifest m;
     m.table = job.table;
     m.format = std::string(TableFormatName(job.format));
@@ -356,6 +433,8 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     m.value_bytes = widths.value_bytes;
     if (widths.any && widths.key_fixed) m.key_width = widths.key;
     if (widths.any && widths.value_fixed) m.value_width = widths.value;
+    m.max_key_length = widths.max_key;
+    m.max_value_length = widths.max_value;
     m.files.push_back(
         {std::string(kTableFileName), summary.file_size, *checksum});
     m.build_options = OptionsJson(job);
@@ -379,7 +458,6 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
                                         job.output_file, ": ",
                                         std::strerror(errno)));
     }
-    cleanup.path.clear();
     const std::filesystem::path parent =
         std::filesystem::absolute(job.output_file).parent_path();
     ROOST_RETURN_IF_ERROR(FsyncPath(parent.string()));

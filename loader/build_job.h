@@ -38,7 +38,18 @@ struct BuildJob {
   std::string output_file;
   std::string data_dir;
   std::string table;
+  // Publish a table of no keys (input with no records). The default value
+  // is false: empty input is an error.
+  bool allow_empty = false;
+  // With a data directory: refuse a version with fewer keys than
+  // (1 - max_shrink) times the newest complete version's. The default
+  // value is std::nullopt (no check).
+  std::optional<double> max_shrink;
 };
+
+// Checks the options RunBuild would take, before any input is opened.
+// InvalidArgument naming what is wrong; the caller reports a usage error.
+absl::Status ValidateBuildJob(const BuildJob& job);
 
 struct BuildSummary {
   std::string path;  // the file or the version directory

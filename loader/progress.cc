@@ -64,6 +64,10 @@ void Progress::Done(uint64_t records, uint64_t bytes) {
 
 void Progress::Note(const std::string& message) {
   if (mode_ == kQuiet) return;
+  Warn(message);
+}
+
+void Progress::Warn(const std::string& message) {
   if (line_open_) {
     std::fputc('\n', stderr);
     line_open_ = false;

@@ -29,6 +29,9 @@ class Progress {
   void Done(uint64_t records, uint64_t bytes);
   // Prints a message on its own line (a skipped record, a retry).
   void Note(const std::string& message);
+  // Prints a warning on its own line, quiet or not: something about the
+  // input the user should know although the build goes on.
+  void Warn(const std::string& message);
 
  private:
   void Report(uint64_t records, uint64_t bytes, bool final);

@@ -82,7 +82,7 @@ absl::StatusOr<std::unique_ptr<Publisher>> Publisher::Start(
   const std::string table_dir =
       (std::filesystem::path(data_dir) / table).string();
   std::error_code ec;
-  std::filesystem::create_directories(table_dir, ec);
+  const bool created = std::filesystem::create_directories(table_dir, ec);
   if (ec) {
     return absl::PermissionDeniedError(
         StrCat("cannot create ", table_dir, ": ", ec.message()));
@@ -103,11 +103,14 @@ absl::StatusOr<std::unique_ptr<Publisher>> Publisher::Start(
   }
   // mkdtemp makes it private; a published version is for every reader.
   ::chmod(staging.c_str(), 0755);
-  return std::unique_ptr<Publisher>(new Publisher(table_dir, staging));
+  return std::unique_ptr<Publisher>(new Publisher(table_dir, staging, created));
 }
 
 Publisher::~Publisher() {
-  if (!published_) RemoveTree(staging_);
+  if (published_) return;
+  RemoveTree(staging_);
+  // Only if empty: another loader may have published into it meanwhile.
+  if (created_table_dir_) ::rmdir(table_dir_.c_str());
 }
 
 absl::StatusOr<PublishedVersion> Publisher::Publish(

@@ -43,7 +43,9 @@ struct PublishedVersion {
 class Publisher {
  public:
   // Creates DATA_DIR/<table> if needed, removes staging directories of dead
-  // loaders, and makes a fresh staging directory.
+  // loaders, and makes a fresh staging directory. A table directory it
+  // created goes again with the staging directory if nothing is published
+  // (and it is still empty), so that a failed first build leaves nothing.
   static absl::StatusOr<std::unique_ptr<Publisher>> Start(
       const std::string& data_dir, const std::string& table);
   // Removes the staging directory unless it was published.
@@ -63,11 +65,14 @@ class Publisher {
       const std::function<absl::Status(uint64_t version)>& write_manifest);
 
  private:
-  Publisher(std::string table_dir, std::string staging)
-      : table_dir_(std::move(table_dir)), staging_(std::move(staging)) {}
+  Publisher(std::string table_dir, std::string staging, bool created)
+      : table_dir_(std::move(table_dir)),
+        staging_(std::move(staging)),
+        created_table_dir_(created) {}
 
   std::string table_dir_;
   std::string staging_;
+  bool created_table_dir_;
   bool published_ = false;
 };
 

@@ -349,8 +349,15 @@ class TsvRecordReader final : public ReaderBase {
     if (newline == nullptr && in_.available() == 0) return false;
     const size_t length =
         newline != nullptr ? newline - in_.data() : in_.available();
-    const std::string_view line(in_.data(), length);
+    std::string_view line(in_.data(), length);
     in_.Skip(newline != nullptr ? length + 1 : length);
+    if (!line.empty() && line.back() == '\r') {
+      if (options_.strip_cr) {
+        line.remove_suffix(1);
+      } else if (first_cr_line_ == 0) {
+        first_cr_line_ = line_ + 1;
+      }
+    }
     if (line.empty()) {
       // An empty last line ("...\n\n" at the end) is no record.
       absl::StatusOr<size_t> filled = in_.Fill(1);
@@ -385,6 +392,8 @@ class TsvRecordReader final : public ReaderBase {
   std::string Location() const override {
     return StrCat(in_.name(), ":", line_);
   }
+
+  uint64_t first_cr_line() const override { return first_cr_line_; }
 
  private:
   static absl::StatusOr<std::string_view> Decode(Encoding encoding,
@@ -424,6 +433,7 @@ class TsvRecordReader final : public ReaderBase {
 
   const uint64_t max_line_;
   uint64_t line_ = 0;
+  uint64_t first_cr_line_ = 0;
   std::string key_buffer_;
   std::string value_buffer_;
 };

@@ -18,8 +18,9 @@
 //
 // Formats:
 //   kTsv             one `key<TAB>value` per line ("\n"; a "\r" before it is
-//                    part of the value); key and value each raw, hex or
-//                    base64 as their encoding says. A raw value may hold tabs.
+//                    part of the value unless strip_cr); key and value each
+//                    raw, hex or base64 as their encoding says. A raw value
+//                    may hold tabs.
 //   kFixed           records of exactly key_size + value_size bytes, back to
 //                    back.
 //   kLengthPrefixed  varint key length, varint value length, key, value.
@@ -66,6 +67,9 @@ struct RecordReaderOptions {
   uint32_t max_key_size = 65536;
   // Longest value accepted (after decoding). The default value is 1 GiB.
   uint64_t max_value_size = uint64_t{1} << 30;
+  // TSV: drop one "\r" at the end of each line (input written with CRLF
+  // line ends). The default value is false.
+  bool strip_cr = false;
 };
 
 class RecordReader {
@@ -84,6 +88,9 @@ class RecordReader {
   virtual std::string Location() const = 0;
   // Bytes read from the file so far (compressed bytes for gzip input).
   virtual uint64_t bytes_read() const = 0;
+  // TSV without strip_cr: the first line read that ended in "\r" (its
+  // value keeps the "\r"), or 0 for none.
+  virtual uint64_t first_cr_line() const { return 0; }
 };
 
 // Expands shell globs in `inputs` (sorted matches; "-" and paths without

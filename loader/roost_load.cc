@@ -3,12 +3,15 @@
 // docs/operations.md.
 
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 
+#include "absl/strings/escaping.h"
 #include "loader/build_job.h"
 #include "loader/publish.h"
+#include "storage/encoding.h"
 #include "storage/escape.h"
 #include "storage/manifest.h"
 #include "storage/str_cat.h"
@@ -37,43 +40,72 @@ int ExitCodeFor(const absl::Status& status) {
   }
 }
 
-int Fail(const absl::Status& status, bool json = false) {
+// Reports `status` (on stderr, and as JSON on stdout with `json`) and
+// returns `code`.
+int Report(const absl::Status& status, int code, bool json) {
   if (json) {
     OrderedJson j;
     j["status"] = "error";
     j["error"] = std::string(status.message());
-    j["exit_code"] = ExitCodeFor(status);
+    j["exit_code"] = code;
     std::printf("%s\n", DumpJson(j).c_str());
   }
   std::fprintf(stderr, "roost-load: %s\n",
                std::string(status.message()).c_str());
-  return ExitCodeFor(status);
+  return code;
 }
 
-// "1073741824", "64M", "1G", "512k".
+int Fail(const absl::Status& status, bool json = false) {
+  return Report(status, ExitCodeFor(status), json);
+}
+
+// A bad flag, flag value or combination of flags.
+int Usage(const absl::Status& status, bool json = false) {
+  return Report(status, kExitUsage, json);
+}
+
+// "1073741824", "64M", "1G", "512k": at most 2^50 bytes (1 PiB). No sign,
+// no fraction, nothing that would wrap.
 absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
-  size_t used = 0;
+  const auto bad = [&] {
+    return absl::InvalidArgumentError(
+        StrCat("bad size \"", text,
+               "\" (a whole number of bytes up to 2^50, optionally with k, M "
+               "or G)"));
+  };
   uint64_t n = 0;
-  try {
-    n = std::stoull(text, &used);
-  } catch (...) {
-    used = 0;
+  const char* end = text.data() + text.size();
+  auto [rest, ec] = std::from_chars(text.data(), end, n);
+  if (ec != std::errc() || rest == text.data()) return bad();
+  const std::string_view unit(rest, end - rest);
+  int shift = 0;
+  if (unit == "k" || unit == "K" || unit == "KiB") {
+    shift = 10;
+  } else if (unit == "m" || unit == "M" || unit == "MiB") {
+    shift = 20;
+  } else if (unit == "g" || unit == "G" || unit == "GiB") {
+    shift = 30;
+  } else if (!unit.empty()) {
+    return bad();
   }
-  std::string unit = text.substr(used);
-  uint64_t scale = 1;
-  if (unit == "k" || unit == "K" || unit == "KiB")
-    scale = 1ull << 10;
-  else if (unit == "m" || unit == "M" || unit == "MiB")
-    scale = 1ull << 20;
-  else if (unit == "g" || unit == "G" || unit == "GiB")
-    scale = 1ull << 30;
-  else if (!unit.empty())
-    used = 0;
-  if (used == 0) {
-    return absl::InvalidArgumentError(StrCat(
-        "bad size \"", text, "\" (a number, optionally with k, M or G)"));
+  constexpr uint64_t kMaxSize = uint64_t{1} << 50;
+  if (n > (kMaxSize >> shift)) return bad();
+  return n << shift;
+}
+
+// "50%" or "50": a share in [0, 100], as a fraction.
+absl::StatusOr<double> ParseShare(const std::string& text) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits.back() == '%') digits.remove_suffix(1);
+  double p = -1;
+  auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), p);
+  if (ec != std::errc() || end != digits.data() + digits.size() || !(p >= 0) ||
+      p > 100) {
+    return absl::InvalidArgumentError(
+        StrCat("bad share \"", text, "\" (a percentage from 0% to 100%)"));
   }
-  return n * scale;
+  return p / 100;
 }
 
 struct BuildFlags {
@@ -86,6 +118,8 @@ struct BuildFlags {
   std::string compression = "none";
   std::string index_search = "auto";
   std::string memory_limit = "1G";
+  std::string max_value_size = "16M";
+  std::string max_shrink;
   bool no_hash_index = false;
   bool quiet = false;
   std::string output_format = "text";
@@ -110,17 +144,20 @@ int RunBuildCommand(BuildFlags& f) {
   assign(ParseCompression(f.compression), &job.block.compression);
   assign(ParseIndexSearch(f.index_search), &job.block.index_search);
   assign(ParseSize(f.memory_limit), &job.memory_limit);
-  if (!s.ok()) return Fail(s, json);
+  assign(ParseSize(f.max_value_size), &job.reader.max_value_size);
+  if (!f.max_shrink.empty()) {
+    double share = 0;
+    assign(ParseShare(f.max_shrink), &share);
+    job.max_shrink = share;
+  }
+  // Every option is checked before any input is opened; a bad one is a
+  // usage error.
+  if (s.ok()) s = ValidateBuildJob(job);
+  if (!s.ok()) return Usage(s, json);
   job.on_duplicate = f.on_duplicate == "first"  ? DuplicatePolicy::kKeepFirst
                      : f.on_duplicate == "last" ? DuplicatePolicy::kKeepLast
                                                 : DuplicatePolicy::kError;
   job.block.hash_index = !f.no_hash_index;
-  if (job.reader.format == InputFormat::kFixed && job.reader.key_size == 0 &&
-      job.reader.value_size == 0) {
-    return Fail(absl::InvalidArgumentError(
-                    "--input-format fixed needs --key-size and --value-size"),
-                json);
-  }
   Progress progress(Progress::DefaultMode(f.quiet || json));
   auto summary = RunBuild(job, &progress);
   if (!summary.ok()) return Fail(summary.status(), json);
@@ -180,26 +217,51 @@ int RunVerify(const std::string& path) {
   return kExitOk;
 }
 
-int RunGet(const std::string& path, const std::vector<std::string>& keys) {
-  auto resolved = ResolveTablePath(path);
+struct GetFlags {
+  std::string path;
+  std::vector<std::string> keys;  // as given, in key_encoding
+  std::string key_encoding = "raw";
+  std::string value_encoding = "raw";
+};
+
+// Looks keys up offline, with roost-get's flags, output and exit codes:
+// "KEY<TAB>VALUE" on stdout for a key found (KEY as given, VALUE in
+// --value-encoding), `roost-load: "KEY": not found` on stderr otherwise.
+int RunGet(const GetFlags& f) {
+  std::vector<std::string> keys;
+  for (const std::string& text : f.keys) {
+    const std::string what = StrCat("key ", PrintableKey(text));
+    absl::StatusOr<std::string> key =
+        f.key_encoding == "hex"      ? DecodeHex(text, what)
+        : f.key_encoding == "base64" ? DecodeBase64(text, what)
+                                     : absl::StatusOr<std::string>(text);
+    if (!key.ok()) return Usage(key.status());
+    keys.push_back(*std::move(key));
+  }
+  auto resolved = ResolveTablePath(f.path);
   if (!resolved.ok()) return Fail(resolved.status());
   auto table = TableFile::Open(resolved->file, /*verify_checksums=*/true);
   if (!table.ok()) return Fail(table.status());
   int code = kExitOk;
   std::string value;
-  for (const std::string& key : keys) {
-    auto found = (*table)->Get(key, &value);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    auto found = (*table)->Get(keys[i], &value);
     if (!found.ok()) return Fail(found.status());
     if (*found) {
+      const absl::string_view v(value.data(), value.size());
+      const std::string out =
+          f.value_encoding == "hex"      ? absl::BytesToHexString(v)
+          : f.value_encoding == "base64" ? absl::Base64Escape(v)
+                                         : value;
       // Keys and values are bytes: write them whole, zero bytes included.
-      std::fwrite(key.data(), 1, key.size(), stdout);
+      std::fwrite(f.keys[i].data(), 1, f.keys[i].size(), stdout);
       std::fputc('\t', stdout);
-      std::fwrite(value.data(), 1, value.size(), stdout);
+      std::fwrite(out.data(), 1, out.size(), stdout);
       std::fputc('\n', stdout);
     } else {
       std::fflush(stdout);  // keep the output in key order on a terminal
       std::fprintf(stderr, "roost-load: %s: not found\n",
-                   PrintableKey(key).c_str());
+                   PrintableKey(f.keys[i]).c_str());
       code = kExitNotFound;
     }
   }
@@ -214,8 +276,21 @@ int main(int argc, char** argv) {
   CLI::App app{
       "roost-load: builds roost tables from bulk input and publishes them, "
       "inspects and verifies them, and looks keys up offline.\n"
-      "Exit codes: 0 ok, 1 key not found (get), 64 bad usage, 65 bad input "
-      "or corrupt table, 74 I/O error."};
+      "Exit codes: 0 ok, 1 key not found (get), 64 bad usage (flags, flag "
+      "values and their combinations), 65 bad input data or a corrupt table, "
+      "74 I/O error."};
+  app.footer(
+      "Examples:\n"
+      "  roost-load build -i users.tsv -o users.sst\n"
+      "  roost-load build -i 'part-*.tsv.gz' --data-dir /srv/roost --table "
+      "users --max-shrink 10%\n"
+      "  roost-load build -i records.bin --input-format fixed --key-size 8 "
+      "--value-size 8 --format block --compression zstd -o r.sst\n"
+      "  roost-load inspect /srv/roost/users\n"
+      "  roost-load verify /srv/roost/users/v000003\n"
+      "  roost-load get --key-encoding hex /srv/roost/users 7573657231 "
+      "00ff\n"
+      "Run `roost-load COMMAND --help` for a command's flags.");
   app.set_version_flag("--version", "roost-load 0.1.0");
   app.require_subcommand(1);
 
@@ -257,6 +332,19 @@ int main(int argc, char** argv) {
   b->add_option("--max-key-size", job.reader.max_key_size,
                 "Longest key accepted, in bytes")
       ->capture_default_str();
+  b->add_option("--max-value-size", f.max_value_size,
+                "Longest value accepted (k, M, G suffixes); longer ones are "
+                "bad records. roost-server's default response limit is 32 "
+                "MiB, so that one value of 16 MiB always fits")
+      ->capture_default_str();
+  b->add_flag("--strip-cr", job.reader.strip_cr,
+              "TSV: drop the \\r of lines that end in \\r\\n");
+  b->add_flag("--allow-empty", job.allow_empty,
+              "Publish a table of no keys when the input has no records "
+              "(else an error)");
+  b->add_option("--max-shrink", f.max_shrink,
+                "With --data-dir: refuse a version with fewer keys than the "
+                "newest one by more than this share (e.g. 10%)");
   b->add_option("--on-duplicate", f.on_duplicate,
                 "A key seen twice: error, first or last")
       ->check(CLI::IsMember({"error", "first", "last"}))
@@ -316,11 +404,24 @@ int main(int argc, char** argv) {
       "Check every checksum of a table, and its MANIFEST when given a "
       "directory; exit 0 only if all hold.");
   verify->add_option("table", path, "Table file or directory")->required();
-  std::vector<std::string> keys;
+  GetFlags g;
   CLI::App* get = app.add_subcommand(
-      "get", "Look keys up offline; exit 1 if any is missing.");
-  get->add_option("table", path, "Table file or directory")->required();
-  get->add_option("keys", keys, "Keys (raw bytes)")->required();
+      "get",
+      "Look keys up offline; exit 1 if any is missing. Output as roost-get's: "
+      "KEY<TAB>VALUE on stdout for each key found (KEY as given), "
+      "`roost-load: \"KEY\": not found` on stderr for each one not found.");
+  get->add_option("table", g.path, "Table file or directory")->required();
+  get->add_option("keys", g.keys, "Keys, in --key-encoding")->required();
+  get->add_option("--key-encoding", g.key_encoding,
+                  "How KEYs are given: raw bytes, hex or base64 (bad hex or "
+                  "base64 is a usage error, exit 64)")
+      ->check(CLI::IsMember({"raw", "hex", "base64"}))
+      ->capture_default_str();
+  get->add_option("--value-encoding", g.value_encoding,
+                  "How values are printed: raw bytes, hex (lowercase) or "
+                  "base64 (standard alphabet, padded)")
+      ->check(CLI::IsMember({"raw", "hex", "base64"}))
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -331,5 +432,5 @@ int main(int argc, char** argv) {
   if (b->parsed()) return RunBuildCommand(f);
   if (inspect->parsed()) return RunInspect(path);
   if (verify->parsed()) return RunVerify(path);
-  return RunGet(path, keys);
+  return RunGet(g);
 }

@@ -22,15 +22,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "storage/coding.h"
@@ -372,6 +375,24 @@ class Merger {
   bool advance_top_ = false;  // the top entry was returned
 };
 
+// Spill directories are named roost-sort-<pid>-XXXXXX, so that the next
+// sorter can tell those of a dead process.
+constexpr std::string_view kSpillDirPrefix = "roost-sort-";
+
+std::optional<pid_t> SpillDirPid(std::string_view name) {
+  if (name.substr(0, kSpillDirPrefix.size()) != kSpillDirPrefix) {
+    return std::nullopt;
+  }
+  name.remove_prefix(kSpillDirPrefix.size());
+  pid_t pid = 0;
+  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
+  if (ec != std::errc() || end == name.data() || pid <= 0 ||
+      end == name.data() + name.size() || *end != '-') {
+    return std::nullopt;
+  }
+  return pid;
+}
+
 }  // namespace
 
 class ExternalSorter::Impl {
@@ -379,7 +400,9 @@ class ExternalSorter::Impl {
   explicit Impl(SorterOptions options)
       : options_(std::move(options)),
         arena_(std::clamp<uint64_t>(options_.memory_limit / 16, kMinArenaBlock,
-                                    kMaxArenaBlock)) {}
+                                    kMaxArenaBlock)) {
+    RemoveDebris(TempBase());
+  }
 
   ~Impl() {
     merger_.reset();  // close the run files before removing them
@@ -488,14 +511,32 @@ class ExternalSorter::Impl {
     return absl::OkStatus();
   }
 
-  absl::Status MakeTempDir() {
-    std::filesystem::path base = options_.temp_dir;
-    if (base.empty()) {
-      std::error_code ec;
-      base = std::filesystem::temp_directory_path(ec);
-      if (ec) base = "/tmp";
+  std::filesystem::path TempBase() const {
+    if (!options_.temp_dir.empty()) return options_.temp_dir;
+    std::error_code ec;
+    std::filesystem::path base = std::filesystem::temp_directory_path(ec);
+    return ec ? std::filesystem::path("/tmp") : base;
+  }
+
+  // Spill directories of sorters whose process is gone (a killed build)
+  // are removed: they can be as large as the input.
+  static void RemoveDebris(const std::filesystem::path& base) {
+    std::error_code ec;
+    std::filesystem::directory_iterator it(base, ec);
+    for (; !ec && it != std::filesystem::directory_iterator();
+         it.increment(ec)) {
+      const auto pid = SpillDirPid(it->path().filename().string());
+      if (pid && ::kill(*pid, 0) != 0 && errno == ESRCH) {
+        std::error_code remove_ec;
+        std::filesystem::remove_all(it->path(), remove_ec);
+      }
     }
-    std::string tmpl = (base / "roost-sort-XXXXXX").string();
+  }
+
+  absl::Status MakeTempDir() {
+    const std::filesystem::path base = TempBase();
+    std::string tmpl =
+        (base / StrCat(kSpillDirPrefix, ::getpid(), "-XXXXXX")).string();
     if (::mkdtemp(tmpl.data()) == nullptr) {
       return absl::InternalError(
           StrCat("cannot create a temporary directory for sorting under ",

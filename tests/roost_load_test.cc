@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include "storage/block_table.h"
@@ -19,6 +20,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The binary built beside the test, unless ROOST_TEST_LOAD_BINARY names
+// another (to show that a test fails against an earlier build).
+const char* LoadBinary() {
+  const char* other = std::getenv("ROOST_TEST_LOAD_BINARY");
+  return other != nullptr && *other != '\0' ? other : ROOST_LOAD_BINARY;
+}
+
 struct Result {
   int exit_code;
   std::string out;  // stdout and stderr together
@@ -28,8 +36,7 @@ struct Result {
 // stderr (`redirect`) merged into it by default.
 Result RoostLoad(const std::string& args,
                  const std::string& redirect = " 2>&1") {
-  const std::string cmd =
-      std::string(ROOST_LOAD_BINARY) + " " + args + redirect;
+  const std::string cmd = std::string(LoadBinary()) + " " + args + redirect;
   FILE* pipe = popen(cmd.c_str(), "r");
   Result run{-1, ""};
   char buf[4096];
@@ -288,7 +295,7 @@ TEST_F(RoostLoadTest, PublishesVersionsWithManifests) {
   EXPECT_EQ(RoostLoad("build -q -i " + in + " --data-dir " + data +
                       " --table ../escape")
                 .exit_code,
-            65);
+            64);
 }
 
 TEST_F(RoostLoadTest, InterruptedBuildLeavesOnlyCompleteVersions) {
@@ -306,9 +313,9 @@ TEST_F(RoostLoadTest, InterruptedBuildLeavesOnlyCompleteVersions) {
   for (int delay_ms : {20, 150}) {
     const pid_t pid = fork();
     if (pid == 0) {
-      execl(ROOST_LOAD_BINARY, ROOST_LOAD_BINARY, "build", "-q", "-i",
-            in.c_str(), "--data-dir", data.c_str(), "--table", "t", "--format",
-            "block", "--memory-limit", "2M", nullptr);
+      execl(LoadBinary(), LoadBinary(), "build", "-q", "-i", in.c_str(),
+            "--data-dir", data.c_str(), "--table", "t", "--format", "block",
+            "--memory-limit", "2M", nullptr);
       _exit(127);
     }
     usleep(delay_ms * 1000);
@@ -437,14 +444,283 @@ TEST_F(RoostLoadTest, UsageErrorsAndHelp) {
   const std::string in = Write("in.tsv", "a\t1\n");
   r = RoostLoad("build -i " + in + " -o " + dir_.File("t.sst") +
                 " --utilization 1.5");
-  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.out.find("utilization must be in (0, 1)"), std::string::npos);
   r = RoostLoad("build -i " + in);
-  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_EQ(r.exit_code, 64);
   EXPECT_NE(r.out.find("give either --output FILE or --data-dir"),
             std::string::npos);
   r = RoostLoadStdout("build -i /nonexistent.tsv -o x --output-format json");
   EXPECT_EQ(JsonString(ParseOrFail(r.out), "status"), "error");
+}
+
+// Defect 25: a bad flag value or combination is a usage error (64), not bad
+// input (65), and --help shows how the commands are used.
+TEST_F(RoostLoadTest, UsageErrorsExit64AndHelpShowsExamples) {
+  const std::string in = Write("in.tsv", "a\t1\n");
+  const std::string out = dir_.File("t.sst");
+  const std::string data = dir_.File("data");
+  for (const std::string& flags :
+       {"-o " + out + " --data-dir " + data + " --table t",
+        "--data-dir " + data, "-o " + out + " --table t",
+        "-o " + out + " --max-shrink 10%",
+        "--data-dir " + data + " --table t --max-shrink 120%",
+        "-o " + out + " --input-format fixed --key-size 4"}) {
+    SCOPED_TRACE(flags);
+    const Result r = RoostLoad("build -q -i " + in + " " + flags);
+    EXPECT_EQ(r.exit_code, 64) << r.out;
+    EXPECT_FALSE(fs::exists(out));
+    EXPECT_FALSE(fs::exists(data + "/t"));
+  }
+  const Result help = RoostLoad("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("Examples:\n  roost-load build -i users.tsv"),
+            std::string::npos)
+      << help.out;
+  EXPECT_NE(help.out.find("64 bad usage"), std::string::npos) << help.out;
+}
+
+// Defect 17: options are checked before any input is opened, and sizes that
+// would wrap or overflow are refused.
+TEST_F(RoostLoadTest, BadOptionsAreRefusedBeforeAnyInputIsOpened) {
+  struct Case {
+    std::string flags, error;
+  };
+  const std::vector<Case> cases = {
+      {"--utilization 0", "utilization must be in (0, 1), not 0"},
+      {"--hash-functions 9", "number of hash functions must be in [2, "},
+      {"--overflow-bits 3", "overflow bits per block must be 1, 2, 4 or 8"},
+      {"--format block --block-size 0", "block size must be in [1, 2^30]"},
+      {"--format block --restart-interval 0",
+       "restart interval must be at least 1"},
+      {"--memory-limit -1", "bad size \"-1\""},
+      {"--memory-limit 99999999999G", "bad size \"99999999999G\""},
+      {"--memory-limit 18446744073709551617", "bad size"},
+      {"--max-value-size 1.5G", "bad size \"1.5G\""},
+  };
+  // The input does not exist: had it been opened first, the error would be
+  // an I/O error (74) about it.
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.flags);
+    const Result r = RoostLoad("build -q " + c.flags +
+                               " -i /nonexistent.tsv -o " + dir_.File("t.sst"));
+    EXPECT_EQ(r.exit_code, 64) << r.out;
+    EXPECT_NE(r.out.find(c.error), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("nonexistent"), std::string::npos) << r.out;
+  }
+  // The largest accepted size still builds.
+  const std::string in = Write("in.tsv", "a\t1\n");
+  EXPECT_EQ(RoostLoad("build -q --memory-limit 1048576G -i " + in + " -o " +
+                      dir_.File("t.sst"))
+                .exit_code,
+            0);
+}
+
+// Defect 18: a value the server could never return is refused at build
+// time, against a limit the MANIFEST records.
+TEST_F(RoostLoadTest, ValuesOverTheServingLimitAreRefused) {
+  const std::string big(16 * 1024 * 1024 + 1, 'v');
+  const std::string in = Write("in.tsv", "small\t1\nbig\t" + big + "\n");
+  const std::string data = dir_.File("data");
+  for (const std::string format : {"cuckoo", "block"}) {
+    SCOPED_TRACE(format);
+    Result r = RoostLoad("build -q --format " + format + " -i " + in +
+                         " --data-dir " + data + " --table t");
+    EXPECT_EQ(r.exit_code, 65) << r.out;
+    EXPECT_NE(
+        r.out.find(in + ":2: value of 16777217 bytes exceeds the limit of "
+                        "16777216"),
+        std::string::npos)
+        << r.out;
+    EXPECT_FALSE(fs::exists(data + "/t"));
+  }
+  Result r = RoostLoad("build -q --max-value-size 17M -i " + in +
+                       " --data-dir " + data + " --table t");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const Json m = ParseOrFail(ReadFile(data + "/t/v000001/MANIFEST"));
+  EXPECT_EQ(JsonUint64(m, "max_value_length"), big.size());
+  EXPECT_EQ(JsonUint64(m, "max_key_length"), 5u);
+  EXPECT_EQ(JsonUint64(m.at("build_options"), "max_value_size"),
+            17u * 1024 * 1024);
+}
+
+// Defect 19: the spill directory of a killed build is removed by the next
+// build that sorts in the same place; that of a running one is kept.
+TEST_F(RoostLoadTest, SpillDirectoriesOfDeadBuildsAreRemoved) {
+  const std::string temp = dir_.File("tmp");
+  fs::create_directories(temp);
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  int status;
+  waitpid(dead, &status, 0);
+  const std::string dead_dir = StrCat(temp, "/roost-sort-", dead, "-Ab12Cd");
+  const std::string live_dir =
+      StrCat(temp, "/roost-sort-", getpid(), "-Ef34Gh");
+  const std::string unrelated = temp + "/roost-sort-notapid";
+  for (const std::string& d : {dead_dir, live_dir, unrelated}) {
+    fs::create_directories(d);
+    WriteFile(d + "/run-000000", "spilled");
+  }
+  const std::string in = Write("in.tsv", "b\t2\na\t1\n");
+  const Result r = RoostLoad("build -q --format block --temp-dir " + temp +
+                             " -i " + in + " -o " + dir_.File("t.sst"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(dead_dir));
+  EXPECT_TRUE(fs::exists(live_dir + "/run-000000"));
+  EXPECT_TRUE(fs::exists(unrelated + "/run-000000"));
+  // And this build left nothing of its own.
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(temp)) ++entries;
+  EXPECT_EQ(entries, 2u);
+}
+
+// Defect 20: CRLF input is warned about (quiet or not), and --strip-cr
+// drops the \r.
+TEST_F(RoostLoadTest, CrlfInputIsWarnedAboutOrStripped) {
+  const std::string in = Write("in.tsv", "a\t1\r\nb\t2\r\n");
+  const std::string out = dir_.File("t.sst");
+  Result r = RoostLoad("build -q -i " + in + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "roost-load: " + in +
+                       ":1: warning: lines end in \\r, which stays at the end "
+                       "of each value; --strip-cr drops it\n");
+  EXPECT_EQ(RoostLoad("get " + out + " a").out, "a\t1\r\n");
+  r = RoostLoad("build -q --strip-cr -i " + in + " -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(RoostLoad("get " + out + " a b").out, "a\t1\nb\t2\n");
+}
+
+// Defect 22: get takes keys and prints values in hex or base64, as
+// roost-get does, so a key with a zero byte can be looked up.
+TEST_F(RoostLoadTest, GetLooksUpBinaryKeysInHexAndBase64) {
+  // key "a\0b" -> value "\0\xff", key "k" -> "v".
+  const std::string in = Write("in.tsv", "610062\t00ff\n6b\t76\n");
+  const std::string out = dir_.File("t.sst");
+  ASSERT_EQ(RoostLoad("build -q --key-encoding hex --value-encoding hex -i " +
+                      in + " -o " + out)
+                .exit_code,
+            0);
+  Result r = RoostLoad("get --key-encoding hex --value-encoding hex " + out +
+                       " 610062 6b");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "610062\t00ff\n6b\t76\n");
+  r = RoostLoad("get --key-encoding base64 --value-encoding base64 " + out +
+                " YQBi");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "YQBi\tAP8=\n");
+  r = RoostLoad("get --key-encoding hex " + out + " 6b 6100");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "6b\tv\nroost-load: \"6100\": not found\n");
+  r = RoostLoad("get --key-encoding hex " + out + " zz");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_NE(r.out.find("bad hex"), std::string::npos) << r.out;
+}
+
+// Defect 23: empty input publishes nothing unless --allow-empty, and
+// --max-shrink refuses a version that lost too many keys.
+TEST_F(RoostLoadTest, EmptyOrShrunkenInputIsRefused) {
+  const std::string data = dir_.File("data");
+  Result r = RoostLoad("build -q -i - --data-dir " + data +
+                       " --table users < /dev/null");
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_EQ(r.out,
+            "roost-load: no records in the input; --allow-empty publishes an "
+            "empty table\n");
+  EXPECT_FALSE(fs::exists(data + "/users"));
+  EXPECT_EQ(RoostLoad("build -q -i - -o " + dir_.File("e.sst") + " < /dev/null")
+                .exit_code,
+            65);
+  EXPECT_FALSE(fs::exists(dir_.File("e.sst")));
+
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += StrCat("key", i, "\tv\n");
+  ASSERT_EQ(RoostLoad("build -q -i " + Write("100.tsv", text) + " --data-dir " +
+                      data + " --table users")
+                .exit_code,
+            0);
+  text.clear();
+  for (int i = 0; i < 89; ++i) text += StrCat("key", i, "\tv\n");
+  const std::string in89 = Write("89.tsv", text);
+  r = RoostLoad("build -q -i " + in89 + " --data-dir " + data +
+                " --table users --max-shrink 10%");
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_EQ(r.out,
+            "roost-load: the new version of users holds 89 keys; v000001 "
+            "holds 100, and --max-shrink 10% allows no fewer than 90; nothing "
+            "was published\n");
+  EXPECT_EQ(Versions(data + "/users"), std::vector<std::string>{"v000001"});
+  EXPECT_EQ(RoostLoad("build -q -i " + in89 + " --data-dir " + data +
+                      " --table users --max-shrink 11%")
+                .exit_code,
+            0);
+  r = RoostLoad("build -q --allow-empty -i - --data-dir " + data +
+                " --table users < /dev/null");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Versions(data + "/users"),
+            (std::vector<std::string>{"v000001", "v000002", "v000003"}));
+  EXPECT_EQ(JsonUint64(ParseOrFail(ReadFile(data + "/users/v000003/MANIFEST")),
+                       "keys"),
+            0u);
+}
+
+// Defect 13: a refused first build leaves no table directory behind (which
+// a server would report as a table without a version); a refused later one
+// leaves the table as it was.
+TEST_F(RoostLoadTest, ARefusedFirstBuildLeavesNoTableDirectory) {
+  const std::string data = dir_.File("data");
+  const std::string bad = Write("bad.tsv", "a\t1\nno tab\n");
+  for (const std::string format : {"cuckoo", "block"}) {
+    SCOPED_TRACE(format);
+    const Result r = RoostLoad("build -q --format " + format + " -i " + bad +
+                               " --data-dir " + data + " --table new");
+    EXPECT_EQ(r.exit_code, 65) << r.out;
+    EXPECT_FALSE(fs::exists(data + "/new"));
+    EXPECT_TRUE(fs::is_directory(data));
+  }
+  ASSERT_EQ(RoostLoad("build -q -i " + Write("ok.tsv", "a\t1\n") +
+                      " --data-dir " + data + " --table new")
+                .exit_code,
+            0);
+  EXPECT_EQ(
+      RoostLoad("build -q -i " + bad + " --data-dir " + data + " --table new")
+          .exit_code,
+      65);
+  EXPECT_EQ(Versions(data + "/new"), std::vector<std::string>{"v000001"});
+}
+
+// Defect 11: `build -o FILE` writes through no link planted beside FILE;
+// it used to open FILE.tmp-<pid> with a create-and-truncate that followed
+// symbolic links.
+TEST_F(RoostLoadTest, BuildWritesThroughNoPlantedLink) {
+  const std::string victim = Write("victim", "precious");
+  const std::string in = Write("in.tsv", "a\t1\n");
+  const std::string out = dir_.File("t.sst");
+  const pid_t pid = fork();
+  if (pid == 0) {
+    // roost-load runs with this pid: plant the link it used to write
+    // through, then become it.
+    const std::string link = StrCat(out, ".tmp-", getpid());
+    if (symlink(victim.c_str(), link.c_str()) != 0) _exit(126);
+    execl(LoadBinary(), LoadBinary(), "build", "-q", "-i", in.c_str(), "-o",
+          out.c_str(), nullptr);
+    _exit(127);
+  }
+  ASSERT_GT(pid, 0);
+  int status;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(ReadFile(victim), "precious");
+  EXPECT_EQ(RoostLoad("get " + out + " a").out, "a\t1\n");
+  // A link at FILE itself is replaced, not written through.
+  fs::remove(out);
+  fs::create_symlink(victim, out);
+  ASSERT_EQ(RoostLoad("build -q -i " + in + " -o " + out).exit_code, 0);
+  EXPECT_EQ(ReadFile(victim), "precious");
+  EXPECT_FALSE(fs::is_symlink(out));
+  EXPECT_EQ(RoostLoad("get " + out + " a").out, "a\t1\n");
 }
 
 }  // namespace
