@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "loader/owned_dir.h"
 #include "loader/publish.h"
 #include "loader/sorter.h"
 #include "storage/block_format.h"
@@ -275,25 +276,24 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     table_path = publisher->staging_dir() + "/" + std::string(kTableFileName);
   }
   // A file is written in a private directory beside its destination
-  // (mkdtemp: mode 0700, a fresh name), where no one can have planted a
-  // link or a file, then renamed into place. Removed, with what it holds,
-  // on any early return.
+  // (FILE.tmp-<pid>-XXXXXX: mode 0700, a fresh name, where no one can have
+  // planted a link or a file), then renamed into place. Removed, with what
+  // it holds, on any early return; the next build removes it if this
+  // process is killed.
   struct Cleanup {
     std::string dir;
     ~Cleanup() {
-      std::error_code ec;
-      if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+      if (!dir.empty()) RemoveTree(dir);
     }
   } cleanup;
   if (!publisher) {
-    std::string dir = StrCat(job.output_file, ".tmp-XXXXXX");
-    if (::mkdtemp(dir.data()) == nullptr) {
-      return absl::PermissionDeniedError(
-          StrCat("cannot create a directory beside ", job.output_file, ": ",
-                 std::strerror(errno)));
-    }
-    cleanup.dir = dir;
-    table_path = StrCat(dir, "/", kTableFileName);
+    const std::filesystem::path out(job.output_file);
+    const std::string parent =
+        out.has_parent_path() ? out.parent_path().string() : ".";
+    ROOST_ASSIGN_OR_RETURN(
+        cleanup.dir,
+        MakeOwnedDir(parent, StrCat(out.filename().string(), ".tmp-")));
+    table_path = StrCat(cleanup.dir, "/", kTableFileName);
   }
 
   BuildSummary summary;

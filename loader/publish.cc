@@ -3,16 +3,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 
+#include "loader/owned_dir.h"
 #include "storage/str_cat.h"
 
 namespace roost {
@@ -23,18 +22,6 @@ constexpr std::string_view kStagingPrefix = ".staging-";
 absl::Status ErrnoStatus(std::string_view what, const std::string& path) {
   return absl::InternalError(
       StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
-
-// The pid in ".staging-<pid>-XXXXXX", if the name has that shape.
-std::optional<pid_t> StagingPid(std::string_view name) {
-  if (name.substr(0, kStagingPrefix.size()) != kStagingPrefix) {
-    return std::nullopt;
-  }
-  name.remove_prefix(kStagingPrefix.size());
-  pid_t pid = 0;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-  if (ec != std::errc() || end == name.data()) return std::nullopt;
-  return pid;
 }
 
 // Makes the files in `dir` 0444 and `dir` itself 0555.
@@ -52,13 +39,6 @@ absl::Status MakeReadOnly(const std::string& dir) {
     return ErrnoStatus("cannot make read-only", dir);
   }
   return absl::OkStatus();
-}
-
-// Removes `path` and everything under it, read-only directories included.
-void RemoveTree(const std::string& path) {
-  std::error_code ec;
-  ::chmod(path.c_str(), 0755);
-  std::filesystem::remove_all(path, ec);
 }
 
 }  // namespace
@@ -88,22 +68,12 @@ absl::StatusOr<std::unique_ptr<Publisher>> Publisher::Start(
         StrCat("cannot create ", table_dir, ": ", ec.message()));
   }
   // Staging directories whose loader is gone are debris of a failed build.
-  std::filesystem::directory_iterator it(table_dir, ec);
-  for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
-    const auto pid = StagingPid(it->path().filename().string());
-    if (pid && ::kill(*pid, 0) != 0 && errno == ESRCH) {
-      RemoveTree(it->path().string());
-    }
-  }
-  std::string staging = (std::filesystem::path(table_dir) /
-                         StrCat(kStagingPrefix, ::getpid(), "-XXXXXX"))
-                            .string();
-  if (::mkdtemp(staging.data()) == nullptr) {
-    return ErrnoStatus("cannot create", staging);
-  }
+  absl::StatusOr<std::string> staging = MakeOwnedDir(table_dir, kStagingPrefix);
+  if (!staging.ok()) return staging.status();
   // mkdtemp makes it private; a published version is for every reader.
-  ::chmod(staging.c_str(), 0755);
-  return std::unique_ptr<Publisher>(new Publisher(table_dir, staging, created));
+  ::chmod(staging->c_str(), 0755);
+  return std::unique_ptr<Publisher>(
+      new Publisher(table_dir, *std::move(staging), created));
 }
 
 Publisher::~Publisher() {

@@ -22,20 +22,18 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <deque>
 #include <filesystem>
 #include <limits>
-#include <optional>
 #include <vector>
 
+#include "loader/owned_dir.h"
 #include "storage/coding.h"
 #include "storage/file.h"
 #include "storage/status_macros.h"
@@ -375,23 +373,7 @@ class Merger {
   bool advance_top_ = false;  // the top entry was returned
 };
 
-// Spill directories are named roost-sort-<pid>-XXXXXX, so that the next
-// sorter can tell those of a dead process.
 constexpr std::string_view kSpillDirPrefix = "roost-sort-";
-
-std::optional<pid_t> SpillDirPid(std::string_view name) {
-  if (name.substr(0, kSpillDirPrefix.size()) != kSpillDirPrefix) {
-    return std::nullopt;
-  }
-  name.remove_prefix(kSpillDirPrefix.size());
-  pid_t pid = 0;
-  auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), pid);
-  if (ec != std::errc() || end == name.data() || pid <= 0 ||
-      end == name.data() + name.size() || *end != '-') {
-    return std::nullopt;
-  }
-  return pid;
-}
 
 }  // namespace
 
@@ -401,7 +383,8 @@ class ExternalSorter::Impl {
       : options_(std::move(options)),
         arena_(std::clamp<uint64_t>(options_.memory_limit / 16, kMinArenaBlock,
                                     kMaxArenaBlock)) {
-    RemoveDebris(TempBase());
+    // Whether or not this sort spills, what killed builds left goes.
+    RemoveDeadOwnersDirs(TempBase(), kSpillDirPrefix);
   }
 
   ~Impl() {
@@ -511,38 +494,17 @@ class ExternalSorter::Impl {
     return absl::OkStatus();
   }
 
-  std::filesystem::path TempBase() const {
+  std::string TempBase() const {
     if (!options_.temp_dir.empty()) return options_.temp_dir;
     std::error_code ec;
-    std::filesystem::path base = std::filesystem::temp_directory_path(ec);
-    return ec ? std::filesystem::path("/tmp") : base;
+    const std::string base = std::filesystem::temp_directory_path(ec).string();
+    return ec ? "/tmp" : base;
   }
 
-  // Spill directories of sorters whose process is gone (a killed build)
-  // are removed: they can be as large as the input.
-  static void RemoveDebris(const std::filesystem::path& base) {
-    std::error_code ec;
-    std::filesystem::directory_iterator it(base, ec);
-    for (; !ec && it != std::filesystem::directory_iterator();
-         it.increment(ec)) {
-      const auto pid = SpillDirPid(it->path().filename().string());
-      if (pid && ::kill(*pid, 0) != 0 && errno == ESRCH) {
-        std::error_code remove_ec;
-        std::filesystem::remove_all(it->path(), remove_ec);
-      }
-    }
-  }
-
+  // In a directory roost-sort-<pid>-XXXXXX, so that the next sorter can
+  // remove those of a killed build: they can be as large as the input.
   absl::Status MakeTempDir() {
-    const std::filesystem::path base = TempBase();
-    std::string tmpl =
-        (base / StrCat(kSpillDirPrefix, ::getpid(), "-XXXXXX")).string();
-    if (::mkdtemp(tmpl.data()) == nullptr) {
-      return absl::InternalError(
-          StrCat("cannot create a temporary directory for sorting under ",
-                 base.string(), ": ", std::strerror(errno)));
-    }
-    dir_ = std::move(tmpl);
+    ROOST_ASSIGN_OR_RETURN(dir_, MakeOwnedDir(TempBase(), kSpillDirPrefix));
     return absl::OkStatus();
   }
 

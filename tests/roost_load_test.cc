@@ -95,7 +95,9 @@ TEST_F(RoostLoadTest, BuildsAndLooksUpBothFormats) {
     r = RoostLoad("get " + out + " gamma");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(r.out, "roost-load: \"gamma\": not found\n");
-    EXPECT_FALSE(fs::exists(out + ".tmp-" + std::to_string(getpid())));
+    for (const auto& e : fs::directory_iterator(dir_.path())) {
+      EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << e.path();
+    }
   }
 }
 
@@ -545,8 +547,9 @@ TEST_F(RoostLoadTest, ValuesOverTheServingLimitAreRefused) {
 }
 
 // Defect 19: the spill directory of a killed build is removed by the next
-// build that sorts in the same place; that of a running one is kept.
-TEST_F(RoostLoadTest, SpillDirectoriesOfDeadBuildsAreRemoved) {
+// build that sorts in the same place; that of a running one is kept. So is
+// the directory a killed `build -o FILE` was writing in.
+TEST_F(RoostLoadTest, WorkingDirectoriesOfDeadBuildsAreRemoved) {
   const std::string temp = dir_.File("tmp");
   fs::create_directories(temp);
   const pid_t dead = fork();
@@ -562,10 +565,15 @@ TEST_F(RoostLoadTest, SpillDirectoriesOfDeadBuildsAreRemoved) {
     fs::create_directories(d);
     WriteFile(d + "/run-000000", "spilled");
   }
+  const std::string out = dir_.File("t.sst");
+  const std::string dead_out = StrCat(out, ".tmp-", dead, "-Ij56Kl");
+  fs::create_directories(dead_out);
+  WriteFile(dead_out + "/table.sst", "half a table");
   const std::string in = Write("in.tsv", "b\t2\na\t1\n");
   const Result r = RoostLoad("build -q --format block --temp-dir " + temp +
-                             " -i " + in + " -o " + dir_.File("t.sst"));
+                             " -i " + in + " -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_FALSE(fs::exists(dead_out));
   EXPECT_FALSE(fs::exists(dead_dir));
   EXPECT_TRUE(fs::exists(live_dir + "/run-000000"));
   EXPECT_TRUE(fs::exists(unrelated + "/run-000000"));

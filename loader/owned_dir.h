@@ -1,0 +1,42 @@
+// Private working directories named after the process that made them, so
+// that a later process can tell those of a build that was killed:
+//
+//   <parent>/<prefix><pid>-XXXXXX
+//
+// roost-load makes three kinds: a version's staging directory
+// (".staging-"), the sorter's spill directory ("roost-sort-") and the
+// directory a `build -o FILE` is written in ("FILE.tmp-"). Each is made
+// with mkdtemp (mode 0700, a fresh name: no one can have planted a link
+// in it) after the debris of dead processes with the same prefix is
+// removed.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(std::string dir,
+//                          MakeOwnedDir("/tmp", "roost-sort-"));
+//   ... write under dir ...
+//   RemoveTree(dir);
+#ifndef ROOST_LOADER_OWNED_DIR_H_
+#define ROOST_LOADER_OWNED_DIR_H_
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace roost {
+
+// Removes every <parent>/<prefix><pid>-* whose process is gone.
+void RemoveDeadOwnersDirs(const std::string& parent, std::string_view prefix);
+
+// RemoveDeadOwnersDirs, then makes <parent>/<prefix><own pid>-XXXXXX and
+// returns its path.
+absl::StatusOr<std::string> MakeOwnedDir(const std::string& parent,
+                                         std::string_view prefix);
+
+// Removes `path` and everything under it, read-only directories included;
+// errors are ignored (what is left is debris for the next run).
+void RemoveTree(const std::string& path);
+
+}  // namespace roost
+
+#endif  // ROOST_LOADER_OWNED_DIR_H_
