@@ -112,6 +112,8 @@ marker=.roost-bench
 if [ -d "$work" ] && [ -n "$(ls -A "$work")" ] && [ ! -e "$work/$marker" ]; then
   die "$work is not empty and was not made by this script; give another --work"
 fi
+# Published versions are read-only (0555): make them writable to remove them.
+chmod -R u+w "$work" 2>/dev/null || true
 rm -rf "$work"
 mkdir -p "$work"
 touch "$work/$marker"
@@ -125,6 +127,7 @@ cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [ "$keep" = 0 ]; then
+    chmod -R u+w "$work" 2>/dev/null || true
     # Results outside WORK survive; WORK's tables do not.
     find "$work" -mindepth 1 -maxdepth 1 ! -path "$results" ! -name "$marker" \
       -exec rm -rf {} +

@@ -143,7 +143,10 @@ cleanup() {
   for pid in "${pids[@]}"; do
     wait "$pid" 2>/dev/null || true
   done
-  if [ "$keep" = 0 ]; then rm -rf "$dir"; fi
+  if [ "$keep" = 0 ]; then
+    chmod -R u+w "$dir" 2>/dev/null || true # read-only versions
+    rm -rf "$dir"
+  fi
 }
 trap cleanup EXIT
 
@@ -154,6 +157,8 @@ if [ -d "$dir" ] && [ -n "$(ls -A "$dir")" ] && [ ! -e "$dir/$marker" ]; then
   keep=1 # not ours: leave it alone on exit too
   die "$dir is not empty and was not made by this script; give another --dir"
 fi
+# Published versions are read-only (0555): make them writable to remove them.
+chmod -R u+w "$dir" 2>/dev/null || true
 rm -rf "$dir"
 mkdir -p "$dir/data"
 touch "$dir/$marker"

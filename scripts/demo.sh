@@ -21,6 +21,8 @@ awk 'BEGIN { for (i = 0; i < 100000; i++)
 
 echo "== roost-load: publish it as tables 'users' (cuckoo) and 'users_sorted'"
 echo "   (block, snappy) in sample/data"
+# Published versions are read-only (0555): make them writable to remove them.
+chmod -R u+w sample/data 2>/dev/null || true
 rm -rf sample/data
 "$load" build --quiet --input sample/users.tsv --data-dir sample/data \
   --table users

@@ -24,6 +24,17 @@ class ScratchDir {
   }
   ~ScratchDir() {
     std::error_code ec;
+    // Published versions are read-only (0555), which, unless root, keeps
+    // their files from being removed: make every directory writable first.
+    for (auto it = std::filesystem::recursive_directory_iterator(path_, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator();
+         it.increment(ec)) {
+      if (it->is_directory(ec) && !it->is_symlink(ec)) {
+        std::filesystem::permissions(it->path(),
+                                     std::filesystem::perms::owner_all,
+                                     std::filesystem::perm_options::add, ec);
+      }
+    }
     std::filesystem::remove_all(path_, ec);
   }
   ScratchDir(const ScratchDir&) = delete;
