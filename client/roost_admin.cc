@@ -20,6 +20,7 @@ struct Flags {
   std::string addr = kDefaultAdminAddr;
   std::string lookup_addr = kDefaultLookupAddr;
   double timeout_seconds = kDefaultTimeoutSeconds;
+  ChannelSecurity security;
   std::string table;
   std::string version;  // rollback: "v000003", "3", or empty for the previous
 };
@@ -40,9 +41,13 @@ int RunRollback(const Flags& f) {
                             StrCat("bad VERSION ", PrintableKey(f.version),
                                    " (like v000003 or 3)"));
   }
-  auto stub = v1::Admin::NewStub(MakeChannel(f.addr));
+  auto channel = MakeChannel(f.addr, f.security);
+  if (!channel.ok()) {
+    return ReportUsageError(kProgram, std::string(channel.status().message()));
+  }
+  auto stub = v1::Admin::NewStub(*channel);
   grpc::ClientContext context;
-  SetTimeout(&context, f.timeout_seconds);
+  PrepareCall(&context, f.timeout_seconds, f.security);
   v1::RollbackRequest request;
   request.set_table(f.table);
   request.set_version(f.version);
@@ -61,9 +66,13 @@ int RunRollback(const Flags& f) {
 }
 
 int RunUnpin(const Flags& f) {
-  auto stub = v1::Admin::NewStub(MakeChannel(f.addr));
+  auto channel = MakeChannel(f.addr, f.security);
+  if (!channel.ok()) {
+    return ReportUsageError(kProgram, std::string(channel.status().message()));
+  }
+  auto stub = v1::Admin::NewStub(*channel);
   grpc::ClientContext context;
-  SetTimeout(&context, f.timeout_seconds);
+  PrepareCall(&context, f.timeout_seconds, f.security);
   v1::UnpinRequest request;
   request.set_table(f.table);
   v1::UnpinResponse response;
@@ -118,6 +127,7 @@ int main(int argc, char** argv) {
                  "Deadline of the call, in seconds")
       ->type_name("SECONDS")
       ->capture_default_str();
+  AddSecurityOptions(&app, &f.security);
 
   CLI::App* rollback = app.add_subcommand(
       "rollback",
@@ -150,7 +160,8 @@ int main(int argc, char** argv) {
   if (rollback->parsed()) return RunRollback(f);
   if (unpin->parsed()) return RunUnpin(f);
   if (tables->parsed()) {
-    return PrintTableListing(kProgram, f.lookup_addr, f.timeout_seconds);
+    return PrintTableListing(kProgram, f.lookup_addr, f.timeout_seconds,
+                             f.security);
   }
   return kExitUsage;  // not reached: require_subcommand(1)
 }

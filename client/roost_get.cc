@@ -24,6 +24,7 @@ struct Flags {
   std::string key_encoding = "raw";
   std::string value_encoding = "raw";
   double timeout_seconds = kDefaultTimeoutSeconds;
+  ChannelSecurity security;
   bool list = false;
   std::string table;
   std::vector<std::string> keys;  // as given, in --key-encoding
@@ -78,9 +79,13 @@ int RunGet(const Flags& f) {
     keys.push_back(*std::move(key));
   }
 
-  auto stub = v1::Lookup::NewStub(MakeChannel(f.addr));
+  auto channel = MakeChannel(f.addr, f.security);
+  if (!channel.ok()) {
+    return ReportUsageError(kProgram, std::string(channel.status().message()));
+  }
+  auto stub = v1::Lookup::NewStub(*channel);
   grpc::ClientContext context;
-  SetTimeout(&context, f.timeout_seconds);
+  PrepareCall(&context, f.timeout_seconds, f.security);
   // A Get's answer goes into `response` too: one loop prints both.
   v1::MultiGetResponse response;
   if (keys.size() == 1) {
@@ -161,6 +166,7 @@ int main(int argc, char** argv) {
                  "Deadline of the call, in seconds")
       ->type_name("SECONDS")
       ->capture_default_str();
+  AddSecurityOptions(&app, &f.security);
   app.add_flag("--list", f.list,
                "List the tables served instead of looking keys up");
   app.add_option("TABLE", f.table, "Table to look the keys up in");
@@ -179,7 +185,7 @@ int main(int argc, char** argv) {
     if (app.count("TABLE") > 0) {
       return ReportUsageError(kProgram, "--list takes no TABLE or KEY");
     }
-    return PrintTableListing(kProgram, f.addr, f.timeout_seconds);
+    return PrintTableListing(kProgram, f.addr, f.timeout_seconds, f.security);
   }
   if (app.count("TABLE") == 0 || f.keys.empty()) {
     return ReportUsageError(kProgram,

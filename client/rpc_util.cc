@@ -4,7 +4,9 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <tuple>
 
+#include "storage/file.h"
 #include "storage/str_cat.h"
 
 namespace roost {
@@ -53,12 +55,105 @@ int ReportUsageError(std::string_view program, std::string_view message) {
   return kExitUsage;
 }
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& addr) {
+namespace {
+
+// The text of a small file; an error names the flag that named it.
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path,
+                                         std::string_view flag) {
+  absl::StatusOr<std::string> text = ReadRegularFile(path, 16 << 20);
+  if (!text.ok()) {
+    return absl::Status(
+        text.status().code(),
+        StrCat("cannot read ", flag, " ", path, ": ", text.status().message()));
+  }
+  return text;
+}
+
+}  // namespace
+
+void AddSecurityOptions(CLI::App* app, ChannelSecurity* security) {
+  ChannelSecurity& s = *security;
+  app->add_flag("--tls", s.tls,
+                "Speak TLS, checking the server's certificate against the "
+                "system's CAs (implied by the other --tls options)")
+      ->group("Security");
+  app->add_option("--tls-ca", s.ca,
+                  "Speak TLS, checking the server's certificate against "
+                  "the CA(s) in this PEM file")
+      ->type_name("FILE")
+      ->group("Security");
+  app->add_option("--tls-cert", s.cert,
+                  "Present this PEM client certificate (mutual TLS)")
+      ->type_name("FILE")
+      ->group("Security");
+  app->add_option("--tls-key", s.key, "The PEM private key of --tls-cert")
+      ->type_name("FILE")
+      ->group("Security");
+  app->add_option("--tls-server-name", s.server_name,
+                  "The name the server's certificate must hold (default: "
+                  "the host of the address)")
+      ->type_name("NAME")
+      ->group("Security");
+  app->add_option("--token", s.token,
+                  "Send this bearer token (visible to other users in the "
+                  "process list: prefer --token-file or ROOST_TOKEN)")
+      ->envname("ROOST_TOKEN")
+      ->group("Security");
+  app->add_option_function<std::string>(
+         "--token-file",
+         [&s](const std::string& path) {
+           absl::StatusOr<std::string> text =
+               ReadFlagFile(path, "--token-file");
+           if (!text.ok()) {
+             throw CLI::ValidationError(std::string(text.status().message()));
+           }
+           s.token = text->substr(0, text->find_first_of("\r\n"));
+           if (s.token.empty()) {
+             throw CLI::ValidationError(
+                 StrCat("--token-file ", path, " holds no token"));
+           }
+         },
+         "Send the bearer token in this file (its first line)")
+      ->type_name("FILE")
+      ->group("Security");
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
+    const std::string& addr, const ChannelSecurity& s) {
+  if (s.cert.empty() != s.key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
+  }
   grpc::ChannelArguments args;
   // A MultiGet of many large values may well pass gRPC's default 4 MiB.
   args.SetMaxReceiveMessageSize(-1);
-  return grpc::CreateCustomChannel(addr, grpc::InsecureChannelCredentials(),
-                                   args);
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (s.tls || !s.ca.empty() || !s.cert.empty() || !s.server_name.empty()) {
+    grpc::SslCredentialsOptions ssl;
+    for (auto [path, flag, out] :
+         {std::tuple{&s.ca, "--tls-ca", &ssl.pem_root_certs},
+          std::tuple{&s.cert, "--tls-cert", &ssl.pem_cert_chain},
+          std::tuple{&s.key, "--tls-key", &ssl.pem_private_key}}) {
+      if (path->empty()) continue;
+      absl::StatusOr<std::string> text = ReadFlagFile(*path, flag);
+      if (!text.ok()) return text.status();
+      *out = std::move(*text);
+    }
+    if (!s.server_name.empty()) {
+      args.SetSslTargetNameOverride(s.server_name);
+    }
+    credentials = grpc::SslCredentials(ssl);
+  } else {
+    credentials = grpc::InsecureChannelCredentials();
+  }
+  return grpc::CreateCustomChannel(addr, credentials, args);
+}
+
+void PrepareCall(grpc::ClientContext* context, double seconds,
+                 const ChannelSecurity& security) {
+  SetTimeout(context, seconds);
+  if (!security.token.empty()) {
+    context->AddMetadata("authorization", StrCat("Bearer ", security.token));
+  }
 }
 
 void SetTimeout(grpc::ClientContext* context, double seconds) {

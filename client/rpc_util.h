@@ -2,9 +2,12 @@
 // channels, deadlines, and the report of a failed call.
 //
 // Example:
-//   auto stub = v1::Lookup::NewStub(MakeChannel(addr));
+//   ChannelSecurity security;          // AddSecurityOptions(&app, &security)
+//   auto channel = MakeChannel(addr, security);
+//   if (!channel.ok()) return ReportUsageError(...);
+//   auto stub = v1::Lookup::NewStub(*channel);
 //   grpc::ClientContext context;
-//   SetTimeout(&context, timeout_seconds);
+//   PrepareCall(&context, timeout_seconds, security);
 //   grpc::Status status = stub->Get(&context, request, &response);
 //   if (!status.ok()) return ReportRpcError("roost-get", status);
 #ifndef ROOST_CLIENT_RPC_UTIL_H_
@@ -12,9 +15,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "absl/status/statusor.h"
 
 namespace roost {
 
@@ -42,12 +48,34 @@ int ReportRpcError(std::string_view program, const grpc::Status& status);
 // kExitUsage.
 int ReportUsageError(std::string_view program, std::string_view message);
 
-// An insecure channel to `addr` (HOST:PORT, or any gRPC target such as
-// unix:PATH), taking answers of any size.
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& addr);
+// How a client proves who it talks to and who it is: TLS (with the
+// server's CA, and a client certificate for mutual TLS) and a bearer token.
+struct ChannelSecurity {
+  bool tls = false;         // TLS with the system's CAs unless `ca`
+  std::string ca;           // PEM file of the CA(s) the server's cert is from
+  std::string cert;         // PEM client certificate (mutual TLS)
+  std::string key;          // its PEM private key
+  std::string server_name;  // the name the server's cert must hold
+  std::string token;        // sent as "authorization: Bearer TOKEN"
+};
+
+// Adds --tls, --tls-ca, --tls-cert, --tls-key, --tls-server-name, --token
+// (or $ROOST_TOKEN) and --token-file (read as it is parsed) to `app`, in a
+// group "Security".
+void AddSecurityOptions(CLI::App* app, ChannelSecurity* security);
+
+// A channel to `addr` (HOST:PORT, or any gRPC target such as unix:PATH),
+// taking answers of any size: plaintext, or TLS as `security` says. An
+// error names a file that cannot be read.
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
+    const std::string& addr, const ChannelSecurity& security);
 
 // Sets the deadline of the call made with `context` to `seconds` from now.
 void SetTimeout(grpc::ClientContext* context, double seconds);
+
+// The deadline, and the bearer token of `security` if it has one.
+void PrepareCall(grpc::ClientContext* context, double seconds,
+                 const ChannelSecurity& security);
 
 }  // namespace roost
 

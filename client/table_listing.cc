@@ -36,10 +36,14 @@ std::string FormatTableLine(const v1::TableInfo& table) {
 }
 
 int PrintTableListing(std::string_view program, const std::string& addr,
-                      double timeout_seconds) {
-  auto stub = v1::Lookup::NewStub(MakeChannel(addr));
+                      double timeout_seconds, const ChannelSecurity& security) {
+  auto channel = MakeChannel(addr, security);
+  if (!channel.ok()) {
+    return ReportUsageError(program, std::string(channel.status().message()));
+  }
+  auto stub = v1::Lookup::NewStub(*channel);
   grpc::ClientContext context;
-  SetTimeout(&context, timeout_seconds);
+  PrepareCall(&context, timeout_seconds, security);
   v1::ListTablesResponse response;
   const grpc::Status status =
       stub->ListTables(&context, v1::ListTablesRequest(), &response);

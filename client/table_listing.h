@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "client/rpc_util.h"
 #include "roost/v1/lookup.grpc.pb.h"
 
 namespace roost {
@@ -34,11 +35,12 @@ inline constexpr char kTableListingHelp[] =
 // One line of the listing for `table`, without the newline.
 std::string FormatTableLine(const v1::TableInfo& table);
 
-// Calls ListTables on the lookup service at `addr` with a deadline of
-// `timeout_seconds` and prints the listing to stdout. Returns kExitOk, or
-// kExitRpcFailed after reporting the failure as `program`.
+// Calls ListTables on the lookup service at `addr` (as `security` says)
+// with a deadline of `timeout_seconds` and prints the listing to stdout.
+// Returns kExitOk, or kExitRpcFailed (kExitUsage when a TLS or token file
+// cannot be read) after reporting the failure as `program`.
 int PrintTableListing(std::string_view program, const std::string& addr,
-                      double timeout_seconds);
+                      double timeout_seconds, const ChannelSecurity& security);
 
 }  // namespace roost
 

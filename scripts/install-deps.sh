@@ -10,6 +10,7 @@ packages=(
   libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
   libcdb-dev redis-server gnuplot-nox python3
+  libssl-dev openssl curl
 )
 
 missing=()

@@ -172,7 +172,20 @@ Listener::~Listener() {
 
 void Listener::Start(grpc::experimental::ExternalConnectionAcceptor* acceptor,
                      ConnectionLimit* limit) {
-  thread_ = std::thread([this, acceptor, limit] { Run(acceptor, limit); });
+  Start(
+      [acceptor](int listen_fd, int fd) {
+        grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters
+            p;
+        p.listener_fd = listen_fd;
+        p.fd = fd;
+        acceptor->HandleNewConnection(&p);
+      },
+      limit);
+}
+
+void Listener::Start(Handler handler, ConnectionLimit* limit) {
+  thread_ = std::thread(
+      [this, handler = std::move(handler), limit] { Run(handler, limit); });
 }
 
 void Listener::Stop() {
@@ -185,8 +198,7 @@ void Listener::Stop() {
   fds_.clear();
 }
 
-void Listener::Run(grpc::experimental::ExternalConnectionAcceptor* acceptor,
-                   ConnectionLimit* limit) {
+void Listener::Run(const Handler& handler, ConnectionLimit* limit) {
   std::vector<pollfd> polled;
   polled.push_back({wake_fd_, POLLIN, 0});
   for (int fd : fds_) polled.push_back({fd, POLLIN, 0});
@@ -199,14 +211,13 @@ void Listener::Run(grpc::experimental::ExternalConnectionAcceptor* acceptor,
       continue;
     }
     for (size_t i = 1; i < polled.size(); ++i) {
-      if (polled[i].revents != 0) AcceptFrom(polled[i].fd, acceptor, limit);
+      if (polled[i].revents != 0) AcceptFrom(polled[i].fd, handler, limit);
     }
   }
 }
 
-void Listener::AcceptFrom(
-    int listen_fd, grpc::experimental::ExternalConnectionAcceptor* acceptor,
-    ConnectionLimit* limit) {
+void Listener::AcceptFrom(int listen_fd, const Handler& handler,
+                          ConnectionLimit* limit) {
   for (;;) {
     const int fd =
         ::accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -242,10 +253,7 @@ void Listener::AcceptFrom(
     }
     const int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    grpc::experimental::ExternalConnectionAcceptor::NewConnectionParameters p;
-    p.listener_fd = listen_fd;
-    p.fd = fd;
-    acceptor->HandleNewConnection(&p);
+    handler(listen_fd, fd);
   }
 }
 

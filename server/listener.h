@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,6 +93,10 @@ class Listener {
   // it. Both must outlive Stop().
   void Start(grpc::experimental::ExternalConnectionAcceptor* acceptor,
              ConnectionLimit* limit);
+  // The same, handing each admitted connection (a non-blocking socket the
+  // handler then owns) to `handler`.
+  using Handler = std::function<void(int listen_fd, int fd)>;
+  void Start(Handler handler, ConnectionLimit* limit);
   // Closes the listening sockets; accepts nothing more.
   void Stop();
   // Adds this listener's failed accepts, by errno name, to `family`
@@ -104,10 +109,8 @@ class Listener {
         fds_(std::move(fds)),
         port_(port),
         wake_fd_(wake_fd) {}
-  void Run(grpc::experimental::ExternalConnectionAcceptor* acceptor,
-           ConnectionLimit* limit);
-  void AcceptFrom(int listen_fd,
-                  grpc::experimental::ExternalConnectionAcceptor* acceptor,
+  void Run(const Handler& handler, ConnectionLimit* limit);
+  void AcceptFrom(int listen_fd, const Handler& handler,
                   ConnectionLimit* limit);
   void CountError(int err);
 

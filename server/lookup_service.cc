@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "server/log.h"
@@ -87,6 +88,45 @@ grpc::Status ParseMessage(const grpc::ByteBuffer& request,
       context, method);
 }
 
+// Whether the caller of `context` may read `table` (or, with no table, use
+// the admin service) under `access`'s policy: OK, UNAUTHENTICATED (a token
+// no entry holds, or a malformed authorization header) or
+// PERMISSION_DENIED. Refusals are counted, without who asked.
+grpc::Status Authorize(AccessControl* access,
+                       const grpc::CallbackServerContext& context,
+                       const std::string_view* table) {
+  if (access == nullptr) return grpc::Status::OK;
+  absl::StatusOr<Caller> caller = CallerOf(context);
+  if (!caller.ok()) {
+    access->Refused(AccessControl::Refusal::kBadCredentials);
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                        std::string(caller.status().message()));
+  }
+  const std::shared_ptr<const AccessPolicy> policy = access->policy();
+  const AccessPolicy::Verdict verdict = table != nullptr
+                                            ? policy->ForTable(*caller, *table)
+                                            : policy->ForAdmin(*caller);
+  switch (verdict) {
+    case AccessPolicy::Verdict::kAllowed:
+      return grpc::Status::OK;
+    case AccessPolicy::Verdict::kUnknownToken:
+      access->Refused(AccessControl::Refusal::kUnknownToken);
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "the bearer token is not in the access policy");
+    case AccessPolicy::Verdict::kDenied:
+      break;
+  }
+  if (table == nullptr) {
+    access->Refused(AccessControl::Refusal::kNotAdmin);
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "this client may not use the admin service");
+  }
+  access->Refused(AccessControl::Refusal::kDenied);
+  return grpc::Status(
+      grpc::StatusCode::PERMISSION_DENIED,
+      StrCat("this client may not read table ", PrintableKey(*table, 128)));
+}
+
 template <typename Message>
 grpc::ByteBuffer Serialize(const Message& message) {
   grpc::Slice slice(message.SerializeAsString());
@@ -161,6 +201,9 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   if (r.table.empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "table name is empty");
+  }
+  if (grpc::Status s = Authorize(access_, *context, &r.table); !s.ok()) {
+    return s;
   }
   if (r.total_keys > options_.max_batch) {
     return grpc::Status(
@@ -327,9 +370,32 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   roost::v1::ListTablesRequest parsed;
   grpc::Status status = ParseMessage(*request, context, "ListTables", &parsed);
+  // Under an access policy a caller sees only the tables it may read.
+  std::optional<Caller> caller;
+  std::shared_ptr<const AccessPolicy> policy;
+  if (status.ok() && access_ != nullptr) {
+    absl::StatusOr<Caller> c = CallerOf(*context);
+    policy = access_->policy();
+    if (!c.ok()) {
+      access_->Refused(AccessControl::Refusal::kBadCredentials);
+      status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                            std::string(c.status().message()));
+    } else if (policy->ForTable(*c, "") ==
+               AccessPolicy::Verdict::kUnknownToken) {
+      access_->Refused(AccessControl::Refusal::kUnknownToken);
+      status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                            "the bearer token is not in the access policy");
+    } else {
+      caller = std::move(*c);
+    }
+  }
   if (status.ok()) {
     roost::v1::ListTablesResponse out;
     for (const TableStatus& t : registry_->List()) {
+      if (caller && policy->ForTable(*caller, t.name) !=
+                        AccessPolicy::Verdict::kAllowed) {
+        continue;
+      }
       roost::v1::TableInfo* info = out.add_tables();
       info->set_name(t.name);
       info->set_format(t.format);
@@ -359,8 +425,9 @@ grpc::ServerUnaryReactor* AdminService::Rollback(
   metrics_->Started(Method::kRollback);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   roost::v1::RollbackRequest parsed;
-  if (grpc::Status s = ParseMessage(*request, context, "Rollback", &parsed);
-      !s.ok()) {
+  grpc::Status s = Authorize(access_, *context, nullptr);
+  if (s.ok()) s = ParseMessage(*request, context, "Rollback", &parsed);
+  if (!s.ok()) {
     Finish(reactor, metrics_, Method::kRollback, start, s);
     return reactor;
   }
@@ -387,8 +454,9 @@ grpc::ServerUnaryReactor* AdminService::Unpin(
   metrics_->Started(Method::kUnpin);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   roost::v1::UnpinRequest parsed;
-  if (grpc::Status s = ParseMessage(*request, context, "Unpin", &parsed);
-      !s.ok()) {
+  grpc::Status s = Authorize(access_, *context, nullptr);
+  if (s.ok()) s = ParseMessage(*request, context, "Unpin", &parsed);
+  if (!s.ok()) {
     Finish(reactor, metrics_, Method::kUnpin, start, s);
     return reactor;
   }

@@ -26,6 +26,7 @@
 
 #include "roost/v1/admin.grpc.pb.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "server/access_policy.h"
 #include "server/metrics.h"
 #include "server/request_codec.h"
 #include "server/response_buffer.h"
@@ -43,14 +44,16 @@ using RawLookupService = roost::v1::Lookup::WithRawCallbackMethod_Get<
 
 class LookupService final : public RawLookupService {
  public:
+  // `access` may be null: every caller may read every table.
   LookupService(TableRegistry* registry, RpcMetrics* metrics,
                 ResponseMemory* memory, StreamWatch* streams,
-                const ServerOptions& options)
+                const ServerOptions& options, AccessControl* access = nullptr)
       : registry_(registry),
         metrics_(metrics),
         memory_(memory),
         streams_(streams),
-        options_(options) {}
+        options_(options),
+        access_(access) {}
 
   grpc::ServerUnaryReactor* Get(grpc::CallbackServerContext* context,
                                 const grpc::ByteBuffer* request,
@@ -75,6 +78,7 @@ class LookupService final : public RawLookupService {
   ResponseMemory* memory_;
   StreamWatch* streams_;
   const ServerOptions options_;
+  AccessControl* const access_;
 };
 
 using RawAdminService = roost::v1::Admin::WithRawCallbackMethod_Rollback<
@@ -82,11 +86,13 @@ using RawAdminService = roost::v1::Admin::WithRawCallbackMethod_Rollback<
 
 class AdminService final : public RawAdminService {
  public:
+  // `access` may be null: every caller who reaches the port may use it.
   AdminService(TableRegistry* registry, RpcMetrics* metrics,
-               std::string data_dir)
+               std::string data_dir, AccessControl* access = nullptr)
       : registry_(registry),
         metrics_(metrics),
-        data_dir_(std::move(data_dir)) {}
+        data_dir_(std::move(data_dir)),
+        access_(access) {}
 
   grpc::ServerUnaryReactor* Rollback(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
@@ -99,6 +105,7 @@ class AdminService final : public RawAdminService {
   TableRegistry* registry_;
   RpcMetrics* metrics_;
   const std::string data_dir_;
+  AccessControl* const access_;
 };
 
 }  // namespace roost

@@ -1,6 +1,7 @@
 // roost-server: serves published tables over gRPC. See server/README.md
 // and docs/operations.md.
 #include <google/protobuf/stubs/logging.h>
+#include <grpc/support/log.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
@@ -21,16 +22,19 @@
 #include <string>
 
 #include "grpc/health/v1/health.pb.h"
+#include "server/access_policy.h"
 #include "server/file_lease.h"
 #include "server/health_service.h"
 #include "server/listener.h"
 #include "server/log.h"
 #include "server/lookup_service.h"
 #include "server/metrics.h"
+#include "server/metrics_https.h"
 #include "server/response_buffer.h"
 #include "server/server_options.h"
 #include "server/stream_watch.h"
 #include "server/table_registry.h"
+#include "server/tls.h"
 #include "storage/str_cat.h"
 
 namespace roost {
@@ -90,17 +94,27 @@ void ProtobufLog(google::protobuf::LogLevel /*level*/, const char* /*file*/,
   }
 }
 
+// gRPC's own error lines (a failed TLS handshake, say: any client can cause
+// one), through the server's log at a bounded rate.
+void GrpcLog(gpr_log_func_args* args) {
+  static LogLimiter limiter;
+  if (uint64_t dropped = 0; limiter.Allow(&dropped)) {
+    Log("grpc: ", args->message, LogLimiter::Suppressed(dropped));
+  }
+}
+
 // A gRPC server for `services` that takes its connections from a Listener
 // (through *acceptor), with the memory and connection bounds of `options`.
 std::unique_ptr<grpc::Server> BuildServer(
     const std::vector<grpc::Service*>& services, const ServerOptions& options,
     grpc::ResourceQuota* quota,
+    const std::shared_ptr<grpc::ServerCredentials>& credentials,
     std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>* acceptor) {
   grpc::ServerBuilder builder;
   for (grpc::Service* service : services) builder.RegisterService(service);
   *acceptor = builder.experimental().AddExternalConnectionAcceptor(
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
-      grpc::InsecureServerCredentials());
+      credentials);
   builder.SetMaxReceiveMessageSize(static_cast<int>(options.max_request_size));
   // The handlers refuse a larger response themselves, with a clearer
   // message; this is the backstop.
@@ -156,6 +170,58 @@ int Main(int argc, char** argv) {
   // otherwise raise this threshold after the first, and keep the memory).
   ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
   google::protobuf::SetLogHandler(ProtobufLog);
+  gpr_set_log_function(GrpcLog);
+
+  // Security settings are checked before any port is bound, too.
+  const TlsFiles tls_files{.cert = options.tls_cert,
+                           .key = options.tls_key,
+                           .client_ca = options.tls_client_ca};
+  const bool metrics_tls = tls_files.enabled() && options.metrics_tls &&
+                           !options.metrics_listen.empty();
+  std::unique_ptr<TlsWatch> tls_watch;
+  if (tls_files.enabled()) {
+    auto watch = TlsWatch::Start(tls_files);
+    if (!watch.ok()) {
+      Log(watch.status().message());
+      return 1;
+    }
+    tls_watch = std::move(*watch);
+    Log("TLS on the lookup and admin services",
+        metrics_tls ? " and /metrics" : "",
+        tls_files.mutual() ? "; clients must present a certificate signed "
+                             "by a CA in " +
+                                 tls_files.client_ca
+                           : "",
+        "; files re-read every ", options.tls_refresh_seconds, " s");
+  }
+  if (!options.admin_listen.empty() &&
+      !IsLoopbackAddress(options.admin_listen) && !tls_files.mutual()) {
+    if (!options.admin_allow_insecure_remote) {
+      Log("the admin service on ", options.admin_listen,
+          " (not a loopback address) needs mutual TLS (--tls-cert, "
+          "--tls-key and --tls-client-ca): anyone who reaches it could roll "
+          "tables back. Give --admin-listen a loopback address, turn mutual "
+          "TLS on, or pass --admin-allow-insecure-remote to accept the risk");
+      return 1;
+    }
+    Log("WARNING: --admin-allow-insecure-remote: the admin service on ",
+        options.admin_listen,
+        " takes rollbacks from any client that reaches it, without mutual "
+        "TLS");
+  }
+  std::unique_ptr<AccessControl> access;
+  if (!options.access_policy.empty()) {
+    auto loaded = AccessControl::Load(options.access_policy);
+    if (!loaded.ok()) {
+      Log(loaded.status().message());
+      return 1;
+    }
+    access = std::move(*loaded);
+    Log("access policy ", options.access_policy, ": ",
+        access->policy()->num_clients(), " clients");
+  }
+  const std::shared_ptr<grpc::ServerCredentials> credentials =
+      ServerCredentials(tls_files, options.tls_refresh_seconds);
 
   const uint64_t file_limit = RaiseFileLimit();
   const uint64_t max_connections =
@@ -217,7 +283,7 @@ int Main(int argc, char** argv) {
   quota.Resize(options.grpc_memory);
 
   LookupService lookup(&registry, &rpc_metrics, &response_memory, &streams,
-                       options);
+                       options, access.get());
   auto lookup_listener = Listener::Bind(options.listen, "lookup");
   if (!lookup_listener.ok()) {
     Log("cannot listen on ", options.listen,
@@ -226,8 +292,9 @@ int Main(int argc, char** argv) {
   }
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
       lookup_acceptor;
-  std::unique_ptr<grpc::Server> server = BuildServer(
-      {&lookup, &health_service}, options, &quota, &lookup_acceptor);
+  std::unique_ptr<grpc::Server> server =
+      BuildServer({&lookup, &health_service}, options, &quota, credentials,
+                  &lookup_acceptor);
   if (server == nullptr) {
     Log("cannot start the lookup service");
     return 1;
@@ -236,7 +303,7 @@ int Main(int argc, char** argv) {
   Log("lookup service listening on ",
       WithPort(options.listen, (*lookup_listener)->port()));
 
-  AdminService admin(&registry, &rpc_metrics, options.data_dir);
+  AdminService admin(&registry, &rpc_metrics, options.data_dir, access.get());
   std::unique_ptr<Listener> admin_listener;
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
       admin_acceptor;
@@ -249,7 +316,8 @@ int Main(int argc, char** argv) {
       return 1;
     }
     admin_listener = std::move(*bound);
-    admin_server = BuildServer({&admin}, options, &quota, &admin_acceptor);
+    admin_server =
+        BuildServer({&admin}, options, &quota, credentials, &admin_acceptor);
     if (admin_server == nullptr) {
       Log("cannot start the admin service");
       return 1;
@@ -299,8 +367,30 @@ int Main(int argc, char** argv) {
             AddMetric(&cut, {}).counter.value =
                 static_cast<double>(streams.cancelled());
             out->push_back(std::move(cut));
+            if (access) access->CollectMetrics(out);
+            if (tls_watch) tls_watch->CollectMetrics(out);
           }});
-  if (!options.metrics_listen.empty()) {
+  std::unique_ptr<Listener> metrics_listener;
+  std::unique_ptr<MetricsHttps> metrics_https;
+  if (metrics_tls) {
+    auto bound = Listener::Bind(options.metrics_listen, "metrics");
+    auto context = MakeSslContext(tls_files);
+    if (!bound.ok() || !context.ok()) {
+      Log("cannot listen on ", options.metrics_listen, " (metrics): ",
+          !bound.ok() ? bound.status().message() : context.status().message());
+      return 1;
+    }
+    metrics_listener = std::move(*bound);
+    metrics_https = std::make_unique<MetricsHttps>(
+        collector, static_cast<int>(options.metrics_threads),
+        options.metrics_request_timeout_seconds);
+    metrics_https->SetContext(std::move(*context));
+    metrics_listener->Start(
+        [https = metrics_https.get()](int, int fd) { https->Serve(fd); },
+        &connections);
+    Log("metrics listening on ",
+        WithPort(options.metrics_listen, metrics_listener->port()));
+  } else if (!options.metrics_listen.empty()) {
     try {
       // More than one thread, and a short wait for a request to arrive, so
       // that a connection that sends half a request cannot blind Prometheus.
@@ -334,6 +424,14 @@ int Main(int argc, char** argv) {
     const timespec second = {1, 0};
     signal = sigtimedwait(&signals, nullptr, &second);
     if (signal == SIGINT || signal == SIGTERM) break;
+    if (tls_watch && tls_watch->Refresh() && metrics_https) {
+      if (auto context = MakeSslContext(tls_files); context.ok()) {
+        metrics_https->SetContext(std::move(*context));
+      } else {
+        Log("/metrics keeps its TLS context: ", context.status().message());
+      }
+    }
+    if (access) access->Reload();
     if (const int n = streams.CancelStalled(send_timeout); n > 0) {
       Log("cancelled ", n,
           " StreamMultiGet calls whose client took no "
@@ -351,6 +449,8 @@ int Main(int argc, char** argv) {
   // up to the deadline, then cancels what is left.
   (*lookup_listener)->Stop();
   if (admin_listener) admin_listener->Stop();
+  if (metrics_listener) metrics_listener->Stop();
+  metrics_https.reset();
   server->Shutdown(After(options.shutdown_timeout_seconds));
   if (admin_server) admin_server->Shutdown(After(1));
   const bool loads_finished = registry.Stop();

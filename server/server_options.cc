@@ -139,6 +139,35 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.add_option("--metrics-request-timeout", o.metrics_request_timeout_seconds,
                  "How long /metrics waits for a request to arrive, SECONDS")
       ->check(CLI::Range(0.1, 60.0));
+  app.add_option("--tls-cert", o.tls_cert,
+                 "Serve TLS on every listener with this PEM certificate "
+                 "(chain, leaf first); needs --tls-key")
+      ->group("Security");
+  app.add_option("--tls-key", o.tls_key,
+                 "The PEM private key of --tls-cert (no passphrase)")
+      ->group("Security");
+  app.add_option("--tls-client-ca", o.tls_client_ca,
+                 "Mutual TLS: clients must present a certificate signed by "
+                 "a CA in this PEM bundle")
+      ->group("Security");
+  app.add_option("--tls-refresh", o.tls_refresh_seconds,
+                 "Re-read the certificate, key and client CA every SECONDS "
+                 "(rotation without a restart)")
+      ->check(CLI::Range(1u, 86400u))
+      ->group("Security");
+  app.add_option("--metrics-tls", o.metrics_tls,
+                 "With --tls-cert, serve /metrics over TLS too (false keeps "
+                 "it plaintext)")
+      ->group("Security");
+  app.add_flag("--admin-allow-insecure-remote", o.admin_allow_insecure_remote,
+               "Allow the admin service on a non-loopback address without "
+               "mutual TLS (anyone who reaches it can roll tables back)")
+      ->group("Security");
+  app.add_option("--access-policy", o.access_policy,
+                 "JSON file of which clients (certificate names, bearer "
+                 "tokens) may read which tables and use the admin service; "
+                 "re-read when it changes")
+      ->group("Security");
   app.set_version_flag("--version", "roost-server " ROOST_VERSION);
   try {
     app.parse(argc, argv);
@@ -173,6 +202,19 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
     return kExitUsage;
   }
   o.load_mode = *mode;
+  const auto usage = [](std::string_view message) {
+    std::fprintf(stderr,
+                 "roost-server: %.*s\nRun with --help for more "
+                 "information.\n",
+                 static_cast<int>(message.size()), message.data());
+    return kExitUsage;
+  };
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    return usage("--tls-cert and --tls-key go together");
+  }
+  if (!o.tls_client_ca.empty() && o.tls_cert.empty()) {
+    return usage("--tls-client-ca needs --tls-cert and --tls-key");
+  }
   return std::nullopt;
 }
 

@@ -107,6 +107,25 @@ struct ServerOptions {
   // that is slow to arrive. The default values are 4 and 2 seconds.
   uint32_t metrics_threads = 4;
   double metrics_request_timeout_seconds = 2;
+
+  // TLS (docs/operations.md, "Security"). With a certificate and key (PEM)
+  // every listener speaks TLS only; with a client CA too, clients must
+  // present a certificate it signed (mutual TLS). The files are re-read
+  // when they change, every `tls_refresh_seconds`. The defaults are empty
+  // (plaintext) and 60 seconds.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+  uint32_t tls_refresh_seconds = 60;
+  // /metrics speaks TLS too when the others do. The default value is true.
+  bool metrics_tls = true;
+  // The admin service on a non-loopback address requires mutual TLS unless
+  // this is set (and loudly logged). The default value is false.
+  bool admin_allow_insecure_remote = false;
+  // Who may read which tables, and who may use the admin service: a JSON
+  // policy file, re-read when it changes. Empty: everyone who can connect
+  // may read every table. The default value is empty.
+  std::string access_policy;
 };
 
 // Parses the command line (and the --config file it names) into *options.

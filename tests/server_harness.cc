@@ -86,15 +86,21 @@ const char* Binary(const char* variable, const char* built) {
 }
 }  // namespace
 
-std::shared_ptr<grpc::Channel> CreateTestChannel(const std::string& address) {
+std::shared_ptr<grpc::Channel> CreateTestChannel(
+    const std::string& address,
+    std::shared_ptr<grpc::ChannelCredentials> credentials,
+    const std::string& server_name) {
   grpc::ChannelArguments args;
+  if (!server_name.empty()) args.SetSslTargetNameOverride(server_name);
   // The server bounds what it sends (--max-message-size); the tests take
   // whatever it sends.
   args.SetMaxReceiveMessageSize(-1);
   // A connection of its own, not one shared with other channels.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   args);
+  return grpc::CreateCustomChannel(
+      address,
+      credentials != nullptr ? credentials : grpc::InsecureChannelCredentials(),
+      args);
 }
 
 const char* RoostLoadBinary() {
@@ -388,11 +394,13 @@ int ServerProcess::PortFromLog(std::string_view what) const {
     return ::testing::AssertionFailure()
            << "cannot read the bound ports from the log" << Describe();
   }
-  auto lookup_channel = CreateTestChannel(lookup_address());
+  auto lookup_channel =
+      CreateTestChannel(lookup_address(), credentials_, server_name_);
   lookup_stub_ = v1::Lookup::NewStub(lookup_channel);
   health_stub_ = grpc::health::v1::Health::NewStub(lookup_channel);
   if (admin_) {
-    admin_stub_ = v1::Admin::NewStub(CreateTestChannel(admin_address()));
+    admin_stub_ = v1::Admin::NewStub(
+        CreateTestChannel(admin_address(), credentials_, server_name_));
   }
   return ::testing::AssertionSuccess();
 }
@@ -607,7 +615,8 @@ grpc::Status ServerProcess::RawCall(const std::string& method,
                                     const std::string& request,
                                     std::string* response, bool admin,
                                     grpc_compression_algorithm compression) {
-  auto channel = CreateTestChannel(admin ? admin_address() : lookup_address());
+  auto channel = CreateTestChannel(admin ? admin_address() : lookup_address(),
+                                   credentials_, server_name_);
   grpc::GenericStub stub(channel);
   grpc::ClientContext context;
   SetDeadline(&context);

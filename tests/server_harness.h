@@ -18,6 +18,7 @@
 #ifndef ROOST_TESTS_SERVER_HARNESS_H_
 #define ROOST_TESTS_SERVER_HARNESS_H_
 
+#include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
@@ -53,8 +54,12 @@ const char* RoostGetBinary();
 const char* RoostAdminBinary();
 
 // A channel to `address` that takes answers of any size, on a connection
-// of its own.
-std::shared_ptr<grpc::Channel> CreateTestChannel(const std::string& address);
+// of its own: plaintext, or with `credentials` (and, for TLS, the name the
+// server's certificate must hold, when not the address's host).
+std::shared_ptr<grpc::Channel> CreateTestChannel(
+    const std::string& address,
+    std::shared_ptr<grpc::ChannelCredentials> credentials = nullptr,
+    const std::string& server_name = "");
 
 // The memory a process uses now and at its peak, from /proc/PID/status.
 struct ProcessMemory {
@@ -154,6 +159,13 @@ class ServerProcess {
   void Disconnect();
   // WaitListening(), then waits for "roost-server: ready:".
   ::testing::AssertionResult WaitReady();
+  // The credentials of the stubs WaitListening() makes from now on (and of
+  // RawCall), for a server with TLS; nullptr is plaintext.
+  void UseCredentials(std::shared_ptr<grpc::ChannelCredentials> credentials,
+                      std::string server_name = "") {
+    credentials_ = std::move(credentials);
+    server_name_ = std::move(server_name);
+  }
 
   void SendSignal(int signal);
   // Whether the process still runs (reaps it when it has exited).
@@ -220,6 +232,8 @@ class ServerProcess {
   int lookup_port_ = 0;
   int admin_port_ = 0;
   int metrics_port_ = 0;
+  std::shared_ptr<grpc::ChannelCredentials> credentials_;
+  std::string server_name_;
   std::unique_ptr<v1::Lookup::Stub> lookup_stub_;
   std::unique_ptr<v1::Admin::Stub> admin_stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_stub_;
