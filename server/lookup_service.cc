@@ -302,7 +302,14 @@ class LookupService::StreamReactor final
         start_(Clock::now()),
         watched_(context) {
     service_->metrics_->Started(Method::kStreamMultiGet);
-    service_->streams_->Add(&watched_);
+    watching_ = service_->streams_->Add(&watched_);
+    if (!watching_) {
+      End(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          StrCat("too many StreamMultiGet calls open (--max-streams ",
+                 service_->options_.max_streams, "); retry later")));
+      return;
+    }
     StartRead(&request_);
   }
 
@@ -337,7 +344,7 @@ class LookupService::StreamReactor final
   }
 
   void OnDone() override {
-    service_->streams_->Remove(&watched_);
+    if (watching_) service_->streams_->Remove(&watched_);
     delete this;
   }
 
@@ -355,6 +362,7 @@ class LookupService::StreamReactor final
   grpc::ByteBuffer request_;
   grpc::ByteBuffer response_;
   uint64_t requests_ = 0;
+  bool watching_ = false;
 };
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>*

@@ -137,6 +137,8 @@ std::unique_ptr<grpc::Server> BuildServer(
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS,
                              Millis(options.keepalive_timeout_seconds));
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS,
+                             static_cast<int>(options.max_concurrent_streams));
   return builder.BuildAndStart();
 }
 
@@ -237,7 +239,7 @@ int Main(int argc, char** argv) {
 
   RpcMetrics rpc_metrics;
   ResponseMemory response_memory(options.max_response_memory);
-  StreamWatch streams;
+  StreamWatch streams(options.max_streams);
   ConnectionLimit connections(max_connections);
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
@@ -367,6 +369,21 @@ int Main(int argc, char** argv) {
             AddMetric(&cut, {}).counter.value =
                 static_cast<double>(streams.cancelled());
             out->push_back(std::move(cut));
+            auto open = MakeFamily("roost_streams_open",
+                                   "StreamMultiGet calls open (at most "
+                                   "--max-streams).",
+                                   prometheus::MetricType::Gauge);
+            AddMetric(&open, {}).gauge.value =
+                static_cast<double>(streams.open());
+            out->push_back(std::move(open));
+            auto too_many = MakeFamily(
+                "roost_streams_refused_total",
+                "StreamMultiGet calls refused because --max-streams were "
+                "open.",
+                prometheus::MetricType::Counter);
+            AddMetric(&too_many, {}).counter.value =
+                static_cast<double>(streams.refused());
+            out->push_back(std::move(too_many));
             if (access) access->CollectMetrics(out);
             if (tls_watch) tls_watch->CollectMetrics(out);
           }});

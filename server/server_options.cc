@@ -106,6 +106,14 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.add_option("--keepalive-timeout", o.keepalive_timeout_seconds,
                  "Close a connection whose ping is not answered in SECONDS")
       ->check(CLI::Range(1.0, 3600.0));
+  app.add_option("--max-concurrent-streams", o.max_concurrent_streams,
+                 "Calls one connection may have open at once (HTTP/2 "
+                 "streams); more wait in the client")
+      ->check(CLI::Range(1u, 1000000u));
+  app.add_option("--max-streams", o.max_streams,
+                 "StreamMultiGet calls open at once over all connections; "
+                 "more are refused (RESOURCE_EXHAUSTED)")
+      ->check(CLI::Range(1u, 10000000u));
   app.add_option("--send-timeout", o.send_timeout_seconds,
                  "Cancel a StreamMultiGet whose client has not taken a "
                  "response for SECONDS")

@@ -80,6 +80,12 @@ struct ServerOptions {
   // 60 and 20 seconds.
   double keepalive_seconds = 60;
   double keepalive_timeout_seconds = 20;
+  // Calls (HTTP/2 streams) one connection may have open at once; more
+  // wait in the client. The default value is 100.
+  uint32_t max_concurrent_streams = 100;
+  // StreamMultiGet calls open at once over all connections; past it a new
+  // one is refused (RESOURCE_EXHAUSTED). The default value is 10000.
+  uint32_t max_streams = 10000;
   // Cancel a StreamMultiGet whose client has not taken a response for this
   // long (it stopped reading). The default value is 30 seconds.
   double send_timeout_seconds = 30;

@@ -33,6 +33,10 @@ namespace roost {
 
 class StreamWatch {
  public:
+  // At most `max_streams` open at once (Add refuses more).
+  explicit StreamWatch(size_t max_streams = SIZE_MAX)
+      : max_streams_(max_streams) {}
+
   class Stream {
    public:
     explicit Stream(grpc::CallbackServerContext* context) : context_(context) {}
@@ -49,9 +53,16 @@ class StreamWatch {
     bool cancelled_ = false;         // under StreamWatch::mu_
   };
 
-  void Add(Stream* stream) {
+  // Watches `stream`; false (counted as refused) when `max_streams` are
+  // open already.
+  bool Add(Stream* stream) {
     std::lock_guard lock(mu_);
+    if (streams_.size() >= max_streams_) {
+      ++refused_;
+      return false;
+    }
     streams_.insert(stream);
+    return true;
   }
   // Before the stream's context goes away (in OnDone).
   void Remove(Stream* stream) {
@@ -76,16 +87,26 @@ class StreamWatch {
     return n;
   }
 
-  // Streams cancelled so far.
+  // Streams cancelled so far, refused so far, and open now.
   uint64_t cancelled() const {
     std::lock_guard lock(mu_);
     return cancelled_;
   }
+  uint64_t refused() const {
+    std::lock_guard lock(mu_);
+    return refused_;
+  }
+  size_t open() const {
+    std::lock_guard lock(mu_);
+    return streams_.size();
+  }
 
  private:
+  const size_t max_streams_;
   mutable std::mutex mu_;
   std::set<Stream*> streams_;
   uint64_t cancelled_ = 0;
+  uint64_t refused_ = 0;
 };
 
 }  // namespace roost
