@@ -150,17 +150,21 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.add_option("--tls-cert", o.tls_cert,
                  "Serve TLS on every listener with this PEM certificate "
                  "(chain, leaf first); needs --tls-key")
+      ->type_name("FILE")
       ->group("Security");
   app.add_option("--tls-key", o.tls_key,
                  "The PEM private key of --tls-cert (no passphrase)")
+      ->type_name("FILE")
       ->group("Security");
   app.add_option("--tls-client-ca", o.tls_client_ca,
                  "Mutual TLS: clients must present a certificate signed by "
                  "a CA in this PEM bundle")
+      ->type_name("FILE")
       ->group("Security");
   app.add_option("--tls-refresh", o.tls_refresh_seconds,
                  "Re-read the certificate, key and client CA every SECONDS "
                  "(rotation without a restart)")
+      ->type_name("SECONDS")
       ->check(CLI::Range(1u, 86400u))
       ->group("Security");
   app.add_option("--metrics-tls", o.metrics_tls,
@@ -175,6 +179,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "JSON file of which clients (certificate names, bearer "
                  "tokens) may read which tables and use the admin service; "
                  "re-read when it changes")
+      ->type_name("FILE")
       ->group("Security");
   app.set_version_flag("--version", "roost-server " ROOST_VERSION);
   try {
