@@ -4,12 +4,13 @@
 //   ByteStream   on its first read, peeks at two bytes to decide between
 //                passing the file through and gunzipping it (by buffering,
 //                not seeking, so that it works on a pipe).
-//   InputBuffer  a window on the stream, read 1 MiB at a time, that a reader
-//                asks to hold the next N bytes; records that lie in the
-//                window are returned as views into it, and it grows only for
-//                a record larger than itself, and only as fast as bytes
-//                actually arrive, so a corrupt length cannot make it
-//                allocate more than twice what the input holds.
+//   InputBuffer  a window on the stream, read buffer_size bytes (1 MiB by
+//                default) at a time, that a reader asks to hold the next N
+//                bytes; records that lie in the window are returned as views
+//                into it, and it grows only for a record larger than itself,
+//                and only as fast as bytes actually arrive, so a corrupt
+//                length cannot make it allocate more than twice what the
+//                input holds.
 //
 // The three formats are readers on top of an InputBuffer. None allocates per
 // record: views point into the window, decoded keys and values into buffers
@@ -37,9 +38,6 @@
 
 namespace roost {
 namespace {
-
-// Bytes asked of read(2) and inflate at a time, and the window's first size.
-constexpr size_t kChunkSize = size_t{1} << 20;
 
 absl::Status ReadError(const std::string& name, int err) {
   return absl::DataLossError(
@@ -86,8 +84,9 @@ class FileSource {
 // Not movable: zlib keeps a pointer to z_.
 class ByteStream {
  public:
-  explicit ByteStream(std::unique_ptr<FileSource> file)
-      : file_(std::move(file)) {}
+  // Reads the file `chunk_size` bytes at a time when it is gzipped.
+  ByteStream(std::unique_ptr<FileSource> file, size_t chunk_size)
+      : file_(std::move(file)), chunk_size_(chunk_size) {}
   ~ByteStream() {
     if (mode_ == Mode::kGzip) inflateEnd(&z_);
   }
@@ -131,7 +130,8 @@ class ByteStream {
       mode_ = Mode::kPlain;
       return absl::OkStatus();
     }
-    in_ = std::make_unique_for_overwrite<char[]>(kChunkSize);
+    in_ = std::make_unique_for_overwrite<char[]>(
+        std::max(chunk_size_, sizeof(peek_)));
     std::memcpy(in_.get(), peek_, peek_size_);
     z_.next_in = reinterpret_cast<Bytef*>(in_.get());
     z_.avail_in = static_cast<uInt>(peek_size_);
@@ -149,7 +149,7 @@ class ByteStream {
   // file_eof_ at the end of the file.
   absl::Status Refill() {
     if (z_.avail_in > 0 || file_eof_) return absl::OkStatus();
-    absl::StatusOr<size_t> got = file_->Read(in_.get(), kChunkSize);
+    absl::StatusOr<size_t> got = file_->Read(in_.get(), chunk_size_);
     if (!got.ok()) return got.status();
     if (*got == 0) file_eof_ = true;
     z_.next_in = reinterpret_cast<Bytef*>(in_.get());
@@ -192,6 +192,7 @@ class ByteStream {
   }
 
   std::unique_ptr<FileSource> file_;
+  const size_t chunk_size_;
   Mode mode_ = Mode::kUnknown;
   // The bytes Start() read, handed out first in plain mode.
   char peek_[2];
@@ -208,10 +209,11 @@ class ByteStream {
 // asks Fill(n) for more, and Skip()s what it has used.
 class InputBuffer {
  public:
-  explicit InputBuffer(std::unique_ptr<ByteStream> stream)
+  // Starts as a window of `capacity` bytes. REQUIRES: capacity > 0.
+  InputBuffer(std::unique_ptr<ByteStream> stream, size_t capacity)
       : stream_(std::move(stream)),
-        buffer_(std::make_unique_for_overwrite<char[]>(kChunkSize)),
-        capacity_(kChunkSize) {}
+        buffer_(std::make_unique_for_overwrite<char[]>(capacity)),
+        capacity_(capacity) {}
 
   // Makes at least `n` bytes available unless the input ends first, and
   // returns how many are. Invalidates data().
@@ -278,7 +280,7 @@ class ReaderBase : public RecordReader {
  public:
   ReaderBase(std::unique_ptr<ByteStream> stream,
              const RecordReaderOptions& options)
-      : in_(std::move(stream)), options_(options) {}
+      : in_(std::move(stream), options.buffer_size), options_(options) {}
 
   uint64_t bytes_read() const override { return in_.bytes_read(); }
 
@@ -561,6 +563,9 @@ absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(
     return absl::InvalidArgumentError(
         "fixed-size records need a key_size or value_size above 0");
   }
+  if (options.buffer_size == 0) {
+    return absl::InvalidArgumentError("the buffer size must be at least 1");
+  }
   std::string name = "<stdin>";
   int fd = STDIN_FILENO;
   if (path != "-") {
@@ -578,7 +583,7 @@ absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   }
   auto stream = std::make_unique<ByteStream>(
-      std::make_unique<FileSource>(std::move(name), fd));
+      std::make_unique<FileSource>(std::move(name), fd), options.buffer_size);
   switch (options.format) {
     case InputFormat::kFixed:
       return std::make_unique<FixedRecordReader>(std::move(stream), options);

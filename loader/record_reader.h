@@ -70,6 +70,11 @@ struct RecordReaderOptions {
   // TSV: drop one "\r" at the end of each line (input written with CRLF
   // line ends). The default value is false.
   bool strip_cr = false;
+  // Bytes read (and gunzipped) at a time, and the first size of the window
+  // records are returned from; a larger record grows the window. At least
+  // 1: tests and fuzz/record_reader_fuzz.cc make it small, so that short
+  // inputs cross window boundaries. The default value is 1 MiB.
+  size_t buffer_size = size_t{1} << 20;
 };
 
 class RecordReader {

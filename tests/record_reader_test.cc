@@ -435,6 +435,42 @@ TEST_F(RecordReaderTest, TsvLineLongerThanTheLimitsAllowIsSkipped) {
                  "allow"}));
 }
 
+// Found by fuzz/record_reader_fuzz (fuzz/regressions/record_reader_fuzz/):
+// with strip_cr, a line holding a key and a value of the largest sizes the
+// limits allow is one byte longer than they allow, its "\r". When such a
+// line reached the end of the 1 MiB window without its newline, it was
+// skipped as too long.
+TEST_F(RecordReaderTest, TsvCrlfLineAtTheLimitsAcrossTheWindowIsARecord) {
+  RecordReaderOptions options;
+  options.strip_cr = true;
+  options.max_key_size = 1;
+  options.max_value_size = 1;  // lines of at most 1 + 1 + 1 bytes, and "\r"
+  // 4-byte lines up to 1 MiB - 4, then "a\tb\r" ends the first window and
+  // its "\n" starts the next.
+  std::string text;
+  Pairs pairs;
+  for (size_t i = 0; i < ((size_t{1} << 20) - 4) / 4; ++i) {
+    text += "k\tv\n";
+    pairs.emplace_back("k", "v");
+  }
+  text += "a\tb\r\nc\td\r\n";
+  pairs.emplace_back("a", "b");
+  pairs.emplace_back("c", "d");
+  ReadResult r = ReadFileAs("in.tsv", text, options);
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_EQ(r.errors, std::vector<std::string>{});
+  EXPECT_TRUE(r.records == pairs) << r.records.size() << " records";
+
+  // The same with a window of 2 bytes, the fuzzer's input.
+  options.max_key_size = 0;
+  options.max_value_size = 0;
+  options.buffer_size = 2;
+  r = ReadFileAs("small.tsv", "\t\r\n", options);
+  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_EQ(r.errors, std::vector<std::string>{});
+  EXPECT_TRUE(r.records == (Pairs{{"", ""}}));
+}
+
 // --- Fixed-size records ------------------------------------------------------
 
 TEST_F(RecordReaderTest, FixedRoundTrips) {
