@@ -328,9 +328,13 @@ class TsvRecordReader final : public ReaderBase {
   TsvRecordReader(std::unique_ptr<ByteStream> stream,
                   const RecordReaderOptions& options)
       : ReaderBase(std::move(stream), options),
+        // The longest key and value the limits allow, the tab between them,
+        // and with strip_cr the "\r" dropped after them.
         max_line_(SaturatingAdd(
-            MaxEncodedSize(options.key_encoding, options.max_key_size) + 1,
-            MaxEncodedSize(options.value_encoding, options.max_value_size))) {}
+            SaturatingAdd(
+                MaxEncodedSize(options.key_encoding, options.max_key_size) + 1,
+                MaxEncodedSize(options.value_encoding, options.max_value_size)),
+            options.strip_cr ? 1 : 0)) {}
 
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {
