@@ -108,6 +108,26 @@ TEST(RequestCodecTest, RefusesWhatIsNotARequest) {
   EXPECT_EQ(parsed.keys.size(), 1u);
 }
 
+// Found by fuzz/request_fuzz (fuzz/regressions/request_fuzz/): protobuf
+// checks every occurrence of a string field as it parses, so a request whose
+// first table name is not UTF-8 is refused even when a later, valid one
+// replaces it. The codec checked only the last.
+TEST(RequestCodecTest, RefusesATableNameThatIsNotUtf8EvenIfReplaced) {
+  std::string bytes;
+  bytes += std::string("\x0a\x01\xf8", 3);  // table = "\xf8"
+  bytes += std::string("\x0a\x02kv", 4);     // table = "kv"
+  bytes += std::string("\x12\x00", 2);       // key(s) += ""
+  v1::GetRequest g;
+  EXPECT_FALSE(g.ParseFromString(bytes));
+  v1::MultiGetRequest m;
+  EXPECT_FALSE(m.ParseFromString(bytes));
+  LookupRequest parsed;
+  EXPECT_EQ(ParseGetRequest(bytes, &parsed).message(),
+            "table name is not valid UTF-8");
+  EXPECT_EQ(ParseMultiGetRequest(bytes, 10, &parsed).message(),
+            "table name is not valid UTF-8");
+}
+
 TEST(RequestCodecTest, WritesWhatProtobufReads) {
   std::mt19937_64 rng(11);
   std::vector<EncodedResult> results;
