@@ -64,12 +64,16 @@ bool ForEachField(std::string_view bytes, OnField&& on_field) {
   }
 }
 
-absl::Status CheckTable(std::string_view table) {
-  if (!google::protobuf::internal::IsStructurallyValidUTF8(
-          table.data(), static_cast<int>(table.size()))) {
-    return absl::InvalidArgumentError("table name is not valid UTF-8");
-  }
-  return absl::OkStatus();
+// Protobuf checks every occurrence of a string field as it parses, not only
+// the one that wins: so does the codec.
+bool IsUtf8(std::string_view s) {
+  return google::protobuf::internal::IsStructurallyValidUTF8(
+      s.data(), static_cast<int>(s.size()));
+}
+
+absl::Status TableStatus(bool utf8) {
+  return utf8 ? absl::OkStatus()
+              : absl::InvalidArgumentError("table name is not valid UTF-8");
 }
 
 size_t VarintSize(uint64_t n) { return CodedOutputStream::VarintSize64(n); }
@@ -93,11 +97,17 @@ absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request) {
   request->table = kEmpty;
   request->keys.assign(1, kEmpty);
   request->total_keys = 1;
+  bool utf8 = true;
   const bool ok = ForEachField(bytes, [&](int number, std::string_view v) {
-    (number == kTableField ? request->table : request->keys[0]) = v;
+    if (number == kTableField) {
+      request->table = v;
+      utf8 = utf8 && IsUtf8(v);
+    } else {
+      request->keys[0] = v;
+    }
   });
   if (!ok) return Malformed("GetRequest");
-  return CheckTable(request->table);
+  return TableStatus(utf8);
 }
 
 absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
@@ -105,16 +115,18 @@ absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
   request->table = kEmpty;
   request->keys.clear();
   size_t keys = 0;
+  bool utf8 = true;
   const bool ok = ForEachField(bytes, [&](int number, std::string_view v) {
     if (number == kTableField) {
       request->table = v;
+      utf8 = utf8 && IsUtf8(v);
     } else if (++keys <= max_keys) {
       request->keys.push_back(v);
     }
   });
   request->total_keys = keys;
   if (!ok) return Malformed("MultiGetRequest");
-  return CheckTable(request->table);
+  return TableStatus(utf8);
 }
 
 size_t GetResponseSize(const EncodedResult& result) { return BodySize(result); }

@@ -46,12 +46,12 @@ struct LookupRequest {
 
 // Parses a GetRequest; `request->keys` gets exactly one key (empty when the
 // request has none). InvalidArgument, the request malformed, when the bytes
-// are not a GetRequest or the table name is not UTF-8.
+// are not a GetRequest or a table name in them is not UTF-8.
 absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request);
 
 // Parses a MultiGetRequest, keeping at most its first `max_keys` keys (and
 // counting them all). InvalidArgument, the request malformed, when the bytes
-// are not a MultiGetRequest or the table name is not UTF-8.
+// are not a MultiGetRequest or a table name in them is not UTF-8.
 absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
                                   LookupRequest* request);
 

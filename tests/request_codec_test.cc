@@ -115,8 +115,8 @@ TEST(RequestCodecTest, RefusesWhatIsNotARequest) {
 TEST(RequestCodecTest, RefusesATableNameThatIsNotUtf8EvenIfReplaced) {
   std::string bytes;
   bytes += std::string("\x0a\x01\xf8", 3);  // table = "\xf8"
-  bytes += std::string("\x0a\x02kv", 4);     // table = "kv"
-  bytes += std::string("\x12\x00", 2);       // key(s) += ""
+  bytes += std::string("\x0a\x02kv", 4);    // table = "kv"
+  bytes += std::string("\x12\x00", 2);      // key(s) += ""
   v1::GetRequest g;
   EXPECT_FALSE(g.ParseFromString(bytes));
   v1::MultiGetRequest m;
