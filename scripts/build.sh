@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Configures and builds roost. Usage: scripts/build.sh [--sanitize] [TARGET...]
+# Configures and builds roost. Usage: scripts/build.sh [--sanitize|--fuzz] [TARGET...]
 #   (default)   release build in build/release
 #   --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer in build/sanitize
+#   --fuzz      the libFuzzer targets (clang, sanitized) in build/fuzz; with no
+#               TARGET, `fuzzers` (the targets and make_seeds only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +14,12 @@ if [ "${1:-}" = "--sanitize" ]; then
   dir=build/sanitize
   # The benchmarks measure speed; a sanitized build has none to measure.
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_SANITIZE=ON -DROOST_BUILD_BENCH=OFF)
+elif [ "${1:-}" = "--fuzz" ]; then
+  shift
+  dir=build/fuzz
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_FUZZ=ON -DROOST_BUILD_BENCH=OFF
+         -DROOST_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++)
+  [ $# -gt 0 ] || set -- fuzzers
 fi
 
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null

@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
   libcdb-dev redis-server gnuplot-nox python3
   libssl-dev openssl curl
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,0 +1,378 @@
+// make_seeds OUT_DIR: writes the seed corpus of every fuzz target into
+// OUT_DIR/<target>/ (fuzz/make_seeds.sh runs it into fuzz/corpus/). Tables
+// come from the real builders, MANIFESTs from roost-load's own build, and
+// the inputs read through FuzzedDataProvider are encoded the way it decodes
+// them, so that every seed starts the fuzzer on a path that does something.
+// Every seed is a function of nothing but this file: running it again
+// writes the same bytes.
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "fuzz/fixtures.h"
+#include "fuzz/fuzz_util.h"
+#include "roost/v1/lookup.pb.h"
+#include "storage/block_table_builder.h"
+#include "storage/coding.h"
+#include "storage/cuckoo_table_builder.h"
+#include "storage/data_dir.h"
+
+namespace roost::fuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string out_dir;
+
+std::string ReadAll(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) Fail("cannot read ", path);
+  std::string s;
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;)
+    s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+void Seed(const std::string& target, const std::string& name,
+          std::string_view bytes) {
+  const std::string dir = StrCat(out_dir, "/", target);
+  fs::create_directories(dir);
+  WriteFileOrDie(StrCat(dir, "/", name), bytes);
+}
+
+std::string Bytes(std::mt19937_64& rng, size_t n) {
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+using Pairs = std::vector<std::pair<std::string, std::string>>;
+
+Pairs FixedPairs(uint64_t seed, size_t n, size_t key, size_t value) {
+  std::mt19937_64 rng(seed);
+  Pairs pairs;
+  for (size_t i = 0; i < n; ++i) {
+    std::string k = Bytes(rng, key);
+    for (size_t b = 0; b < key && b < 8; ++b)
+      k[b] = static_cast<char>(i >> (8 * b));
+    pairs.emplace_back(k, Bytes(rng, value));
+  }
+  return pairs;
+}
+
+Pairs VariablePairs(uint64_t seed, size_t n, size_t max_key, size_t max_value) {
+  std::mt19937_64 rng(seed);
+  Pairs pairs;
+  for (size_t i = 0; i < n; ++i) {
+    pairs.emplace_back(StrCat(i, "/", Bytes(rng, rng() % (max_key + 1))),
+                       Bytes(rng, rng() % (max_value + 1)));
+  }
+  return pairs;
+}
+
+Pairs SortedPairs(size_t n, size_t max_value) {
+  Pairs pairs;
+  for (size_t i = 0; i < n; ++i) {
+    pairs.emplace_back(
+        StrCat("key/", 1000 + 3 * i),
+        std::string(i % (max_value + 1), static_cast<char>('a' + i % 26)));
+  }
+  return pairs;
+}
+
+void CuckooSeed(const std::string& name, const Pairs& pairs,
+                CuckooTableOptions options = {}) {
+  CuckooTableBuilder builder(options);
+  for (const auto& [k, v] : pairs) {
+    if (!builder.Add(k, v).ok()) Fail("cannot add to ", name);
+  }
+  const std::string path = ScratchPath("seed");
+  if (auto r = builder.Finish(path); !r.ok()) {
+    Fail("cannot build ", name, ": ", r.status().ToString());
+  }
+  Seed("cuckoo_table_fuzz", name, ReadAll(path));
+}
+
+void BlockSeed(const std::string& name, Pairs pairs,
+               BlockTableOptions options = {}) {
+  std::sort(pairs.begin(), pairs.end());
+  const std::string path = ScratchPath("seed");
+  auto builder = BlockTableBuilder::Create(path, options);
+  if (!builder.ok()) Fail("cannot create ", name);
+  for (const auto& [k, v] : pairs) {
+    if (!(*builder)->Add(k, v).ok()) Fail("cannot add to ", name);
+  }
+  if (auto r = (*builder)->Finish(); !r.ok()) {
+    Fail("cannot build ", name, ": ", r.status().ToString());
+  }
+  Seed("block_table_fuzz", name, ReadAll(path));
+}
+
+void TableSeeds() {
+  CuckooSeed("inline-8x8", FixedPairs(1, 24, 8, 8));
+  CuckooSeed("inline-4x3", FixedPairs(2, 30, 4, 3));
+  CuckooSeed("heap", VariablePairs(3, 30, 12, 20));
+  CuckooSeed("heap-empty-key", {{"", "empty"}, {"a", ""}, {"bb", "x"}});
+  CuckooSeed("inline-empty-key", {{"", "only"}});
+  CuckooSeed("one-key", {{"key", "value"}});
+  CuckooSeed("empty", {});
+  CuckooTableOptions three;
+  three.num_hash_functions = 3;
+  three.overflow_bits_per_block = 8;
+  three.utilization = 0.97;
+  CuckooSeed("three-hashes-dense", FixedPairs(4, 40, 8, 8), three);
+  CuckooTableOptions one_bit;
+  one_bit.overflow_bits_per_block = 1;
+  CuckooSeed("wide-inline", FixedPairs(5, 6, 40, 60), one_bit);
+
+  BlockSeed("default", SortedPairs(60, 12));
+  BlockTableOptions tiny;
+  tiny.block_size = 64;
+  BlockSeed("tiny-blocks", SortedPairs(40, 8), tiny);
+  BlockTableOptions restart1;
+  restart1.restart_interval = 1;
+  restart1.block_size = 128;
+  BlockSeed("restart-1", VariablePairs(6, 30, 6, 10), restart1);
+  BlockTableOptions restart1024;
+  restart1024.restart_interval = 1024;
+  BlockSeed("restart-1024", SortedPairs(50, 4), restart1024);
+  BlockTableOptions no_hash;
+  no_hash.hash_index = false;
+  no_hash.block_size = 256;
+  BlockSeed("no-hash-index", SortedPairs(50, 6), no_hash);
+  BlockTableOptions snappy;
+  snappy.compression = Compression::kSnappy;
+  snappy.block_size = 256;
+  BlockSeed("snappy", SortedPairs(60, 30), snappy);
+  BlockTableOptions zstd;
+  zstd.compression = Compression::kZstd;
+  zstd.block_size = 512;
+  BlockSeed("zstd", SortedPairs(60, 30), zstd);
+  BlockTableOptions interpolation;
+  interpolation.index_search = IndexSearch::kInterpolation;
+  interpolation.block_size = 64;
+  BlockSeed("interpolation", FixedPairs(7, 40, 8, 4), interpolation);
+  BlockSeed("empty", {});
+  BlockSeed("one-entry", {{"k", "v"}});
+}
+
+void ManifestSeeds() {
+  const std::string data = ScratchPath("published");
+  fs::create_directories(data);
+  if (absl::Status s = PublishFixtures(data, ScratchDir()); !s.ok()) {
+    Fail("cannot publish the fixtures: ", s.ToString());
+  }
+  for (const char* table : {"kv", "sorted"}) {
+    Seed("manifest_fuzz", StrCat("manifest-", table),
+         ReadAll(StrCat(data, "/", table, "/", VersionDirName(1), "/",
+                        kManifestName)));
+  }
+  Seed("manifest_fuzz", "rollback",
+       "{\"pinned\": 3, \"rolled_back\": [4, 5]}\n");
+  Seed("manifest_fuzz", "rollback-none",
+       "{\"pinned\": null, \"rolled_back\": []}");
+  Seed("manifest_fuzz", "json-values",
+       "[1, -2, 3.5e10, 18446744073709551615, \"\\u00e9\\ud83d\\ude00\", "
+       "true, false, null, {\"a\": {\"b\": []}}]");
+}
+
+std::string Gzip(std::string_view data) {
+  z_stream z{};
+  deflateInit2(&z, Z_BEST_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8,
+               Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, data.size()), '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  z.avail_in = static_cast<uInt>(data.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+// record_reader_fuzz's header (see there): format and encodings, gzip and
+// buffer size, fixed sizes, limits.
+std::string ReaderHeader(int format, int key_enc, int value_enc, bool strip_cr,
+                         int gzip, int buffer, int key_size = 0,
+                         int value_size = 0, int max_key = 255,
+                         int max_value = 255) {
+  std::string h(6, '\0');
+  h[0] = static_cast<char>(format | key_enc << 2 | value_enc << 4 |
+                           (strip_cr ? 64 : 0));
+  h[1] = static_cast<char>(gzip | buffer << 2);
+  h[2] = static_cast<char>(key_size);
+  h[3] = static_cast<char>(value_size);
+  h[4] = static_cast<char>(max_key);
+  h[5] = static_cast<char>(max_value);
+  return h;
+}
+
+void ReaderSeeds() {
+  // Buffer sizes: 0 is 1 byte, 3 is 5 bytes, 5 is 64 bytes, 7 the default.
+  const std::string t = "record_reader_fuzz";
+  const std::string raw =
+      "apple\t1\nbanana\t2\tand a tab\n\ncherry\t\n\tempty key\n";
+  Seed(t, "tsv-raw", ReaderHeader(0, 0, 0, false, 0, 7) + raw);
+  Seed(t, "tsv-raw-small-buffer", ReaderHeader(0, 0, 0, false, 0, 3) + raw);
+  Seed(t, "tsv-hex",
+       ReaderHeader(0, 1, 1, false, 0, 2) +
+           "6b6579\t76616c7565\n00ff\t\nzz\t00\n0\t1\n");
+  Seed(t, "tsv-base64",
+       ReaderHeader(0, 2, 2, false, 0, 5) +
+           "a2V5\tdmFsdWU=\nAA==\tAP8\n!!\tx\n");
+  Seed(t, "tsv-crlf",
+       ReaderHeader(0, 0, 0, true, 0, 1) + "a\tb\r\nc\td\r\n\r\n");
+  Seed(t, "tsv-limits",
+       ReaderHeader(0, 1, 0, true, 0, 0, 0, 0, 2, 3) +
+           "6162\t123456789012\n61626364\tx\n");
+  Seed(t, "tsv-gzip-two", ReaderHeader(0, 0, 0, false, 2, 1) + raw);
+  Seed(t, "tsv-gzipped", ReaderHeader(0, 0, 0, false, 0, 4) + Gzip(raw));
+  Seed(t, "fixed", ReaderHeader(1, 0, 0, false, 0, 7, 3, 2) + "abc12def34gh");
+  Seed(t, "fixed-small-buffer",
+       ReaderHeader(1, 0, 0, false, 1, 1, 4, 4) + "aaaabbbbccccdd");
+  std::string lp;
+  for (const auto& [k, v] : Pairs{{"k1", "v1"}, {"", "empty"}, {"key", ""}}) {
+    PutVarint64(&lp, k.size());
+    PutVarint64(&lp, v.size());
+    lp += k + v;
+  }
+  Seed(t, "length-prefixed", ReaderHeader(2, 0, 0, false, 0, 7) + lp);
+  Seed(t, "length-prefixed-gzip", ReaderHeader(2, 0, 0, false, 1, 2) + lp);
+  Seed(t, "length-prefixed-truncated",
+       ReaderHeader(2, 0, 0, false, 0, 0) + lp + "\x05\x80");
+}
+
+// An input for FuzzedDataProvider, written in the order the target reads
+// it: integers are taken from the end of the input, strings from the front.
+class FdpInput {
+ public:
+  // The next ConsumeIntegralInRange / ConsumeBool / PickValueInArray of a
+  // range under 256 values: `value` is the offset from the range's minimum.
+  FdpInput& Int(uint8_t value) {
+    back_.insert(back_.begin(), static_cast<char>(value));
+    return *this;
+  }
+  // The next ConsumeRandomLengthString.
+  FdpInput& Str(std::string_view s) {
+    for (char c : s) {
+      front_ += c;
+      if (c == '\\') front_ += c;
+    }
+    front_ += "\\\n";  // ends the string
+    return *this;
+  }
+  std::string Bytes() const { return front_ + back_; }
+
+ private:
+  std::string front_;
+  std::string back_;
+};
+
+void RequestSeeds() {
+  const std::string t = "request_fuzz";
+  // Operations: 0 Get, 1 MultiGet, 2 StreamMultiGet, 3 raw Get, 4 raw
+  // MultiGet, 5 raw stream message, 6 ListTables. Tables: 3 fixed, 4 sorted,
+  // 5 empty, 6 kv, 0 "", 1 missing. Deadlines: 2 none, 0 passed, 1 soon.
+  Seed(t, "get-kv-hit",
+       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(5).Int(2).Bytes());
+  Seed(t, "get-fixed-miss",
+       FdpInput().Int(0).Int(0).Int(3).Int(0).Str("12345678").Int(2).Bytes());
+  Seed(t, "get-empty-table",
+       FdpInput().Int(0).Int(0).Int(0).Int(0).Str("k").Int(2).Bytes());
+  Seed(t, "multiget-sorted",
+       // Indexes into "sorted" (500 keys) take two bytes, high first.
+       FdpInput()
+           .Int(0)
+           .Int(1)
+           .Int(4)
+           .Int(4)
+           .Int(1)
+           .Int(0)
+           .Int(3)
+           .Int(1)
+           .Int(0)
+           .Int(200)
+           .Int(0)
+           .Str("user/1")
+           .Int(1)
+           .Int(1)
+           .Int(17)
+           .Int(2)
+           .Bytes());
+  Seed(t, "multiget-too-many",
+       FdpInput().Int(0).Int(1).Int(5).Int(18).Int(2).Bytes());
+  Seed(t, "stream-two",
+       FdpInput()
+           .Int(0)
+           .Int(2)
+           .Int(2)
+           .Int(6)
+           .Int(2)
+           .Int(1)
+           .Int(9)
+           .Int(1)
+           .Int(10)
+           .Int(3)
+           .Int(1)
+           .Int(1)
+           .Int(7)
+           .Int(2)
+           .Bytes());
+  Seed(t, "get-passed-deadline",
+       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(3).Int(0).Bytes());
+  Seed(t, "list-tables", FdpInput().Int(0).Int(6).Bytes());
+  roost::v1::GetRequest get;
+  get.set_table("kv");
+  get.set_key("no such key");
+  Seed(t, "raw-get",
+       FdpInput().Int(0).Int(3).Str(get.SerializeAsString()).Bytes());
+  roost::v1::MultiGetRequest multi;
+  multi.set_table("sorted");
+  multi.add_keys("user/100007/");
+  multi.add_keys("");
+  Seed(t, "raw-multiget",
+       FdpInput().Int(0).Int(4).Str(multi.SerializeAsString()).Bytes());
+  Seed(t, "raw-stream",
+       FdpInput().Int(0).Int(5).Str(multi.SerializeAsString()).Bytes());
+  // Unknown fields, a group, a repeated table: what protobuf skips or takes.
+  Seed(t, "raw-unknown-fields",
+       FdpInput()
+           .Int(0)
+           .Int(4)
+           .Str(std::string(
+               "\x0a\x01x\x18\x05\x23\x08\x01\x24\x0a\x02kv\x12\x00", 15))
+           .Bytes());
+}
+
+void RandomSeeds(const std::string& target, uint64_t seed,
+                 std::initializer_list<size_t> sizes) {
+  std::mt19937_64 rng(seed);
+  for (size_t n : sizes) Seed(target, StrCat("random-", n), Bytes(rng, n));
+}
+
+}  // namespace
+}  // namespace roost::fuzz
+
+int main(int argc, char** argv) {
+  using namespace roost::fuzz;
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: make_seeds OUT_DIR\n");
+    return 64;
+  }
+  out_dir = argv[1];
+  TableSeeds();
+  ManifestSeeds();
+  ReaderSeeds();
+  RequestSeeds();
+  RandomSeeds("request_fuzz", 1, {16, 64, 256});
+  RandomSeeds("differential_fuzz", 2, {32, 128, 512, 2048});
+  return 0;
+}
