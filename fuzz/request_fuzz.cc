@@ -76,6 +76,7 @@ struct Server {
   RpcMetrics metrics;
   std::unique_ptr<ResponseMemory> memory;
   StreamWatch streams;
+  CallGate calls{1000};
   std::unique_ptr<LookupService> lookup;
   std::unique_ptr<grpc::Server> server;
   std::shared_ptr<grpc::Channel> channel;
@@ -129,8 +130,9 @@ Server* StartServer() {
       std::future_status::ready) {
     Fail("the registry did not get ready");
   }
-  s->lookup = std::make_unique<LookupService>(
-      s->registry.get(), &s->metrics, s->memory.get(), &s->streams, s->options);
+  s->lookup = std::make_unique<LookupService>(s->registry.get(), &s->metrics,
+                                              s->memory.get(), &s->streams,
+                                              &s->calls, s->options);
   grpc::ServerBuilder builder;
   builder.RegisterService(s->lookup.get());
   builder.SetMaxReceiveMessageSize(

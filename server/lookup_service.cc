@@ -266,26 +266,53 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   return grpc::Status::OK;
 }
 
+namespace {
+
+// A unary call's reactor that lets its CallGate know when gRPC is done with
+// the call (the response sent, or the call cancelled). Deletes itself.
+class GatedReactor final : public grpc::ServerUnaryReactor {
+ public:
+  explicit GatedReactor(CallGate* gate) : gate_(gate) {}
+  void OnDone() override {
+    gate_->Leave();
+    delete this;
+  }
+
+ private:
+  CallGate* const gate_;
+};
+
+}  // namespace
+
+grpc::ServerUnaryReactor* LookupService::Unary(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer& request,
+    grpc::ByteBuffer* response, Method method) {
+  const Clock::time_point start = Clock::now();
+  metrics_->Started(method);
+  if (!calls_->Enter()) {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    Finish(reactor, metrics_, method, start,
+           grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        StrCat("too many calls in flight (--max-in-flight ",
+                               calls_->max(), "); retry later")));
+    return reactor;
+  }
+  grpc::ServerUnaryReactor* reactor = new GatedReactor(calls_);
+  Finish(reactor, metrics_, method, start,
+         DoLookup(context, request, response, method));
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* LookupService::Get(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  const Clock::time_point start = Clock::now();
-  metrics_->Started(Method::kGet);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  Finish(reactor, metrics_, Method::kGet, start,
-         DoLookup(context, *request, response, Method::kGet));
-  return reactor;
+  return Unary(context, *request, response, Method::kGet);
 }
 
 grpc::ServerUnaryReactor* LookupService::MultiGet(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
     grpc::ByteBuffer* response) {
-  const Clock::time_point start = Clock::now();
-  metrics_->Started(Method::kMultiGet);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  Finish(reactor, metrics_, Method::kMultiGet, start,
-         DoLookup(context, *request, response, Method::kMultiGet));
-  return reactor;
+  return Unary(context, *request, response, Method::kMultiGet);
 }
 
 // One StreamMultiGet: reads a request, answers it, writes the answer, and

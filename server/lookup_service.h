@@ -27,6 +27,7 @@
 #include "roost/v1/admin.grpc.pb.h"
 #include "roost/v1/lookup.grpc.pb.h"
 #include "server/access_policy.h"
+#include "server/call_gate.h"
 #include "server/metrics.h"
 #include "server/request_codec.h"
 #include "server/response_buffer.h"
@@ -46,12 +47,13 @@ class LookupService final : public RawLookupService {
  public:
   // `access` may be null: every caller may read every table.
   LookupService(TableRegistry* registry, RpcMetrics* metrics,
-                ResponseMemory* memory, StreamWatch* streams,
+                ResponseMemory* memory, StreamWatch* streams, CallGate* calls,
                 const ServerOptions& options, AccessControl* access = nullptr)
       : registry_(registry),
         metrics_(metrics),
         memory_(memory),
         streams_(streams),
+        calls_(calls),
         options_(options),
         access_(access) {}
 
@@ -69,6 +71,9 @@ class LookupService final : public RawLookupService {
 
  private:
   class StreamReactor;
+  grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
+                                  const grpc::ByteBuffer& request,
+                                  grpc::ByteBuffer* response, Method method);
   grpc::Status DoLookup(grpc::CallbackServerContext* context,
                         const grpc::ByteBuffer& request,
                         grpc::ByteBuffer* response, Method method);
@@ -77,6 +82,7 @@ class LookupService final : public RawLookupService {
   RpcMetrics* metrics_;
   ResponseMemory* memory_;
   StreamWatch* streams_;
+  CallGate* calls_;
   const ServerOptions options_;
   AccessControl* const access_;
 };

@@ -240,6 +240,7 @@ int Main(int argc, char** argv) {
   RpcMetrics rpc_metrics;
   ResponseMemory response_memory(options.max_response_memory);
   StreamWatch streams(options.max_streams);
+  CallGate calls(options.max_in_flight);
   ConnectionLimit connections(max_connections);
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
@@ -285,7 +286,7 @@ int Main(int argc, char** argv) {
   quota.Resize(options.grpc_memory);
 
   LookupService lookup(&registry, &rpc_metrics, &response_memory, &streams,
-                       options, access.get());
+                       &calls, options, access.get());
   auto lookup_listener = Listener::Bind(options.listen, "lookup");
   if (!lookup_listener.ok()) {
     Log("cannot listen on ", options.listen,
@@ -384,6 +385,21 @@ int Main(int argc, char** argv) {
             AddMetric(&too_many, {}).counter.value =
                 static_cast<double>(streams.refused());
             out->push_back(std::move(too_many));
+            auto in_flight = MakeFamily(
+                "roost_calls_in_flight",
+                "Get and MultiGet calls in flight (at most --max-in-flight).",
+                prometheus::MetricType::Gauge);
+            AddMetric(&in_flight, {}).gauge.value =
+                static_cast<double>(calls.open());
+            out->push_back(std::move(in_flight));
+            auto calls_refused = MakeFamily(
+                "roost_calls_refused_total",
+                "Get and MultiGet calls refused because --max-in-flight were "
+                "in flight.",
+                prometheus::MetricType::Counter);
+            AddMetric(&calls_refused, {}).counter.value =
+                static_cast<double>(calls.refused());
+            out->push_back(std::move(calls_refused));
             if (access) access->CollectMetrics(out);
             if (tls_watch) tls_watch->CollectMetrics(out);
           }});

@@ -114,6 +114,10 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "StreamMultiGet calls open at once over all connections; "
                  "more are refused (RESOURCE_EXHAUSTED)")
       ->check(CLI::Range(1u, 10000000u));
+  app.add_option("--max-in-flight", o.max_in_flight,
+                 "Get and MultiGet calls in flight at once (until their "
+                 "response is sent); more are refused (RESOURCE_EXHAUSTED)")
+      ->check(CLI::Range(1u, 100000000u));
   app.add_option("--send-timeout", o.send_timeout_seconds,
                  "Cancel a StreamMultiGet whose client has not taken a "
                  "response for SECONDS")

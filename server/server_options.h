@@ -86,6 +86,10 @@ struct ServerOptions {
   // StreamMultiGet calls open at once over all connections; past it a new
   // one is refused (RESOURCE_EXHAUSTED). The default value is 10000.
   uint32_t max_streams = 10000;
+  // Get and MultiGet calls in flight at once (from their handler's start
+  // until the response is sent); past it a new one is refused
+  // (RESOURCE_EXHAUSTED) before any work. The default value is 20000.
+  uint32_t max_in_flight = 20000;
   // Cancel a StreamMultiGet whose client has not taken a response for this
   // long (it stopped reading). The default value is 30 seconds.
   double send_timeout_seconds = 30;

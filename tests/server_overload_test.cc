@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -74,6 +75,97 @@ int HalfOpen(int port, std::string_view bytes) {
     return -1;
   }
   return fd;
+}
+
+// HTTP/2 by hand, enough for a client that sends calls and then never lets
+// the server send it a byte of their responses: it sets its streams' flow
+// control window to 0 and never raises it.
+std::string Frame(uint8_t type, uint8_t flags, uint32_t stream,
+                  std::string_view payload) {
+  std::string f;
+  f.push_back(static_cast<char>(payload.size() >> 16));
+  f.push_back(static_cast<char>(payload.size() >> 8));
+  f.push_back(static_cast<char>(payload.size()));
+  f.push_back(static_cast<char>(type));
+  f.push_back(static_cast<char>(flags));
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    f.push_back(static_cast<char>(stream >> shift));
+  }
+  f.append(payload);
+  return f;
+}
+
+// A HEADERS frame's header block: each field a literal without indexing
+// (HPACK, RFC 7541 6.2.2), names and values under 127 bytes.
+std::string HeaderBlock(
+    std::initializer_list<std::pair<std::string_view, std::string_view>>
+        fields) {
+  std::string block;
+  for (const auto& [name, value] : fields) {
+    block.push_back('\0');
+    block.push_back(static_cast<char>(name.size()));
+    block.append(name);
+    block.push_back(static_cast<char>(value.size()));
+    block.append(value);
+  }
+  return block;
+}
+
+// `calls` Gets of `request` on one new connection to 127.0.0.1:`port`,
+// whose responses the server can never send. Returns the socket; closing it
+// cancels the calls.
+int StalledGets(int port, const v1::GetRequest& request, int calls) {
+  constexpr uint8_t kData = 0, kHeaders = 1, kSettings = 4;
+  constexpr uint8_t kAck = 1, kEndStream = 1, kEndHeaders = 4;
+  std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+  // SETTINGS_INITIAL_WINDOW_SIZE (4) = 0.
+  out += Frame(kSettings, 0, 0, std::string("\x00\x04\x00\x00\x00\x00", 6));
+  const int fd = HalfOpen(port, out);
+  if (fd < 0) return -1;
+  // The server's SETTINGS come first; acknowledge them.
+  char buffer[4096];
+  timeval timeout{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  if (::recv(fd, buffer, sizeof(buffer), 0) <= 0) {
+    ::close(fd);
+    return -1;
+  }
+  out = Frame(kSettings, kAck, 0, "");
+  const std::string message = request.SerializeAsString();
+  std::string body(5, '\0');  // not compressed, then the length
+  for (int i = 0; i < 4; ++i) {
+    body[1 + i] = static_cast<char>(message.size() >> (8 * (3 - i)));
+  }
+  body += message;
+  for (int i = 0; i < calls; ++i) {
+    const uint32_t stream = 1 + 2 * static_cast<uint32_t>(i);
+    out += Frame(kHeaders, kEndHeaders, stream,
+                 HeaderBlock({{":method", "POST"},
+                              {":scheme", "http"},
+                              {":path", "/roost.v1.Lookup/Get"},
+                              {":authority", "roost"},
+                              {"content-type", "application/grpc"},
+                              {"te", "trailers"}}));
+    out += Frame(kData, kEndStream, stream, body);
+  }
+  if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(out.size())) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Polls the server's metrics until `done` holds of them or 20 s pass.
+template <typename Done>
+Metrics AwaitMetrics(ServerProcess& server, Done done) {
+  const Clock::time_point end = Clock::now() + std::chrono::seconds(20);
+  Metrics m = server.ScrapeMetrics();
+  while (!done(m) && Clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    m = server.ScrapeMetrics();
+  }
+  return m;
 }
 
 bool UnderSanitizers() {
@@ -259,6 +351,49 @@ TEST_F(OverloadTest, AFloodIsRefusedFastAndAGoodClientKeepsGettingAnswers) {
   // And afterwards it still answers.
   v1::GetResponse response;
   EXPECT_TRUE(server.Get("t", keys[0], &response).ok());
+}
+
+// A client that sends Gets and never takes their responses keeps them in
+// flight; past --max-in-flight further calls, from anyone, are refused at
+// once with a retryable RESOURCE_EXHAUSTED, and when the client goes its
+// calls are cancelled and the slots come back.
+TEST_F(OverloadTest, UnaryCallsPastMaxInFlightAreRefusedUntilSlotsFree) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "a value"}}), "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--max-in-flight", "8"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+
+  v1::GetRequest request;
+  request.set_table("t");
+  request.set_key("k");
+  const int fd = StalledGets(server.lookup_port(), request, 20);
+  ASSERT_GE(fd, 0);
+  // 8 are held, 12 refused.
+  const Metrics held = AwaitMetrics(server, [](const Metrics& m) {
+    return MetricOr(m, "roost_calls_refused_total", 0) >= 12;
+  });
+  EXPECT_EQ(MetricOr(held, "roost_calls_in_flight"), 8);
+  EXPECT_EQ(MetricOr(held, "roost_calls_refused_total"), 12);
+
+  // Another client is refused too, fast and saying why.
+  v1::GetResponse response;
+  const grpc::Status refused = server.Get("t", "k", &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(refused.error_message(),
+            "too many calls in flight (--max-in-flight 8); retry later");
+
+  // The stalled client goes: its calls end, and the slots are free again.
+  ::close(fd);
+  const Metrics after = AwaitMetrics(server, [](const Metrics& m) {
+    return MetricOr(m, "roost_calls_in_flight", -1) == 0;
+  });
+  EXPECT_EQ(MetricOr(after, "roost_calls_in_flight"), 0);
+  const grpc::Status ok = server.Get("t", "k", &response);
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_EQ(response.value(), "a value");
+  EXPECT_TRUE(server.Running()) << server.Log();
 }
 
 }  // namespace
