@@ -434,8 +434,9 @@ Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
   }
   if (codec.ok() != proto_ok) {
     Fail("request_codec ", codec.ok() ? "accepts" : "refuses",
-         " bytes protobuf ", proto_ok ? "accepts" : "refuses", ": ",
-         codec.ToString());
+         " bytes protobuf ", proto_ok ? "accepts" : "refuses", " as a ",
+         batch ? "MultiGetRequest" : "GetRequest", ": ", codec.ToString(),
+         "; the bytes: ", PrintableKey(bytes, 1024));
   }
   if (!proto_ok) return {StatusCode::INVALID_ARGUMENT, {}};
   if (parsed.table != table || parsed.total_keys != keys.size() ||

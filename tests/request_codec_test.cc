@@ -128,6 +128,55 @@ TEST(RequestCodecTest, RefusesATableNameThatIsNotUtf8EvenIfReplaced) {
             "table name is not valid UTF-8");
 }
 
+// Found by fuzz/request_fuzz (fuzz/regressions/request_fuzz/): protobuf's
+// parser reads a tag of at most 5 bytes and a length of at most 5 bytes
+// (under 2 GiB), where CodedInputStream, which the codec used, reads 10 and
+// drops the high bits; and it refuses field number 0 and groups nested past
+// 100 deep. Each of these bytes must be refused, or taken, by both alike.
+TEST(RequestCodecTest, AgreesWithProtobufOnVarintLengthsAndGroups) {
+  const std::string nested_ok = std::string(100, '\x1b') +  // group 3, x100
+                                std::string(100, '\x1c');   // and its ends
+  const std::string nested_deep =
+      std::string(101, '\x1b') + std::string(101, '\x1c');
+  const std::vector<std::string> cases = {
+      // The fuzzer's input: a 7-byte tag of field ...9, fixed64, then 8 bytes.
+      std::string("\x91\x91\xfb\xff\xff\xff\x00\x00\x00\x00\x00\x00"
+                  "\xdb\x91\x18",
+                  15),
+      std::string("\x8a\x80\x80\x80\x00\x02kv", 8),      // 5-byte tag 1
+      std::string("\x8a\x80\x80\x80\x80\x00\x02kv", 9),  // 6-byte tag 1
+      std::string("\x0a\x82\x80\x80\x80\x00kv", 8),      // 5-byte length
+      std::string("\x0a\x82\x80\x80\x80\x80\x00kv", 9),  // 6-byte length
+      std::string("\x12\x81\x80\x80\x80\x80\x80\x80\x80\x80\x00k",
+                  13),                                  // 11-byte length
+      std::string("\x1a\x81\x80\x80\x80\x80\x00k", 8),  // unknown, 6 bytes
+      std::string("\x18\x81\x80\x80\x80\x80\x80\x80\x80\x80\x01", 11),
+      std::string("\x18\x81\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01",
+                  12),                         // an 11-byte varint
+      std::string("\x02\x00", 2),              // field 0, length-delimited
+      std::string("\x80\x80\x80\x80\x00", 5),  // tag 0 in 5 bytes
+      std::string("\x1b\x0a\x02kv\x1c", 6),    // a field inside a group
+      std::string("\x1b\x24", 2),              // a group ended by another
+      std::string("\x1c", 1),                  // an end with no group
+      std::string("\x19\x01\x02", 3),          // fixed64 cut short
+      std::string("\x1d\x01\x02\x03\x04", 5),  // fixed32
+      std::string("\x1e", 1),                  // wire type 6
+      nested_ok,
+      nested_deep,
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string& bytes = cases[i];
+    LookupRequest parsed;
+    v1::GetRequest g;
+    EXPECT_EQ(ParseGetRequest(bytes, &parsed).ok(), g.ParseFromString(bytes))
+        << "case " << i;
+    v1::MultiGetRequest m;
+    EXPECT_EQ(ParseMultiGetRequest(bytes, 10, &parsed).ok(),
+              m.ParseFromString(bytes))
+        << "case " << i;
+  }
+}
+
 TEST(RequestCodecTest, WritesWhatProtobufReads) {
   std::mt19937_64 rng(11);
   std::vector<EncodedResult> results;
