@@ -12,7 +12,6 @@ namespace roost {
 namespace {
 
 using google::protobuf::internal::WireFormatLite;
-using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::CodedOutputStream;
 
 constexpr int kTableField = 1;
@@ -28,40 +27,119 @@ absl::Status Malformed(std::string_view message) {
       StrCat("malformed request: not a roost.v1.", message));
 }
 
+// Reads protobuf's wire format by the rules of protobuf's own parser
+// (parse_context.h, protobuf 3.21), not CodedInputStream's, which differ on
+// bytes no encoder writes: a tag or a length is at most 5 bytes (the tag's
+// value cut to 32 bits, the length under 2 GiB), a varint at most 10.
+class WireReader {
+ public:
+  explicit WireReader(std::string_view bytes)
+      : p_(reinterpret_cast<const uint8_t*>(bytes.data())),
+        end_(p_ + bytes.size()) {}
+
+  bool AtEnd() const { return p_ == end_; }
+
+  bool ReadTag(uint32_t* tag) {
+    uint64_t value;
+    if (!ReadVarint(5, &value)) return false;
+    *tag = static_cast<uint32_t>(value);
+    return true;
+  }
+  bool ReadSize(uint32_t* size) {
+    uint64_t value;
+    if (!ReadVarint(5, &value) || value >= (uint64_t{1} << 31)) return false;
+    *size = static_cast<uint32_t>(value);
+    return true;
+  }
+  bool SkipVarint() {
+    uint64_t value;
+    return ReadVarint(10, &value);
+  }
+  // The next `n` bytes, or false when fewer are left.
+  bool Take(size_t n, std::string_view* out) {
+    if (n > static_cast<size_t>(end_ - p_)) return false;
+    *out = std::string_view(reinterpret_cast<const char*>(p_), n);
+    p_ += n;
+    return true;
+  }
+
+ private:
+  // A varint of at most `max_bytes`; bits past 64 are dropped.
+  bool ReadVarint(int max_bytes, uint64_t* value) {
+    uint64_t v = 0;
+    for (int i = 0; i < max_bytes && p_ < end_; ++i) {
+      const uint8_t byte = *p_++;
+      if (i < 10) v |= uint64_t{byte & 0x7fu} << (7 * i);
+      if (byte < 0x80) {
+        *value = v;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const uint8_t* p_;
+  const uint8_t* const end_;
+};
+
+// Protobuf's recursion limit, which bounds how deep groups nest.
+constexpr int kMaxGroupDepth = 100;
+
+// Reads fields until the end of the bytes (group == 0) or until the end-group
+// tag of group number `group`, calling on_field(number, view) for each
+// length-delimited field 1 or 2 of the message itself (not of a group in
+// it), and skipping every other field. False where protobuf's parser fails.
+template <typename OnField>
+bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
+  for (;;) {
+    if (in.AtEnd()) return group == 0;
+    uint32_t tag;
+    if (!in.ReadTag(&tag)) return false;
+    const uint32_t number = tag >> 3;
+    const uint32_t type = tag & 7;
+    // A zero tag or an end-group tag ends the parse: only the end of the
+    // group being read ends it well.
+    if (tag == 0 || type == WireFormatLite::WIRETYPE_END_GROUP) {
+      return group != 0 && number == group;
+    }
+    if (number == 0) return false;
+    std::string_view value;
+    switch (type) {
+      case WireFormatLite::WIRETYPE_VARINT:
+        if (!in.SkipVarint()) return false;
+        break;
+      case WireFormatLite::WIRETYPE_FIXED64:
+        if (!in.Take(8, &value)) return false;
+        break;
+      case WireFormatLite::WIRETYPE_FIXED32:
+        if (!in.Take(4, &value)) return false;
+        break;
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
+        uint32_t size;
+        if (!in.ReadSize(&size) || !in.Take(size, &value)) return false;
+        if (group == 0 && (number == kTableField || number == kKeyField)) {
+          on_field(static_cast<int>(number), size == 0 ? kEmpty : value);
+        }
+        break;
+      }
+      case WireFormatLite::WIRETYPE_START_GROUP:
+        if (depth >= kMaxGroupDepth ||
+            !ReadFields(in, number, depth + 1, on_field)) {
+          return false;
+        }
+        break;
+      default:  // wire types 6 and 7
+        return false;
+    }
+  }
+}
+
 // Calls on_field(number, view) for each length-delimited field 1 or 2 of
 // `bytes`, skipping every other field; false when the bytes do not parse.
 template <typename OnField>
 bool ForEachField(std::string_view bytes, OnField&& on_field) {
-  CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
-                      static_cast<int>(bytes.size()));
-  for (;;) {
-    const uint32_t tag = in.ReadTag();
-    if (tag == 0) return in.ConsumedEntireMessage();
-    const int number = WireFormatLite::GetTagFieldNumber(tag);
-    const auto type = WireFormatLite::GetTagWireType(tag);
-    if ((number == kTableField || number == kKeyField) &&
-        type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
-      uint32_t length;
-      const void* data;
-      int available;
-      if (!in.ReadVarint32(&length)) return false;
-      if (length == 0) {
-        on_field(number, kEmpty);
-        continue;
-      }
-      // The stream reads a flat array, so what is left of it is directly
-      // addressable.
-      if (!in.GetDirectBufferPointer(&data, &available) ||
-          static_cast<uint32_t>(available) < length) {
-        return false;
-      }
-      on_field(number,
-               std::string_view(static_cast<const char*>(data), length));
-      in.Skip(static_cast<int>(length));
-    } else if (!WireFormatLite::SkipField(&in, tag)) {
-      return false;
-    }
-  }
+  WireReader in(bytes);
+  return ReadFields(in, 0, 0, on_field);
 }
 
 // Protobuf checks every occurrence of a string field as it parses, not only
