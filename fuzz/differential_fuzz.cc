@@ -26,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "fuzz/fuzz_util.h"
 #include "storage/block_table.h"
 #include "storage/block_table_builder.h"
@@ -85,6 +86,22 @@ std::string Field(FuzzedDataProvider& in, std::optional<size_t> width,
     return s;
   }
   return in.ConsumeRandomLengthString(max_length);
+}
+
+// The options and pairs a build was given, for a failure's message.
+std::string Describe(
+    const CuckooTableOptions& o,
+    const std::vector<std::pair<std::string, std::string>>& pairs) {
+  std::string out =
+      StrCat("utilization ", o.utilization, ", ", o.num_hash_functions,
+             " hash functions, ", o.overflow_bits_per_block,
+             " overflow bits, displacement depth ", o.max_displacement_depth,
+             ", seed ", o.seed, "; ", pairs.size(), " pairs, in hex:");
+  for (const auto& [key, value] : pairs) {
+    out += StrCat("\n  ", absl::BytesToHexString(key), " -> ",
+                  absl::BytesToHexString(value));
+  }
+  return out;
 }
 
 struct Lookups {
@@ -254,7 +271,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   auto report = cuckoo.Finish(cuckoo_path);
   if (!report.ok())
-    fuzz::Fail("CuckooTableBuilder::Finish: ", report.status().ToString());
+    fuzz::Fail("CuckooTableBuilder::Finish: ", report.status().ToString(), "\n",
+               fuzz::Describe(cuckoo_options, pairs));
   if (report->num_keys != map.size() ||
       report->duplicates_dropped != pairs.size() - map.size()) {
     fuzz::Fail("the cuckoo builder kept ", report->num_keys, " keys of ",
