@@ -238,8 +238,10 @@ absl::StatusOr<CuckooHeader> CuckooHeader::Decode(std::string_view path,
 
 namespace roost {
 
-uint64_t CuckooSeed(uint64_t master_seed, int function) {
-  uint64_t z = master_seed + 0x9e3779b97f4a7c15ULL * (function + 1);
+uint64_t CuckooSeed(uint64_t master_seed, int attempt, int function) {
+  const uint64_t step =
+      static_cast<uint64_t>(attempt) * kMaxHashFunctions + function + 1;
+  uint64_t z = master_seed + 0x9e3779b97f4a7c15ULL * step;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);

@@ -109,8 +109,11 @@ inline uint8_t CuckooOverflowMask(uint64_t block, uint32_t overflow_bits,
                                   uint32_t tag) {
   return static_cast<uint8_t>(1u << (((block * overflow_bits) & 7) + tag));
 }
-// The per-function seeds derived from a builder's master seed (splitmix64).
-uint64_t CuckooSeed(uint64_t master_seed, int function);
+// The seed of hash function `function` in a builder's attempt `attempt` (0
+// first, then one per retry), derived from its master seed (splitmix64);
+// distinct for every attempt and function. Attempt 0's seeds are those of
+// builds before retries got seeds of their own.
+uint64_t CuckooSeed(uint64_t master_seed, int attempt, int function);
 
 }  // namespace roost
 

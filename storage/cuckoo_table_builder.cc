@@ -48,15 +48,19 @@ struct Candidates {
 // The bucket array while keys are placed: one attempt at one table size.
 class CuckooTableBuilder::Placement {
  public:
+  // Attempt `attempt` (0 first) hashes with seeds of its own: keys whose
+  // hashes crowd a few blocks at one table size crowd them at every size,
+  // since a block is picked from a hash's top bits in proportion to the
+  // size, so a retry needs new hashes as well as more blocks.
   Placement(CuckooTableBuilder& builder, uint64_t num_blocks,
-            uint32_t buckets_per_block)
+            uint32_t buckets_per_block, int attempt)
       : b_(builder),
         num_hashes_(builder.options_.num_hash_functions),
         num_blocks_(num_blocks),
         bpb_(buckets_per_block),
         slots_(num_blocks * buckets_per_block) {
     for (int i = 0; i < num_hashes_; ++i) {
-      seeds_[i] = CuckooSeed(builder.options_.seed, i);
+      seeds_[i] = CuckooSeed(builder.options_.seed, attempt, i);
     }
   }
 
@@ -355,7 +359,7 @@ absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::Finish(
   };
   uint64_t num_blocks = blocks_for(utilization);
   for (int attempt = 0;; ++attempt) {
-    Placement placement(*this, num_blocks, geometry.buckets_per_block);
+    Placement placement(*this, num_blocks, geometry.buckets_per_block, attempt);
     uint64_t duplicates = 0;
     bool placed = true;
     if (n > 0) {
