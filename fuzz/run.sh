@@ -27,7 +27,7 @@ if [ "${1:-}" = "--parallel" ]; then
   shift 2
 fi
 if ! [[ "${1:-}" =~ ^[0-9]+$ ]]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 64
 fi
 seconds=$1
