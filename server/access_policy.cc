@@ -287,16 +287,11 @@ void AccessControl::CollectMetrics(
         static_cast<double>(refused_[i].load(std::memory_order_relaxed));
   }
   out->push_back(std::move(refused));
-  auto reloads =
-      MakeFamily("roost_access_policy_reloads_total",
-                 "Re-reads of a changed --access-policy file, by result (an "
-                 "error leaves the last good policy in force).",
-                 prometheus::MetricType::Counter);
-  AddMetric(&reloads, {{"result", "ok"}}).counter.value =
-      static_cast<double>(reloads_ok_.load(std::memory_order_relaxed));
-  AddMetric(&reloads, {{"result", "error"}}).counter.value =
-      static_cast<double>(reloads_failed_.load(std::memory_order_relaxed));
-  out->push_back(std::move(reloads));
+  AddReloads(out, "roost_access_policy_reloads_total",
+             "Re-reads of a changed --access-policy file, by result (an error "
+             "leaves the last good policy in force).",
+             reloads_ok_.load(std::memory_order_relaxed),
+             reloads_failed_.load(std::memory_order_relaxed));
 }
 
 }  // namespace roost

@@ -194,4 +194,27 @@ prometheus::ClientMetric& AddMetric(
   return family->metric.back();
 }
 
+void AddScalar(std::vector<prometheus::MetricFamily>* out, std::string name,
+               std::string help, prometheus::MetricType type, double value) {
+  auto family = MakeFamily(std::move(name), std::move(help), type);
+  prometheus::ClientMetric& metric = AddMetric(&family, {});
+  if (type == prometheus::MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  out->push_back(std::move(family));
+}
+
+void AddReloads(std::vector<prometheus::MetricFamily>* out, std::string name,
+                std::string help, uint64_t ok, uint64_t failed) {
+  auto family = MakeFamily(std::move(name), std::move(help),
+                           prometheus::MetricType::Counter);
+  AddMetric(&family, {{"result", "ok"}}).counter.value =
+      static_cast<double>(ok);
+  AddMetric(&family, {{"result", "error"}}).counter.value =
+      static_cast<double>(failed);
+  out->push_back(std::move(family));
+}
+
 }  // namespace roost

@@ -159,6 +159,13 @@ prometheus::MetricFamily MakeFamily(std::string name, std::string help,
 prometheus::ClientMetric& AddMetric(
     prometheus::MetricFamily* family,
     std::vector<prometheus::ClientMetric::Label> labels);
+// Appends to `out` a family of one unlabelled gauge or counter.
+void AddScalar(std::vector<prometheus::MetricFamily>* out, std::string name,
+               std::string help, prometheus::MetricType type, double value);
+// Appends to `out` a counter family of a file's reloads by result: "ok"
+// and "error".
+void AddReloads(std::vector<prometheus::MetricFamily>* out, std::string name,
+                std::string help, uint64_t ok, uint64_t failed);
 
 }  // namespace roost
 

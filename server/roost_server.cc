@@ -347,59 +347,44 @@ int Main(int argc, char** argv) {
             (*lookup_listener)->AddAcceptErrors(&errors);
             if (admin_listener) admin_listener->AddAcceptErrors(&errors);
             out->push_back(std::move(errors));
-            auto used = MakeFamily("roost_response_memory_bytes",
-                                   "Bytes held by responses in flight (at most "
-                                   "--max-response-memory).",
-                                   prometheus::MetricType::Gauge);
-            AddMetric(&used, {}).gauge.value =
-                static_cast<double>(response_memory.used());
-            out->push_back(std::move(used));
-            auto refused = MakeFamily(
-                "roost_responses_refused_total",
+            AddScalar(out, "roost_response_memory_bytes",
+                      "Bytes held by responses in flight (at most "
+                      "--max-response-memory).",
+                      prometheus::MetricType::Gauge,
+                      static_cast<double>(response_memory.used()));
+            AddScalar(
+                out, "roost_responses_refused_total",
                 "Responses refused because --max-response-memory was held "
                 "by others.",
-                prometheus::MetricType::Counter);
-            AddMetric(&refused, {}).counter.value =
-                static_cast<double>(response_memory.refused());
-            out->push_back(std::move(refused));
-            auto cut = MakeFamily(
-                "roost_streams_cancelled_total",
+                prometheus::MetricType::Counter,
+                static_cast<double>(response_memory.refused()));
+            AddScalar(
+                out, "roost_streams_cancelled_total",
                 "StreamMultiGet calls cancelled because their client took no "
                 "response for --send-timeout.",
-                prometheus::MetricType::Counter);
-            AddMetric(&cut, {}).counter.value =
-                static_cast<double>(streams.cancelled());
-            out->push_back(std::move(cut));
-            auto open = MakeFamily("roost_streams_open",
-                                   "StreamMultiGet calls open (at most "
-                                   "--max-streams).",
-                                   prometheus::MetricType::Gauge);
-            AddMetric(&open, {}).gauge.value =
-                static_cast<double>(streams.open());
-            out->push_back(std::move(open));
-            auto too_many = MakeFamily(
-                "roost_streams_refused_total",
-                "StreamMultiGet calls refused because --max-streams were "
-                "open.",
-                prometheus::MetricType::Counter);
-            AddMetric(&too_many, {}).counter.value =
-                static_cast<double>(streams.refused());
-            out->push_back(std::move(too_many));
-            auto in_flight = MakeFamily(
-                "roost_calls_in_flight",
+                prometheus::MetricType::Counter,
+                static_cast<double>(streams.cancelled()));
+            AddScalar(out, "roost_streams_open",
+                      "StreamMultiGet calls open (at most "
+                      "--max-streams).",
+                      prometheus::MetricType::Gauge,
+                      static_cast<double>(streams.open()));
+            AddScalar(out, "roost_streams_refused_total",
+                      "StreamMultiGet calls refused because --max-streams were "
+                      "open.",
+                      prometheus::MetricType::Counter,
+                      static_cast<double>(streams.refused()));
+            AddScalar(
+                out, "roost_calls_in_flight",
                 "Get and MultiGet calls in flight (at most --max-in-flight).",
-                prometheus::MetricType::Gauge);
-            AddMetric(&in_flight, {}).gauge.value =
-                static_cast<double>(calls.open());
-            out->push_back(std::move(in_flight));
-            auto calls_refused = MakeFamily(
-                "roost_calls_refused_total",
+                prometheus::MetricType::Gauge,
+                static_cast<double>(calls.open()));
+            AddScalar(
+                out, "roost_calls_refused_total",
                 "Get and MultiGet calls refused because --max-in-flight were "
                 "in flight.",
-                prometheus::MetricType::Counter);
-            AddMetric(&calls_refused, {}).counter.value =
-                static_cast<double>(calls.refused());
-            out->push_back(std::move(calls_refused));
+                prometheus::MetricType::Counter,
+                static_cast<double>(calls.refused()));
             if (access) access->CollectMetrics(out);
             if (tls_watch) tls_watch->CollectMetrics(out);
           }});

@@ -212,23 +212,16 @@ bool TlsWatch::Refresh() {
 
 void TlsWatch::CollectMetrics(
     std::vector<prometheus::MetricFamily>* out) const {
-  auto expiry = MakeFamily(
-      "roost_tls_certificate_expiry_timestamp_seconds",
-      "When the serving certificate (--tls-cert) stops being valid, in "
-      "seconds since the epoch.",
-      prometheus::MetricType::Gauge);
-  AddMetric(&expiry, {}).gauge.value = static_cast<double>(not_after_.load());
-  out->push_back(std::move(expiry));
-  auto reloads = MakeFamily(
-      "roost_tls_reloads_total",
-      "Changes of --tls-cert/--tls-key seen, by result (error: a certificate "
-      "and key that do not parse or do not match; the last good pair stays).",
-      prometheus::MetricType::Counter);
-  AddMetric(&reloads, {{"result", "ok"}}).counter.value =
-      static_cast<double>(reloads_ok_.load());
-  AddMetric(&reloads, {{"result", "error"}}).counter.value =
-      static_cast<double>(reloads_failed_.load());
-  out->push_back(std::move(reloads));
+  AddScalar(out, "roost_tls_certificate_expiry_timestamp_seconds",
+            "When the serving certificate (--tls-cert) stops being valid, in "
+            "seconds since the epoch.",
+            prometheus::MetricType::Gauge,
+            static_cast<double>(not_after_.load()));
+  AddReloads(out, "roost_tls_reloads_total",
+             "Changes of --tls-cert/--tls-key seen, by result (error: a "
+             "certificate and key that do not parse or do not match; the last "
+             "good pair stays).",
+             reloads_ok_.load(), reloads_failed_.load());
 }
 
 }  // namespace roost
