@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Checks that includes point down the floors of docs/architecture.md, never
+# up: storage/ at the bottom; loader/, server/ and client/ on it, none of
+# them including another; tests/, fuzz/ and bench/ on top (free).
+# Prints each include that breaks a rule as FILE:LINE: ... and exits 1 if
+# there is one.
+# Usage: scripts/check-includes.sh [REPO]   (default: this checkout)
+set -euo pipefail
+cd "${1:-$(dirname "$0")/..}"
+
+# FOLDER and the pattern of the includes it may not have.
+rules=(
+  'storage|#include ["<](loader|server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
+  'loader|#include ["<](server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
+  'server|#include ["<](loader|client|tests|fuzz|bench)/'
+  'client|#include ["<](loader|server|tests|fuzz|bench|prometheus)/'
+)
+status=0
+for rule in "${rules[@]}"; do
+  folder=${rule%%|*}
+  pattern=${rule#*|}
+  if grep -rnE --include='*.h' --include='*.cc' "$pattern" "$folder"; then
+    status=1
+  fi
+done
+if [ $status -ne 0 ]; then
+  echo "check-includes: the includes above point up or sideways between" \
+       "folders (docs/architecture.md, \"The folders\")" >&2
+fi
+exit $status
