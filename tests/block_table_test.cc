@@ -324,5 +324,56 @@ INSTANTIATE_TEST_SUITE_P(
                       Options(128, 3, Compression::kSnappy),
                       Options(1 << 20, 1024, Compression::kZstd)));
 
+// Found by block_table_fuzz (fuzz/regressions/block_table_fuzz/
+// zstd-block-states-1.2-gb): a compressed data block states its own size
+// before compression, and the reader allocated whatever it stated, up to
+// 2 GiB, on every read of the block. A block holds no more than the table's
+// keys and values and their framing, which the footer counts.
+TEST(BlockTableTest, ABlockLargerThanTheFooterAllowsIsRefusedBeforeItIsRead) {
+  ScratchDir dir;
+  const std::string path = dir.File("t.sst");
+  BlockTableOptions options;
+  options.block_size = 1 << 20;
+  options.compression = Compression::kZstd;
+  options.hash_index = false;
+  auto builder = BlockTableBuilder::Create(path, options);
+  ASSERT_TRUE(builder.ok()) << builder.status();
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(
+        (*builder)->Add(StrCat("key", 100 + i), std::string(1000, 'v')).ok());
+  }
+  ASSERT_TRUE((*builder)->Finish().ok());
+  {
+    auto table = BlockTable::Open(path);
+    ASSERT_TRUE(table.ok()) << table.status();
+    BlockTable::Value value;
+    auto found = (*table)->Get("key150", &value);
+    ASSERT_TRUE(found.ok() && *found) << found.status();
+  }
+
+  // The footer now says the values take no bytes (its checksum made
+  // right): the one data block, about 100 KB, cannot be this table's.
+  std::string bytes = ReadFile(path);
+  auto footer = BlockTableFooter::Decode(path, bytes);
+  ASSERT_TRUE(footer.ok()) << footer.status();
+  footer->raw_value_bytes = 0;
+  bytes.replace(bytes.size() - kBlockTableFooterSize, kBlockTableFooterSize,
+                footer->Encode());
+  WriteFile(path, bytes);
+  auto table = BlockTable::Open(path);
+  ASSERT_TRUE(table.ok()) << table.status();
+  BlockTable::Value value;
+  auto found = (*table)->Get("key150", &value);
+  EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
+  const std::string message(found.status().message());
+  EXPECT_NE(message.find("data block 0: its zstd frame states 10"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("bytes uncompressed, more than this table's "
+                         "keys and values can fill ("),
+            std::string::npos)
+      << message;
+}
+
 }  // namespace
 }  // namespace roost::testing
