@@ -145,19 +145,26 @@ absl::StatusOr<Compression> CheckBlockTrailer(std::string_view path,
   return type;
 }
 
-absl::Status DecompressBlock(std::string_view path, Compression type,
-                             std::string_view stored, uint64_t max_size,
-                             std::string* out) {
+absl::Status DecompressBlock(std::string_view path, std::string_view block,
+                             Compression type, std::string_view stored,
+                             uint64_t max_size, std::string* out) {
+  auto too_large = [&](std::string_view frame, uint64_t n) {
+    return CorruptionError(
+        path, StrCat(block, ": its ", frame, " states ", n,
+                     " bytes uncompressed, more than this table's keys and "
+                     "values can fill (",
+                     max_size, ")"));
+  };
   switch (type) {
     case Compression::kNone:
       out->assign(stored);
       return absl::OkStatus();
     case Compression::kSnappy: {
       size_t n = 0;
-      if (!snappy::GetUncompressedLength(stored.data(), stored.size(), &n) ||
-          n > max_size) {
+      if (!snappy::GetUncompressedLength(stored.data(), stored.size(), &n)) {
         return CorruptionError(path, "bad snappy block");
       }
+      if (n > max_size) return too_large("snappy block", n);
       out->resize(n);
       if (!snappy::RawUncompress(stored.data(), stored.size(), out->data())) {
         return CorruptionError(path, "bad snappy block");
@@ -167,10 +174,10 @@ absl::Status DecompressBlock(std::string_view path, Compression type,
     case Compression::kZstd: {
       const unsigned long long n =
           ZSTD_getFrameContentSize(stored.data(), stored.size());
-      if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN ||
-          n > max_size) {
+      if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN) {
         return CorruptionError(path, "bad zstd block");
       }
+      if (n > max_size) return too_large("zstd frame", n);
       out->resize(n);
       const size_t got =
           ZSTD_decompress(out->data(), n, stored.data(), stored.size());

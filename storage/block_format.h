@@ -71,10 +71,12 @@ absl::StatusOr<Compression> CheckBlockTrailer(std::string_view path,
                                               const char* stored, uint64_t size,
                                               std::string_view block);
 
-// Decompresses `stored` of `type` into *out, bounded by `max_size`.
-absl::Status DecompressBlock(std::string_view path, Compression type,
-                             std::string_view stored, uint64_t max_size,
-                             std::string* out);
+// Decompresses `stored` of `type` into *out. A block that states more than
+// `max_size` bytes uncompressed is refused before anything is allocated;
+// `block` names it in errors ("data block 7").
+absl::Status DecompressBlock(std::string_view path, std::string_view block,
+                             Compression type, std::string_view stored,
+                             uint64_t max_size, std::string* out);
 
 struct BlockTableFooter {
   uint16_t major_version = kBlockTableMajorVersion;

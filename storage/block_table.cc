@@ -18,6 +18,21 @@ constexpr int kMaxInterpolationSteps = 4;
 // The largest decompressed block accepted (a block holds at least one entry,
 // which can be large).
 constexpr uint64_t kMaxBlockSize = uint64_t{1} << 31;
+
+// The most bytes a data block of this table can hold uncompressed: every key
+// and value the footer counts, each entry's three varint32 lengths and its
+// restart, the largest hash index and the block's last words. A compressed
+// block states its own size, and a damaged or hostile one may state any;
+// this bound is what keeps a small file from making each read of a block
+// allocate gigabytes.
+uint64_t MaxBlockContents(const BlockTableFooter& f) {
+  constexpr unsigned __int128 kPerEntry = 3 * 5 + 4;
+  constexpr unsigned __int128 kPerBlock = 2 + 65535 + 4 + 4;
+  const unsigned __int128 n = static_cast<unsigned __int128>(f.raw_key_bytes) +
+                              f.raw_value_bytes + kPerEntry * f.num_entries +
+                              kPerBlock;
+  return n > kMaxBlockSize ? kMaxBlockSize : static_cast<uint64_t>(n);
+}
 // How much of an uncompressed block's tail a lookup prefetches.
 constexpr uint64_t kPrefetchTailBytes = 512;
 
@@ -59,6 +74,7 @@ BlockTable::BlockTable(std::unique_ptr<MappedFile> file,
       index_search_(options.index_search.value_or(footer.index_search)),
       interpolate_(index_search_ == IndexSearch::kInterpolation ||
                    (index_search_ == IndexSearch::kAuto && footer.is_uniform)),
+      max_block_contents_(MaxBlockContents(footer)),
       cache_(options.block_cache_bytes) {}
 
 absl::Status BlockTable::ValidateIndex() {
@@ -225,7 +241,8 @@ absl::StatusOr<Block> BlockTable::LoadBlock(
             .status());
     std::string raw;
     ROOST_RETURN_IF_ERROR(DecompressBlock(
-        path(), type, std::string_view(stored, h.size), kMaxBlockSize, &raw));
+        path(), StrCat("data block ", index), type,
+        std::string_view(stored, h.size), max_block_contents_, &raw));
     block = cache_.Insert(index, std::move(raw));
   }
   *pin = block;

@@ -147,6 +147,8 @@ class BlockTable {
   // Each data block's compression, from its trailer, read once at Open so
   // that a lookup does not miss the cache on the trailer's line.
   std::vector<Compression> block_types_;
+  // The most a data block can hold uncompressed (MaxBlockContents).
+  uint64_t max_block_contents_;
   mutable BlockCache cache_;
 };
 
