@@ -55,8 +55,10 @@ run_one() {
   rm -f "$logs/$t.time"
   local regressions=(fuzz/regressions/"$t"/*)
   if [ -e "${regressions[0]}" ]; then
-    # With files as arguments libFuzzer runs each once.
-    if ! "$bin" -artifact_prefix="$artifacts/" "${regressions[@]}" >>"$log" 2>&1; then
+    # With files as arguments libFuzzer runs each once; an input that once
+    # timed out must fail as fast as it did then.
+    if ! "$bin" -timeout=25 -artifact_prefix="$artifacts/" "${regressions[@]}" \
+        >>"$log" 2>&1; then
       echo "regression input failed" >>"$log"
       return 1
     fi
