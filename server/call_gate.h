@@ -12,7 +12,8 @@
 // Example:
 //   CallGate gate(options.max_in_flight);
 //   if (!gate.Enter()) return too_many;   // counted as refused
-//   ... when gRPC is done with the call (the reactor's OnDone):
+//   ... when gRPC is done with the call (LookupService hands the slot to
+//   the response's bytes: ResponseBuffer::Release(&gate)):
 //   gate.Leave();
 #ifndef ROOST_SERVER_CALL_GATE_H_
 #define ROOST_SERVER_CALL_GATE_H_

@@ -184,8 +184,8 @@ absl::Status LookUp(const TableFile& file,
 
 grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer& request,
-                                     grpc::ByteBuffer* response,
-                                     Method method) {
+                                     grpc::ByteBuffer* response, Method method,
+                                     CallGate* slot) {
   if (DeadlinePassed(context)) return kDeadlinePassed;
   const bool batch = method != Method::kGet;
   Scratch& s = ThreadScratch();
@@ -259,30 +259,12 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
     out = batch ? WriteMultiGetEntry({res.found, res.value}, out)
                 : WriteGetResponse({res.found, res.value}, out);
   }
-  *response = std::move(*buffer).Release();
+  *response = std::move(*buffer).Release(slot);
   // Let go of decompressed blocks now, not at this thread's next request.
   if (!s.values.empty()) s.values.clear();
   entry->lookups.Add(tally);
   return grpc::Status::OK;
 }
-
-namespace {
-
-// A unary call's reactor that lets its CallGate know when gRPC is done with
-// the call (the response sent, or the call cancelled). Deletes itself.
-class GatedReactor final : public grpc::ServerUnaryReactor {
- public:
-  explicit GatedReactor(CallGate* gate) : gate_(gate) {}
-  void OnDone() override {
-    gate_->Leave();
-    delete this;
-  }
-
- private:
-  CallGate* const gate_;
-};
-
-}  // namespace
 
 grpc::ServerUnaryReactor* LookupService::Unary(
     grpc::CallbackServerContext* context, const grpc::ByteBuffer& request,
@@ -297,9 +279,15 @@ grpc::ServerUnaryReactor* LookupService::Unary(
                                calls_->max(), "); retry later")));
     return reactor;
   }
-  grpc::ServerUnaryReactor* reactor = new GatedReactor(calls_);
-  Finish(reactor, metrics_, method, start,
-         DoLookup(context, request, response, method));
+  // The call's slot is left when gRPC frees the response's bytes (sent, or
+  // the call dropped), not in a reactor's OnDone: gRPC 1.51 runs the OnDone
+  // of any reactor but its own default one on its executor, a thread hop
+  // for every call.
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const grpc::Status status =
+      DoLookup(context, request, response, method, calls_);
+  if (!status.ok()) calls_->Leave();
+  Finish(reactor, metrics_, method, start, status);
   return reactor;
 }
 
@@ -346,7 +334,7 @@ class LookupService::StreamReactor final
       return;
     }
     grpc::Status s = service_->DoLookup(context_, request_, &response_,
-                                        Method::kStreamMultiGet);
+                                        Method::kStreamMultiGet, nullptr);
     request_.Clear();
     if (!s.ok()) {
       End(grpc::Status(s.error_code(),

@@ -74,9 +74,14 @@ class LookupService final : public RawLookupService {
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
                                   const grpc::ByteBuffer& request,
                                   grpc::ByteBuffer* response, Method method);
+  // Answers one Get or MultiGet request into *response. With `slot` (a
+  // unary call's, from calls_->Enter()) and an OK status, the slot passes to
+  // the response's bytes and is left when gRPC frees them; on any other
+  // status the caller still holds it.
   grpc::Status DoLookup(grpc::CallbackServerContext* context,
                         const grpc::ByteBuffer& request,
-                        grpc::ByteBuffer* response, Method method);
+                        grpc::ByteBuffer* response, Method method,
+                        CallGate* slot);
 
   TableRegistry* registry_;
   RpcMetrics* metrics_;

@@ -2,22 +2,28 @@
 
 #include <cstdlib>
 
+#include "server/call_gate.h"
 #include "storage/str_cat.h"
 
 namespace roost {
 namespace {
 
 // What gRPC calls when it is done with a buffer's slice. The header in
-// front of the bytes says which budget they count against.
+// front of the bytes says which budget they count against (none for the
+// header alone of an empty response) and which call's slot they hold.
 struct Header {
   ResponseMemory* memory;
   size_t size;
+  CallGate* slot;
 };
 constexpr size_t kHeaderSize = (sizeof(Header) + 15) / 16 * 16;
 
 void Free(void* user_data) {
   auto* header = static_cast<Header*>(user_data);
-  header->memory->Release(kHeaderSize + header->size);
+  if (header->memory != nullptr) {
+    header->memory->Release(kHeaderSize + header->size);
+  }
+  if (header->slot != nullptr) header->slot->Leave();
   std::free(header);
 }
 
@@ -42,7 +48,7 @@ absl::StatusOr<ResponseBuffer> ResponseBuffer::Create(ResponseMemory* memory,
     memory->Release(kHeaderSize + size);
     return absl::ResourceExhaustedError("the server is out of memory; retry");
   }
-  new (block) Header{memory, size};
+  new (block) Header{memory, size, nullptr};
   return ResponseBuffer(memory, block + kHeaderSize, size);
 }
 
@@ -55,13 +61,26 @@ ResponseBuffer::~ResponseBuffer() {
   if (data_ != nullptr) Free(data_ - kHeaderSize);
 }
 
-grpc::ByteBuffer ResponseBuffer::Release() && {
-  if (data_ == nullptr) {  // an empty response: nothing to hold
+grpc::ByteBuffer ResponseBuffer::Release(CallGate* slot) && {
+  char* block;
+  if (data_ != nullptr) {
+    block = data_ - kHeaderSize;
+    data_ = nullptr;
+    reinterpret_cast<Header*>(block)->slot = slot;
+  } else if (slot != nullptr) {
+    // An empty response holds no budget, but its call holds the slot all
+    // the same: a header alone carries it to Free.
+    block = static_cast<char*>(std::malloc(kHeaderSize));
+    if (block == nullptr) {  // nothing to carry it: the call leaves now
+      slot->Leave();
+      grpc::Slice empty;
+      return grpc::ByteBuffer(&empty, 1);
+    }
+    new (block) Header{nullptr, 0, slot};
+  } else {  // an empty response: nothing to hold
     grpc::Slice empty;
     return grpc::ByteBuffer(&empty, 1);
   }
-  char* block = data_ - kHeaderSize;
-  data_ = nullptr;
   grpc::Slice slice(block + kHeaderSize, size_, Free, block);
   return grpc::ByteBuffer(&slice, 1);
 }

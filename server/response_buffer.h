@@ -32,6 +32,8 @@
 
 namespace roost {
 
+class CallGate;
+
 class ResponseMemory {
  public:
   explicit ResponseMemory(uint64_t limit) : limit_(limit) {}
@@ -75,8 +77,11 @@ class ResponseBuffer {
   char* data() { return data_; }
   size_t size() const { return size_; }
 
-  // Hands the bytes to gRPC: they stay counted until gRPC frees them.
-  grpc::ByteBuffer Release() &&;
+  // Hands the bytes to gRPC: they stay counted until gRPC frees them. With
+  // `slot`, the response also holds its call's slot in that CallGate (taken
+  // with Enter()) and leaves it then, so that a call whose client does not
+  // take its response stays in flight; an empty response too.
+  grpc::ByteBuffer Release(CallGate* slot = nullptr) &&;
 
  private:
   ResponseBuffer(ResponseMemory* memory, char* data, size_t size)

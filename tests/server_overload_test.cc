@@ -398,6 +398,24 @@ TEST_F(OverloadTest, UnaryCallsPastMaxInFlightAreRefusedUntilSlotsFree) {
   const grpc::Status ok = server.Get("t", "k", &response);
   EXPECT_TRUE(ok.ok()) << ok.error_message();
   EXPECT_EQ(response.value(), "a value");
+
+  // An empty response (a missing key) holds its call's slot as well.
+  request.set_key("absent");
+  const int empty_fd = StalledGets(server.lookup_port(), request, 20);
+  ASSERT_GE(empty_fd, 0);
+  const Metrics held_empty = AwaitMetrics(server, [](const Metrics& m) {
+    return MetricOr(m, "roost_calls_refused_total", 0) >= 25;
+  });
+  EXPECT_EQ(MetricOr(held_empty, "roost_calls_in_flight"), 8);
+  EXPECT_EQ(MetricOr(held_empty, "roost_calls_refused_total"), 25);
+  ::close(empty_fd);
+  EXPECT_EQ(MetricOr(AwaitMetrics(server,
+                                  [](const Metrics& m) {
+                                    return MetricOr(m, "roost_calls_in_flight",
+                                                    -1) == 0;
+                                  }),
+                     "roost_calls_in_flight"),
+            0);
   EXPECT_TRUE(server.Running()) << server.Log();
 }
 
