@@ -75,14 +75,22 @@ run_one() {
 status=0
 pids=()
 names=()
+# Waits for whichever running target ends first, so that its slot goes to
+# the next target at once.
 wait_one() {
-  local pid=${pids[0]} name=${names[0]}
-  pids=("${pids[@]:1}")
-  names=("${names[@]:1}")
-  if ! wait "$pid"; then
-    echo "FAILED: $name (log: $logs/$name.log)" >&2
-    status=1
-  fi
+  local ended rc=0 i
+  wait -n -p ended "${pids[@]}" || rc=$?
+  for i in "${!pids[@]}"; do
+    [ "${pids[$i]}" = "$ended" ] || continue
+    if [ $rc -ne 0 ]; then
+      echo "FAILED: ${names[$i]} (log: $logs/${names[$i]}.log)" >&2
+      status=1
+    fi
+    unset 'pids[i]' 'names[i]'
+    pids=("${pids[@]}")
+    names=("${names[@]}")
+    return
+  done
 }
 for t in "${targets[@]}"; do
   [ ${#pids[@]} -lt "$parallel" ] || wait_one
