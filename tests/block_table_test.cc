@@ -5,6 +5,8 @@
 #include "storage/block_table.h"
 
 #include <gtest/gtest.h>
+#include <snappy.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <map>
@@ -373,6 +375,65 @@ TEST(BlockTableTest, ABlockLargerThanTheFooterAllowsIsRefusedBeforeItIsRead) {
                          "keys and values can fill ("),
             std::string::npos)
       << message;
+}
+
+// Found by block_table_fuzz (fuzz/open/block_table_fuzz/
+// snappy-length-256-mib-footer-agrees): under a footer whose figures allow
+// it, a block stating 256 MiB that holds a few bytes was given 256 MiB,
+// zeroed, on every read. What a block is given follows what it really
+// decompresses to; `out`'s capacity shows what was allocated.
+TEST(DecompressBlockTest, AStatedSizeWithoutTheDataBehindItIsNotAllocated) {
+  constexpr uint64_t kStated = 256 << 20;
+  constexpr uint64_t kBound = uint64_t{1} << 30;
+  // snappy: the length prefix, then one literal of 4 bytes.
+  std::string snappy;
+  uint64_t v = kStated;
+  for (; v >= 0x80; v >>= 7) snappy.push_back(static_cast<char>(v | 0x80));
+  snappy.push_back(static_cast<char>(v));
+  snappy += std::string(
+      "\x0c"
+      "abcd",
+      5);
+  std::string out;
+  absl::Status s = DecompressBlock("t", "data block 1", Compression::kSnappy,
+                                   snappy, kBound, &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_LT(out.capacity(), 1u << 20);
+
+  // zstd: a real frame of 1 MiB whose content size is made to say 256 MiB.
+  const std::string raw(1 << 20, 'z');
+  std::string zstd(ZSTD_compressBound(raw.size()), '\0');
+  zstd.resize(
+      ZSTD_compress(zstd.data(), zstd.size(), raw.data(), raw.size(), 3));
+  const uint8_t fhd = static_cast<uint8_t>(zstd[4]);
+  ASSERT_EQ(fhd >> 6, 2) << "a 4-byte content size";
+  ASSERT_NE(fhd & 0x20, 0) << "single segment: the size follows the header";
+  for (int i = 0; i < 4; ++i) {
+    zstd[5 + i] = static_cast<char>(kStated >> (8 * i));
+  }
+  ASSERT_EQ(ZSTD_getFrameContentSize(zstd.data(), zstd.size()), kStated);
+  out.clear();
+  out.shrink_to_fit();
+  s = DecompressBlock("t", "data block 1", Compression::kZstd, zstd, kBound,
+                      &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_LT(out.capacity(), 16u << 20);
+
+  // Blocks that are what they state still decompress.
+  std::string good;
+  snappy::Compress(raw.data(), raw.size(), &good);
+  ASSERT_TRUE(DecompressBlock("t", "data block 1", Compression::kSnappy, good,
+                              kBound, &out)
+                  .ok());
+  EXPECT_EQ(out, raw);
+  good.assign(ZSTD_compressBound(raw.size()), '\0');
+  good.resize(
+      ZSTD_compress(good.data(), good.size(), raw.data(), raw.size(), 3));
+  out.clear();
+  ASSERT_TRUE(DecompressBlock("t", "data block 1", Compression::kZstd, good,
+                              kBound, &out)
+                  .ok());
+  EXPECT_EQ(out, raw);
 }
 
 }  // namespace
