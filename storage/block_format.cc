@@ -3,8 +3,10 @@
 #include <snappy.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
 
 #include "storage/coding.h"
 #include "storage/format.h"
@@ -145,6 +147,22 @@ absl::StatusOr<Compression> CheckBlockTrailer(std::string_view path,
   return type;
 }
 
+namespace {
+
+// A zstd decompression context for each thread, made once: making one per
+// block costs more than decompressing a small block.
+ZSTD_DCtx* ThreadDecompressionContext() {
+  thread_local std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> dctx(
+      ZSTD_createDCtx(), ZSTD_freeDCtx);
+  return dctx.get();
+}
+
+// The output a zstd block is given at first; it doubles as the frame makes
+// more, up to what the frame states.
+constexpr uint64_t kFirstZstdOutput = 256 << 10;
+
+}  // namespace
+
 absl::Status DecompressBlock(std::string_view path, std::string_view block,
                              Compression type, std::string_view stored,
                              uint64_t max_size, std::string* out) {
@@ -165,6 +183,12 @@ absl::Status DecompressBlock(std::string_view path, std::string_view block,
         return CorruptionError(path, "bad snappy block");
       }
       if (n > max_size) return too_large("snappy block", n);
+      // A pass that writes nothing first: the stated size is given only to
+      // a block whose data really makes that many bytes (snappy makes at
+      // most 64 from any 2 stored).
+      if (!snappy::IsValidCompressedBuffer(stored.data(), stored.size())) {
+        return CorruptionError(path, "bad snappy block");
+      }
       out->resize(n);
       if (!snappy::RawUncompress(stored.data(), stored.size(), out->data())) {
         return CorruptionError(path, "bad snappy block");
@@ -178,12 +202,36 @@ absl::Status DecompressBlock(std::string_view path, std::string_view block,
         return CorruptionError(path, "bad zstd block");
       }
       if (n > max_size) return too_large("zstd frame", n);
-      out->resize(n);
-      const size_t got =
-          ZSTD_decompress(out->data(), n, stored.data(), stored.size());
-      if (ZSTD_isError(got) || got != n) {
+      // zstd can make far more than it stores, so the output grows with
+      // what the frame really makes, from a first guess that fits a block
+      // that is what it states.
+      ZSTD_DCtx* dctx = ThreadDecompressionContext();
+      ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+      ZSTD_inBuffer in{stored.data(), stored.size(), 0};
+      out->resize(std::min<uint64_t>(n, kFirstZstdOutput));
+      size_t made = 0;
+      while (true) {
+        ZSTD_outBuffer o{out->data(), out->size(), made};
+        const size_t read_before = in.pos;
+        const size_t left = ZSTD_decompressStream(dctx, &o, &in);
+        if (ZSTD_isError(left)) return CorruptionError(path, "bad zstd block");
+        const bool progress = o.pos != made || in.pos != read_before;
+        made = o.pos;
+        if (left == 0) break;  // the frame is whole
+        if (made < out->size()) {
+          // Room left and the frame not whole: its data ran out.
+          if (in.pos == in.size || !progress) {
+            return CorruptionError(path, "bad zstd block");
+          }
+          continue;
+        }
+        if (made == n) return CorruptionError(path, "bad zstd block");
+        out->resize(std::min<uint64_t>(n, 2 * out->size()));
+      }
+      if (made != n || in.pos != in.size) {
         return CorruptionError(path, "bad zstd block");
       }
+      out->resize(n);
       return absl::OkStatus();
     }
   }
