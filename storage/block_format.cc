@@ -185,7 +185,7 @@ absl::Status DecompressBlock(std::string_view path, std::string_view block,
       if (n > max_size) return too_large("snappy block", n);
       // A pass that writes nothing first: the stated size is given only to
       // a block whose data really makes that many bytes (snappy makes at
-      // most 64 from any 2 stored).
+      // most 64 from 3 it stores).
       if (!snappy::IsValidCompressedBuffer(stored.data(), stored.size())) {
         return CorruptionError(path, "bad snappy block");
       }
