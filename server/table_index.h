@@ -23,7 +23,7 @@
 //   TableIndex<TableEntry>::Reader reader = index.Read();   // any thread
 //   if (TableEntry* t = reader.Find("users")) Use(*t);  // while reader lives
 //   index.Remove("users");                               // writer
-//   index.Reclaim();                                     // writer, later
+//   index.Reclaim();                        // writer: frees it when unread
 #ifndef ROOST_SERVER_TABLE_INDEX_H_
 #define ROOST_SERVER_TABLE_INDEX_H_
 
@@ -126,8 +126,10 @@ class TableIndex {
     return true;
   }
 
-  // Writer only. Removes the entry named `name`, if any; it is freed once
-  // no reader can hold it (Reclaim()).
+  // Writer only. Removes the entry named `name`, if any: readers from now
+  // on do not find it. It stays alive at least until the writer's next
+  // Reclaim(), which frees it once no reader can hold it, so that the writer
+  // may still wind it down after it is out of reach.
   void Remove(std::string_view name) {
     auto it = owned_.find(std::string(name));
     if (it == owned_.end()) return;
@@ -142,7 +144,6 @@ class TableIndex {
     owned_.erase(it);
     MaybeRebuild();
     dirty_ = true;
-    Reclaim();
   }
 
   // Writer only. Starts a new generation if anything was retired in this

@@ -285,16 +285,21 @@ void TableRegistry::RemoveTable(const std::string& name) {
   if (it == states_.end()) return;
   TableState& state = it->second;
   Log("table ", name, " removed from ", options_.data_dir);
-  state.entry->slots.Clear();
+  // Out of the index before its versions go, so that a request from now on
+  // finds no table (NOT_FOUND) and none finds a table without a version
+  // (UNAVAILABLE). The entry lives until Reclaim() below.
+  TableEntry* entry = state.entry;
+  index_.Remove(name);
+  entry->slots.Clear();
   watcher_->Unwatch(state.watch);
   for (const auto& [version, wd] : state.copying) watcher_->Unwatch(wd);
   {
     std::lock_guard lock(mu_);
     states_.erase(it);
   }
-  // The entry (and the versions its slots hold) is freed once no request
-  // can hold it.
-  index_.Remove(name);
+  // The entry (and any version a request still holds) is freed once no
+  // request can hold it.
+  index_.Reclaim();
   Changed(name);
 }
 

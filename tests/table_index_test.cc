@@ -15,9 +15,14 @@ namespace roost::testing {
 namespace {
 
 struct Entry {
-  explicit Entry(std::string n) : name(std::move(n)) {}
+  explicit Entry(std::string n, std::atomic<int>* freed = nullptr)
+      : name(std::move(n)), freed(freed) {}
+  ~Entry() {
+    if (freed != nullptr) ++*freed;
+  }
   const std::string name;
   std::atomic<int> touched{0};
+  std::atomic<int>* const freed;
 };
 using Index = TableIndex<Entry>;
 
@@ -61,6 +66,23 @@ TEST(TableIndexTest, ARemovedEntryLivesWhileAReaderHoldsIt) {
   EXPECT_GT(index.Reclaim(), 0);  // the reader's generation waits
   e->touched++;                   // still valid (ASan would say otherwise)
   EXPECT_EQ(index.Read().Find("t"), nullptr);
+}
+
+// The registry takes a table out of reach before it winds its entry down,
+// so that no request finds a table without versions: the entry must outlive
+// Remove() until the next Reclaim(), even with no reader.
+TEST(TableIndexTest, ARemovedEntryIsFreedByReclaimNotByRemove) {
+  Index index(4);
+  std::atomic<int> freed{0};
+  auto entry = std::make_unique<Entry>("t", &freed);
+  Entry* e = entry.get();
+  ASSERT_TRUE(index.Add(entry));
+  index.Remove("t");
+  EXPECT_EQ(index.Read().Find("t"), nullptr);
+  EXPECT_EQ(freed.load(), 0);
+  e->touched++;  // still valid (ASan would say otherwise)
+  EXPECT_EQ(index.Reclaim(), 0);
+  EXPECT_EQ(freed.load(), 1);
 }
 
 // Tables coming and going far more often than capacity, with rebuilds of
