@@ -177,7 +177,9 @@ TEST_F(LimitsTest, ResponsesInFlightAreBoundedAndStalledStreamsCutOff) {
 // Defect 2: one MultiGet of 1,000 values of 1 MiB took the server's memory
 // from 253 to 1,160 MiB for good: glibc raised its mmap threshold after the
 // first large block it freed, and kept what came after. Response buffers of
-// 1 MiB or more are now mapped and unmapped whole.
+// 1 MiB or more are now mapped and unmapped whole (and since a response is
+// one block, glibc maps it anyway); what this checks is the outcome, that
+// the response's memory comes back, whatever the means.
 TEST_F(LimitsTest, MemoryOfALargeResponseIsGivenBack) {
   if (UnderSanitizers()) {
     GTEST_SKIP() << "AddressSanitizer's allocator keeps freed memory in "
@@ -185,8 +187,8 @@ TEST_F(LimitsTest, MemoryOfALargeResponseIsGivenBack) {
   }
   ASSERT_NE(BuildTable(data_, "t", BigValues(20, 1 << 20)), "");
   ServerFlags flags = Flags();
-  flags.extra = {"--max-message-size",    "1200000000",
-                 "--max-response-memory", "2000000000",
+  flags.extra = {"--max-message-size",    "400000000",
+                 "--max-response-memory", "800000000",
                  "--resident-refresh",    "1"};
   ServerProcess server(flags, LogFile());
   ASSERT_TRUE(server.WaitReady());
@@ -199,14 +201,19 @@ TEST_F(LimitsTest, MemoryOfALargeResponseIsGivenBack) {
                ? uint64_t{0}
                : std::strtoull(status.c_str() + at + 8, nullptr, 10) << 10;
   };
+  // 300 MiB: far above the 64 MiB allowed to stay, and small enough to
+  // cross loopback well within the call's 10 s deadline on a loaded
+  // machine (with 1 GiB the test failed once under ctest -j2, its message
+  // not kept; the status is printed now).
   std::vector<std::string> keys;
-  for (int i = 0; i < 1000; ++i) keys.push_back(StrCat("k", i % 20));
+  for (int i = 0; i < 300; ++i) keys.push_back(StrCat("k", i % 20));
   v1::MultiGetResponse m;
   ASSERT_TRUE(server.MultiGet("t", {keys[0]}, &m).ok());
   const uint64_t before = anon();
-  ASSERT_TRUE(server.MultiGet("t", keys, &m).ok());
-  ASSERT_EQ(m.results_size(), 1000);
-  EXPECT_EQ(m.results(999).value().size(), 1u << 20);
+  const grpc::Status s = server.MultiGet("t", keys, &m);
+  ASSERT_TRUE(s.ok()) << s.error_code() << ": " << s.error_message();
+  ASSERT_EQ(m.results_size(), 300);
+  EXPECT_EQ(m.results(299).value().size(), 1u << 20);
   m.Clear();
   uint64_t now = 0;
   EXPECT_TRUE(WaitFor([&] {
