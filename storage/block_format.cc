@@ -129,20 +129,25 @@ void AppendBlockTrailer(std::string_view stored, Compression type,
   PutFixed64(dst, sum.Digest());
 }
 
+std::string BlockName::Text() const {
+  return number ? StrCat(kind, " ", *number) : std::string(kind);
+}
+
 absl::StatusOr<Compression> CheckBlockTrailer(std::string_view path,
                                               const char* stored, uint64_t size,
-                                              std::string_view block) {
+                                              BlockName block) {
   const char type_byte = stored[size];
   StreamingChecksum sum;
   sum.Update(stored, size);
   sum.Update(&type_byte, 1);
   if (sum.Digest() != DecodeFixed64(stored + size + 1)) {
-    return CorruptionError(path, StrCat(block, " checksum mismatch"));
+    return CorruptionError(path, StrCat(block.Text(), " checksum mismatch"));
   }
   const auto type = static_cast<Compression>(type_byte);
   if (type != Compression::kNone && type != Compression::kSnappy &&
       type != Compression::kZstd) {
-    return CorruptionError(path, StrCat(block, " has an unknown compression"));
+    return CorruptionError(path,
+                           StrCat(block.Text(), " has an unknown compression"));
   }
   return type;
 }
@@ -163,12 +168,15 @@ constexpr uint64_t kFirstZstdOutput = 256 << 10;
 
 }  // namespace
 
-absl::Status DecompressBlock(std::string_view path, std::string_view block,
+absl::Status DecompressBlock(std::string_view path, BlockName block,
                              Compression type, std::string_view stored,
                              uint64_t max_size, std::string* out) {
+  auto bad = [&](const char* what) {
+    return CorruptionError(path, StrCat(block.Text(), ": ", what));
+  };
   auto too_large = [&](std::string_view frame, uint64_t n) {
     return CorruptionError(
-        path, StrCat(block, ": its ", frame, " states ", n,
+        path, StrCat(block.Text(), ": its ", frame, " states ", n,
                      " bytes uncompressed, more than this table's keys and "
                      "values can fill (",
                      max_size, ")"));
@@ -180,18 +188,18 @@ absl::Status DecompressBlock(std::string_view path, std::string_view block,
     case Compression::kSnappy: {
       size_t n = 0;
       if (!snappy::GetUncompressedLength(stored.data(), stored.size(), &n)) {
-        return CorruptionError(path, "bad snappy block");
+        return bad("bad snappy data");
       }
       if (n > max_size) return too_large("snappy block", n);
       // A pass that writes nothing first: the stated size is given only to
       // a block whose data really makes that many bytes (snappy makes at
       // most 64 from 3 it stores).
       if (!snappy::IsValidCompressedBuffer(stored.data(), stored.size())) {
-        return CorruptionError(path, "bad snappy block");
+        return bad("bad snappy data");
       }
       out->resize(n);
       if (!snappy::RawUncompress(stored.data(), stored.size(), out->data())) {
-        return CorruptionError(path, "bad snappy block");
+        return bad("bad snappy data");
       }
       return absl::OkStatus();
     }
@@ -199,7 +207,7 @@ absl::Status DecompressBlock(std::string_view path, std::string_view block,
       const unsigned long long n =
           ZSTD_getFrameContentSize(stored.data(), stored.size());
       if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN) {
-        return CorruptionError(path, "bad zstd block");
+        return bad("bad zstd frame");
       }
       if (n > max_size) return too_large("zstd frame", n);
       // zstd can make far more than it stores, so the output grows with
@@ -214,28 +222,28 @@ absl::Status DecompressBlock(std::string_view path, std::string_view block,
         ZSTD_outBuffer o{out->data(), out->size(), made};
         const size_t read_before = in.pos;
         const size_t left = ZSTD_decompressStream(dctx, &o, &in);
-        if (ZSTD_isError(left)) return CorruptionError(path, "bad zstd block");
+        if (ZSTD_isError(left)) return bad("bad zstd frame");
         const bool progress = o.pos != made || in.pos != read_before;
         made = o.pos;
         if (left == 0) break;  // the frame is whole
         if (made < out->size()) {
           // Room left and the frame not whole: its data ran out.
           if (in.pos == in.size || !progress) {
-            return CorruptionError(path, "bad zstd block");
+            return bad("bad zstd frame");
           }
           continue;
         }
-        if (made == n) return CorruptionError(path, "bad zstd block");
+        if (made == n) return bad("bad zstd frame");
         out->resize(std::min<uint64_t>(n, 2 * out->size()));
       }
       if (made != n || in.pos != in.size) {
-        return CorruptionError(path, "bad zstd block");
+        return bad("bad zstd frame");
       }
       out->resize(n);
       return absl::OkStatus();
     }
   }
-  return CorruptionError(path, "unknown block compression");
+  return bad("unknown compression");
 }
 
 std::string BlockTableFooter::Encode() const {

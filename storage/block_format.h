@@ -9,6 +9,7 @@
 #define ROOST_STORAGE_BLOCK_FORMAT_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -64,17 +65,30 @@ Compression CompressBlock(Compression type, std::string_view raw,
 void AppendBlockTrailer(std::string_view stored, Compression type,
                         std::string* dst);
 
+// Names a block in errors ("index block", "data block 7"); the text is made
+// only when an error is, not on every block read.
+struct BlockName {
+  BlockName(const char* kind) : kind(kind) {}  // NOLINT: "index block"
+  static BlockName Data(uint64_t number) {
+    BlockName name("data block");
+    name.number = number;
+    return name;
+  }
+  std::string Text() const;
+
+  const char* kind;
+  std::optional<uint64_t> number;
+};
+
 // Checks the trailer after `stored` (which must be followed by
-// kBlockTrailerSize bytes) and returns the compression type. `block` names
-// the block in errors ("data block 7").
+// kBlockTrailerSize bytes) and returns the compression type.
 absl::StatusOr<Compression> CheckBlockTrailer(std::string_view path,
                                               const char* stored, uint64_t size,
-                                              std::string_view block);
+                                              BlockName block);
 
 // Decompresses `stored` of `type` into *out. A block that states more than
-// `max_size` bytes uncompressed is refused before anything is allocated;
-// `block` names it in errors ("data block 7").
-absl::Status DecompressBlock(std::string_view path, std::string_view block,
+// `max_size` bytes uncompressed is refused before anything is allocated.
+absl::Status DecompressBlock(std::string_view path, BlockName block,
                              Compression type, std::string_view stored,
                              uint64_t max_size, std::string* out);
 

@@ -145,8 +145,8 @@ absl::Status BlockTable::VerifyChecksums() const {
   const char* base = file_->data().data();
   for (uint64_t i = 0; i < footer_.num_data_blocks; ++i) {
     const BlockHandle h = Handle(i);
-    auto type = CheckBlockTrailer(path(), base + h.offset, h.size,
-                                  StrCat("data block ", i));
+    auto type =
+        CheckBlockTrailer(path(), base + h.offset, h.size, BlockName::Data(i));
     if (!type.ok()) return type.status();
   }
   return CheckBlockTrailer(path(), base + footer_.index.offset,
@@ -237,12 +237,12 @@ absl::StatusOr<Block> BlockTable::LoadBlock(
   if (block == nullptr) {
     // Verify before decompressing: the decompressor is not fed damage.
     ROOST_RETURN_IF_ERROR(
-        CheckBlockTrailer(path(), stored, h.size, StrCat("data block ", index))
+        CheckBlockTrailer(path(), stored, h.size, BlockName::Data(index))
             .status());
     std::string raw;
-    ROOST_RETURN_IF_ERROR(DecompressBlock(
-        path(), StrCat("data block ", index), type,
-        std::string_view(stored, h.size), max_block_contents_, &raw));
+    ROOST_RETURN_IF_ERROR(DecompressBlock(path(), BlockName::Data(index), type,
+                                          std::string_view(stored, h.size),
+                                          max_block_contents_, &raw));
     block = cache_.Insert(index, std::move(raw));
   }
   *pin = block;

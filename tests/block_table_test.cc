@@ -395,9 +395,12 @@ TEST(DecompressBlockTest, AStatedSizeWithoutTheDataBehindItIsNotAllocated) {
       "abcd",
       5);
   std::string out;
-  absl::Status s = DecompressBlock("t", "data block 1", Compression::kSnappy,
-                                   snappy, kBound, &out);
+  absl::Status s = DecompressBlock("t", BlockName::Data(1),
+                                   Compression::kSnappy, snappy, kBound, &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(std::string(s.message()).find("data block 1: bad snappy data"),
+            std::string::npos)
+      << s;
   EXPECT_LT(out.capacity(), 1u << 20);
 
   // zstd: a real frame of 1 MiB whose content size is made to say 256 MiB.
@@ -414,23 +417,26 @@ TEST(DecompressBlockTest, AStatedSizeWithoutTheDataBehindItIsNotAllocated) {
   ASSERT_EQ(ZSTD_getFrameContentSize(zstd.data(), zstd.size()), kStated);
   out.clear();
   out.shrink_to_fit();
-  s = DecompressBlock("t", "data block 1", Compression::kZstd, zstd, kBound,
+  s = DecompressBlock("t", BlockName::Data(1), Compression::kZstd, zstd, kBound,
                       &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  EXPECT_NE(std::string(s.message()).find("data block 1: bad zstd frame"),
+            std::string::npos)
+      << s;
   EXPECT_LT(out.capacity(), 16u << 20);
 
   // Blocks that are what they state still decompress.
   std::string good;
   snappy::Compress(raw.data(), raw.size(), &good);
-  ASSERT_TRUE(DecompressBlock("t", "data block 1", Compression::kSnappy, good,
-                              kBound, &out)
+  ASSERT_TRUE(DecompressBlock("t", BlockName::Data(1), Compression::kSnappy,
+                              good, kBound, &out)
                   .ok());
   EXPECT_EQ(out, raw);
   good.assign(ZSTD_compressBound(raw.size()), '\0');
   good.resize(
       ZSTD_compress(good.data(), good.size(), raw.data(), raw.size(), 3));
   out.clear();
-  ASSERT_TRUE(DecompressBlock("t", "data block 1", Compression::kZstd, good,
+  ASSERT_TRUE(DecompressBlock("t", BlockName::Data(1), Compression::kZstd, good,
                               kBound, &out)
                   .ok());
   EXPECT_EQ(out, raw);
