@@ -34,7 +34,7 @@
 #include "bench/bench_data.h"
 #include "storage/block_table.h"
 #include "storage/block_table_builder.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost::bench {
 namespace {

@@ -8,8 +8,8 @@
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
 #include "roost/v1/admin.grpc.pb.h"
-#include "storage/escape.h"
-#include "storage/str_cat.h"
+#include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

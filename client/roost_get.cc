@@ -8,11 +8,10 @@
 
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
-#include "client/text_encoding.h"
 #include "roost/v1/lookup.grpc.pb.h"
-#include "storage/encoding.h"
-#include "storage/escape.h"
-#include "storage/str_cat.h"
+#include "util/encoding.h"
+#include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

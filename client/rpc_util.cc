@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <tuple>
 
-#include "storage/file.h"
-#include "storage/str_cat.h"
+#include "util/file.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

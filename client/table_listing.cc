@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "client/rpc_util.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

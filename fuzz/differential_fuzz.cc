@@ -32,8 +32,8 @@
 #include "storage/block_table_builder.h"
 #include "storage/cuckoo_table.h"
 #include "storage/cuckoo_table_builder.h"
-#include "storage/escape.h"
 #include "storage/table_file.h"
+#include "util/escape.h"
 
 namespace roost::fuzz {
 namespace {

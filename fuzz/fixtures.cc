@@ -5,7 +5,7 @@
 #include "absl/strings/escaping.h"
 #include "fuzz/fuzz_util.h"
 #include "loader/progress.h"
-#include "storage/status_macros.h"
+#include "util/status_macros.h"
 
 namespace roost::fuzz {
 namespace {

@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost::fuzz {
 

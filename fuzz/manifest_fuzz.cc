@@ -24,9 +24,9 @@
 #include "server/rollback_file.h"
 #include "storage/data_dir.h"
 #include "storage/hash.h"
-#include "storage/json.h"
 #include "storage/manifest.h"
 #include "storage/version_check.h"
+#include "util/json.h"
 
 namespace roost::fuzz {
 namespace {

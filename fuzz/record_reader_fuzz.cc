@@ -30,7 +30,7 @@
 #include "fuzz/fuzz_util.h"
 #include "loader/record_reader.h"
 #include "storage/coding.h"
-#include "storage/encoding.h"
+#include "util/encoding.h"
 
 namespace roost::fuzz {
 namespace {

@@ -54,7 +54,7 @@
 #include "server/server_options.h"
 #include "server/stream_watch.h"
 #include "server/table_registry.h"
-#include "storage/escape.h"
+#include "util/escape.h"
 
 namespace roost::fuzz {
 namespace {

@@ -13,11 +13,11 @@
 #include "loader/sorter.h"
 #include "storage/block_format.h"
 #include "storage/cuckoo_format.h"
-#include "storage/escape.h"
 #include "storage/file.h"
 #include "storage/manifest.h"
-#include "storage/status_macros.h"
-#include "storage/str_cat.h"
+#include "util/escape.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

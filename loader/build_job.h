@@ -17,8 +17,8 @@
 #include "loader/record_reader.h"
 #include "storage/block_table_builder.h"
 #include "storage/cuckoo_table_builder.h"
-#include "storage/json.h"
 #include "storage/table_file.h"
+#include "util/json.h"
 
 namespace roost {
 

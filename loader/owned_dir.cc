@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "absl/status/status.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

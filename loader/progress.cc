@@ -4,7 +4,7 @@
 
 #include <cstdio>
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

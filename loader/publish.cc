@@ -12,17 +12,13 @@
 #include <filesystem>
 
 #include "loader/owned_dir.h"
-#include "storage/str_cat.h"
+#include "util/file.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {
 
 constexpr std::string_view kStagingPrefix = ".staging-";
-
-absl::Status ErrnoStatus(std::string_view what, const std::string& path) {
-  return absl::InternalError(
-      StrCat(what, " ", path, ": ", std::strerror(errno)));
-}
 
 // Makes the files in `dir` 0444 and `dir` itself 0555.
 absl::Status MakeReadOnly(const std::string& dir) {
@@ -30,13 +26,13 @@ absl::Status MakeReadOnly(const std::string& dir) {
   std::filesystem::directory_iterator it(dir, ec);
   for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
     if (::chmod(it->path().c_str(), 0444) != 0) {
-      return ErrnoStatus("cannot make read-only", it->path().string());
+      return ErrnoError("cannot make read-only", it->path().string(), errno);
     }
   }
   if (ec)
     return absl::InternalError(StrCat("cannot list ", dir, ": ", ec.message()));
   if (::chmod(dir.c_str(), 0555) != 0) {
-    return ErrnoStatus("cannot make read-only", dir);
+    return ErrnoError("cannot make read-only", dir, errno);
   }
   return absl::OkStatus();
 }
@@ -45,13 +41,13 @@ absl::Status MakeReadOnly(const std::string& dir) {
 
 absl::Status FsyncPath(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus("cannot open", path);
+  if (fd < 0) return ErrnoError("cannot open", path, errno);
   const int rc = ::fsync(fd);
   const int err = errno;
   ::close(fd);
   if (rc != 0) {
     errno = err;
-    return ErrnoStatus("cannot fsync", path);
+    return ErrnoError("cannot fsync", path, errno);
   }
   return absl::OkStatus();
 }
@@ -112,7 +108,7 @@ absl::StatusOr<PublishedVersion> Publisher::Publish(
       return PublishedVersion{version, target};
     }
     if (errno != EEXIST && errno != ENOTEMPTY) {
-      return ErrnoStatus("cannot publish", target);
+      return ErrnoError("cannot publish", target, errno);
     }
     // Taken: writable again, for the MANIFEST of the next number.
     ::chmod(staging_.c_str(), 0755);

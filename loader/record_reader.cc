@@ -33,8 +33,8 @@
 
 #include "absl/status/status.h"
 #include "storage/coding.h"
-#include "storage/encoding.h"
-#include "storage/str_cat.h"
+#include "util/encoding.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {
@@ -266,7 +266,7 @@ class InputBuffer {
   bool eof_ = false;
 };
 
-// Debian's Abseil has its own string_view (see storage/str_cat.h).
+// Debian's Abseil has its own string_view (see util/str_cat.h).
 std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
 
 std::string TooLong(std::string_view what, uint64_t size, uint64_t limit) {

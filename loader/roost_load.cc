@@ -11,12 +11,12 @@
 #include "absl/strings/escaping.h"
 #include "loader/build_job.h"
 #include "loader/publish.h"
-#include "storage/encoding.h"
-#include "storage/escape.h"
 #include "storage/manifest.h"
-#include "storage/str_cat.h"
 #include "storage/table_file.h"
 #include "storage/version_check.h"
+#include "util/encoding.h"
+#include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -36,8 +36,8 @@
 #include "loader/owned_dir.h"
 #include "storage/coding.h"
 #include "storage/file.h"
-#include "storage/status_macros.h"
-#include "storage/str_cat.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -10,9 +10,9 @@
 
 #include "server/log.h"
 #include "server/metrics.h"
-#include "storage/encoding.h"
-#include "storage/file.h"
-#include "storage/str_cat.h"
+#include "util/encoding.h"
+#include "util/file.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

@@ -15,7 +15,7 @@
 
 #include "server/log.h"
 #include "server/metrics.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

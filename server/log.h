@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "server/log.h"
-#include "storage/escape.h"
-#include "storage/str_cat.h"
+#include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

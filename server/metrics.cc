@@ -3,7 +3,7 @@
 #include <limits>
 #include <string_view>
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "prometheus/text_serializer.h"
 #include "server/log.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "server/call_gate.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

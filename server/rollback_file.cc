@@ -8,9 +8,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "storage/file.h"
-#include "storage/json.h"
-#include "storage/str_cat.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

@@ -35,7 +35,7 @@
 #include "server/stream_watch.h"
 #include "server/table_registry.h"
 #include "server/tls.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

@@ -12,8 +12,8 @@
 #include "server/log.h"
 #include "server/rollback_file.h"
 #include "storage/data_dir.h"
-#include "storage/escape.h"
-#include "storage/str_cat.h"
+#include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

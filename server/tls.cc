@@ -11,8 +11,8 @@
 
 #include "server/log.h"
 #include "server/metrics.h"
-#include "storage/file.h"
-#include "storage/str_cat.h"
+#include "util/file.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

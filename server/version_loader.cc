@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "storage/data_dir.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

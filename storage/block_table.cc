@@ -5,8 +5,8 @@
 #include "storage/block_table_builder.h"
 #include "storage/coding.h"
 #include "storage/format.h"
-#include "storage/status_macros.h"
-#include "storage/str_cat.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

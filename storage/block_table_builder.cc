@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "storage/escape.h"
-#include "storage/status_macros.h"
-#include "storage/str_cat.h"
+#include "util/escape.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "storage/coding.h"
 #include "storage/hash.h"
-#include "storage/status_macros.h"
+#include "util/status_macros.h"
 
 namespace roost {
 namespace {

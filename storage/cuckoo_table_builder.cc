@@ -6,11 +6,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "storage/coding.h"
-#include "storage/escape.h"
 #include "storage/file.h"
 #include "storage/hash.h"
-#include "storage/status_macros.h"
-#include "storage/str_cat.h"
+#include "util/escape.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

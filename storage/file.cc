@@ -9,23 +9,14 @@
 #include <algorithm>
 #include <cstring>
 
-#include "storage/str_cat.h"
+#include "util/file.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {
 
 constexpr size_t kWriteBufferSize = 1 << 20;
 constexpr size_t kHugePageSize = 2 << 20;
-
-absl::Status ErrnoError(std::string_view what, const std::string& path,
-                        int err) {
-  std::string message = StrCat(what, " ", path, ": ", std::strerror(err));
-  if (err == ENOENT) return absl::NotFoundError(message);
-  if (err == EACCES || err == EPERM)
-    return absl::PermissionDeniedError(message);
-  if (err == ENOMEM) return absl::ResourceExhaustedError(message);
-  return absl::InternalError(message);
-}
 
 }  // namespace
 
@@ -153,64 +144,6 @@ std::string_view LoadModeName(LoadMode mode) {
       return "huge-pages";
   }
   return "unknown";
-}
-
-absl::StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size,
-                                    bool follow_symlinks) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-  // writer. It changes nothing for a regular file.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK |
-                                          (follow_symlinks ? 0 : O_NOFOLLOW));
-  if (fd < 0) {
-    if (errno == ELOOP && !follow_symlinks) {
-      return absl::FailedPreconditionError(
-          StrCat("cannot open ", path, ": a symbolic link, not a file"));
-    }
-    return ErrnoError("cannot open", path, errno);
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    ::close(fd);
-    return ErrnoError("cannot stat", path, err);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return absl::FailedPreconditionError(
-        StrCat("cannot open ", path, ": not a regular file"));
-  }
-  *size = static_cast<uint64_t>(st.st_size);
-  return fd;
-}
-
-absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
-                                            uint64_t max_size,
-                                            bool follow_symlinks) {
-  uint64_t size = 0;
-  auto fd = OpenRegularFile(path, &size, follow_symlinks);
-  if (!fd.ok()) return fd.status();
-  std::string out;
-  out.reserve(std::min(size, max_size));
-  char buf[65536];
-  // Reads past the size fstat gave, in case the file grew, but never more
-  // than one buffer past the limit.
-  while (out.size() <= max_size) {
-    const ssize_t n = ::read(*fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(*fd);
-      return ErrnoError("cannot read", path, err);
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
-  }
-  ::close(*fd);
-  if (out.size() > max_size) {
-    return absl::ResourceExhaustedError(
-        StrCat(path, " is larger than ", max_size, " bytes"));
-  }
-  return out;
 }
 
 absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(

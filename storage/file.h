@@ -1,5 +1,6 @@
 // Files as the table formats see them: a buffered sequential writer, and a
-// read-only mapping of a whole file in one of three load modes.
+// read-only mapping of a whole file in one of three load modes. (Reading a
+// small file whole, and errno as a status, are util/file.h.)
 #ifndef ROOST_STORAGE_FILE_H_
 #define ROOST_STORAGE_FILE_H_
 
@@ -55,21 +56,6 @@ class WritableFile {
   std::string buffer_;
   uint64_t size_ = 0;
 };
-
-// Opens `path` read-only, refusing anything but a regular file: a FIFO, a
-// device or a socket where a table, MANIFEST or ROLLBACK file should be is
-// an error at once (the open never blocks), not a read that waits forever
-// or never ends. With `follow_symlinks` false a symbolic link is refused
-// too. Returns the descriptor (close-on-exec) and fills *size. Errors:
-// NotFound, PermissionDenied, FailedPrecondition (not a regular file).
-absl::StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size,
-                                    bool follow_symlinks = true);
-
-// Reads a whole regular file of at most `max_size` bytes (OpenRegularFile);
-// ResourceExhausted naming the limit when it is larger.
-absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
-                                            uint64_t max_size,
-                                            bool follow_symlinks = true);
 
 // How a table file is brought into memory.
 enum class LoadMode {

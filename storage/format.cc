@@ -2,7 +2,7 @@
 
 #include "storage/coding.h"
 #include "storage/hash.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

@@ -6,9 +6,9 @@
 #include <cerrno>
 #include <cstring>
 
-#include "storage/file.h"
 #include "storage/hash.h"
-#include "storage/str_cat.h"
+#include "util/file.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

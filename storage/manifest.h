@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "storage/json.h"
+#include "util/json.h"
 
 namespace roost {
 

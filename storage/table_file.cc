@@ -6,7 +6,7 @@
 #include "storage/cuckoo_format.h"
 #include "storage/data_dir.h"
 #include "storage/file.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "storage/data_dir.h"
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {

@@ -15,8 +15,8 @@
 #include "storage/block.h"
 #include "storage/block_builder.h"
 #include "storage/block_table_builder.h"
-#include "storage/str_cat.h"
 #include "tests/test_util.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {

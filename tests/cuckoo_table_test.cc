@@ -11,8 +11,8 @@
 
 #include "absl/strings/escaping.h"
 #include "storage/cuckoo_table_builder.h"
-#include "storage/escape.h"
 #include "tests/test_util.h"
+#include "util/escape.h"
 
 namespace roost::testing {
 namespace {

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "storage/coding.h"
-#include "storage/encoding.h"
-#include "storage/str_cat.h"
 #include "tests/test_util.h"
+#include "util/encoding.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {

@@ -11,9 +11,9 @@
 
 #include "storage/block_table.h"
 #include "storage/cuckoo_table.h"
-#include "storage/json.h"
-#include "storage/str_cat.h"
 #include "tests/test_util.h"
+#include "util/json.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {

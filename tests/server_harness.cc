@@ -22,9 +22,10 @@
 #include <thread>
 
 #include "storage/data_dir.h"
-#include "storage/json.h"
-#include "storage/str_cat.h"
 #include "tests/test_util.h"
+#include "util/encoding.h"
+#include "util/json.h"
+#include "util/str_cat.h"
 
 extern char** environ;
 
@@ -35,17 +36,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::seconds kRpcDeadline{10};
-
-std::string EncodeHex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(2 * bytes.size());
-  for (unsigned char c : bytes) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
 
 // Exit status of a waitpid() status word.
 int ExitCode(int status) {

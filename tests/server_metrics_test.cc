@@ -3,9 +3,9 @@
 
 #include <filesystem>
 
-#include "storage/str_cat.h"
 #include "tests/server_harness.h"
 #include "tests/test_util.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {

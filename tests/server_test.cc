@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <random>
 
-#include "storage/escape.h"
-#include "storage/str_cat.h"
 #include "tests/server_harness.h"
 #include "tests/test_util.h"
+#include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {

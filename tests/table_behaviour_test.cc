@@ -6,9 +6,9 @@
 #include <random>
 #include <unordered_map>
 
-#include "storage/escape.h"
 #include "tests/table_harness.h"
 #include "tests/test_util.h"
+#include "util/escape.h"
 
 namespace roost::testing {
 namespace {

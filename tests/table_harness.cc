@@ -6,7 +6,7 @@
 #include "storage/block_table.h"
 #include "storage/block_table_builder.h"
 #include "storage/cuckoo_table.h"
-#include "storage/escape.h"
+#include "util/escape.h"
 
 namespace roost::testing {
 namespace {

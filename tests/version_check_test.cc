@@ -15,10 +15,10 @@
 #include <limits>
 
 #include "storage/data_dir.h"
-#include "storage/file.h"
-#include "storage/json.h"
-#include "storage/str_cat.h"
 #include "tests/test_util.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {

@@ -1,6 +1,6 @@
 // Human-readable renderings of untrusted bytes, for error messages.
-#ifndef ROOST_STORAGE_ESCAPE_H_
-#define ROOST_STORAGE_ESCAPE_H_
+#ifndef ROOST_UTIL_ESCAPE_H_
+#define ROOST_UTIL_ESCAPE_H_
 
 #include <cstddef>
 #include <string>
@@ -17,4 +17,4 @@ std::string PrintableKey(std::string_view bytes, size_t max_bytes = 64);
 
 }  // namespace roost
 
-#endif  // ROOST_STORAGE_ESCAPE_H_
+#endif  // ROOST_UTIL_ESCAPE_H_

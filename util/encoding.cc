@@ -1,9 +1,10 @@
-#include "storage/encoding.h"
+#include "util/encoding.h"
 
 #include <array>
 #include <cstdint>
 
-#include "storage/str_cat.h"
+#include "absl/strings/escaping.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {
@@ -158,6 +159,14 @@ absl::StatusOr<std::string> DecodeBase64(std::string_view in,
   if (!decoded.ok()) return decoded.status();
   buffer.resize(decoded->size());
   return buffer;
+}
+
+std::string EncodeHex(std::string_view bytes) {
+  return absl::BytesToHexString(absl::string_view(bytes.data(), bytes.size()));
+}
+
+std::string EncodeBase64(std::string_view bytes) {
+  return absl::Base64Escape(absl::string_view(bytes.data(), bytes.size()));
 }
 
 }  // namespace roost

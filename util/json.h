@@ -14,8 +14,8 @@
 //   std::string text = DumpJson(m);  // {\n  "keys": 100\n}
 //   ROOST_ASSIGN_OR_RETURN(Json back, ParseJson(text));
 //   std::optional<uint64_t> keys = JsonUint64(back, "keys");
-#ifndef ROOST_STORAGE_JSON_H_
-#define ROOST_STORAGE_JSON_H_
+#ifndef ROOST_UTIL_JSON_H_
+#define ROOST_UTIL_JSON_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -46,4 +46,4 @@ std::optional<std::string> JsonString(const Json& json, std::string_view key);
 
 }  // namespace roost
 
-#endif  // ROOST_STORAGE_JSON_H_
+#endif  // ROOST_UTIL_JSON_H_

@@ -1,6 +1,6 @@
 // Early-return helpers for absl::Status and absl::StatusOr.
-#ifndef ROOST_STORAGE_STATUS_MACROS_H_
-#define ROOST_STORAGE_STATUS_MACROS_H_
+#ifndef ROOST_UTIL_STATUS_MACROS_H_
+#define ROOST_UTIL_STATUS_MACROS_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -25,4 +25,4 @@
   if (!tmp.ok()) return std::move(tmp).status();      \
   lhs = std::move(tmp).value()
 
-#endif  // ROOST_STORAGE_STATUS_MACROS_H_
+#endif  // ROOST_UTIL_STATUS_MACROS_H_

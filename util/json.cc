@@ -1,6 +1,6 @@
-#include "storage/json.h"
+#include "util/json.h"
 
-#include "storage/str_cat.h"
+#include "util/str_cat.h"
 
 namespace roost {
 

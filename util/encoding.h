@@ -1,4 +1,13 @@
-// Hex and base64 decoding of text-encoded keys and values.
+// Hex and base64 for keys and values given or shown as text: one
+// implementation of each for the whole project.
+//
+// Encoding is Abseil's (absl::BytesToHexString, absl::Base64Escape).
+// Decoding is our own, because Debian's Abseil cannot do what roost-load
+// owes a user with a bad line: absl::HexStringToBytes does not validate
+// (a stray 'g' decodes to garbage) and absl::Base64Unescape says only
+// false, with neither the character nor its position, and skips
+// whitespace that we reject. The decoders also reuse one buffer across
+// records, which the loader's throughput depends on.
 //
 // Example:
 //   std::string scratch;  // reused for every record
@@ -18,8 +27,8 @@
 //   "bad base64 in value (character '!' at 3)"
 //   "bad base64 in value (length 5 is not valid)"
 //   "bad base64 in value (bad padding)"
-#ifndef ROOST_STORAGE_ENCODING_H_
-#define ROOST_STORAGE_ENCODING_H_
+#ifndef ROOST_UTIL_ENCODING_H_
+#define ROOST_UTIL_ENCODING_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -50,6 +59,13 @@ absl::StatusOr<std::string> DecodeHex(std::string_view in,
 absl::StatusOr<std::string> DecodeBase64(std::string_view in,
                                          std::string_view field = "input");
 
+// Two lowercase hex digits a byte: EncodeHex("a\n") is "610a".
+std::string EncodeHex(std::string_view bytes);
+
+// Base64 in the standard alphabet, padded with "=" to a multiple of four
+// characters: EncodeBase64("ab") is "YWI=".
+std::string EncodeBase64(std::string_view bytes);
+
 // The longest text that can decode to `decoded_size` bytes: 2 characters a
 // byte for hex, 4 per 3 bytes (padded) for base64.
 inline uint64_t MaxHexSize(uint64_t decoded_size) { return 2 * decoded_size; }
@@ -59,4 +75,4 @@ inline uint64_t MaxBase64Size(uint64_t decoded_size) {
 
 }  // namespace roost
 
-#endif  // ROOST_STORAGE_ENCODING_H_
+#endif  // ROOST_UTIL_ENCODING_H_

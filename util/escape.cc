@@ -1,4 +1,4 @@
-#include "storage/escape.h"
+#include "util/escape.h"
 
 #include <fmt/format.h>
 

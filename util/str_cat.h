@@ -1,8 +1,8 @@
 // StrCat: concatenates the text of its arguments, for error messages.
 // (absl::StrCat is not used: Debian's Abseil has its own string_view, which
 // std::string_view does not convert to.)
-#ifndef ROOST_STORAGE_STR_CAT_H_
-#define ROOST_STORAGE_STR_CAT_H_
+#ifndef ROOST_UTIL_STR_CAT_H_
+#define ROOST_UTIL_STR_CAT_H_
 
 #include <fmt/format.h>
 
@@ -36,4 +36,4 @@ std::string StrCat(const Args&... args) {
 
 }  // namespace roost
 
-#endif  // ROOST_STORAGE_STR_CAT_H_
+#endif  // ROOST_UTIL_STR_CAT_H_
