@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libsnappy-dev libzstd-dev prometheus-cpp-dev
-  libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
   libcdb-dev redis-server gnuplot-nox python3
   libssl-dev openssl curl

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <string_view>
 
+#include "server/config_file.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -15,12 +16,14 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   CLI::App app(
       "roost-server: serves the tables published under a data directory "
       "over gRPC (roost.v1.Lookup), picking up new versions without a "
-      "restart.\n\nFlags may also come from a TOML or INI file given with "
+      "restart.\n\nFlags may also come from a TOML file given with "
       "--config (e.g. `keep-versions = 3`); the command line wins. Signals: "
       "SIGTERM or SIGINT drains and exits 0.",
       "roost-server");
   app.set_config("--config", "",
-                 "Read flags from this file (TOML or INI: flag = value)");
+                 "Read flags from this TOML file (flag = value)");
+  auto config = std::make_shared<TomlConfig>();
+  app.config_formatter(config);
   app.option_defaults()->always_capture_default();
   // A misspelt key in the config file is an error, not silently ignored.
   app.allow_config_extras(false);
@@ -189,8 +192,8 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   try {
     app.parse(argc, argv);
   } catch (const CLI::ConfigError& e) {
-    // CLI11 says "INI was not able to parse KEY" of a key it does not know,
-    // in TOML files too: name the key and the file instead.
+    // CLI11 says "INI was not able to parse KEY" of a key it does not know:
+    // name the key, the file and the line instead.
     constexpr std::string_view kExtra = "INI was not able to parse ";
     const std::string_view what = e.what();
     const std::string file = app["--config"]->as<std::string>();
@@ -202,8 +205,10 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       if (dashed != key && app.get_option_no_throw("--" + dashed) != nullptr) {
         hint = StrCat(" (did you mean ", dashed, "?)");
       }
-      std::fprintf(stderr, "roost-server: unknown key \"%s\" in %s%s\n",
-                   key.c_str(), file.c_str(), hint.c_str());
+      const std::optional<int> line = config->LineOf(key);
+      std::fprintf(stderr, "roost-server: unknown key \"%s\" in %s%s%s\n",
+                   key.c_str(), file.c_str(),
+                   line ? StrCat(" line ", *line).c_str() : "", hint.c_str());
     } else {
       std::fprintf(stderr, "roost-server: %s: %s\n", file.c_str(), e.what());
     }

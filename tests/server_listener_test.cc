@@ -156,7 +156,7 @@ TEST_F(ListenerTest, TheCommandLineIsCheckedBeforeAnyPortIsTaken) {
             1)
       << missing.Log();
 
-  // A misspelt config key names the key and the file.
+  // A misspelt config key names the key, the file and the line.
   fs::create_directories(data_);
   const std::string config = scratch_.File("server.toml");
   WriteFile(config, "keep_versions = 3\n");
@@ -164,7 +164,29 @@ TEST_F(ListenerTest, TheCommandLineIsCheckedBeforeAnyPortIsTaken) {
       {RoostServerBinary(), "--data-dir", data_, "--config", config});
   EXPECT_EQ(r.exit_code, 64);
   EXPECT_EQ(r.err, "roost-server: unknown key \"keep_versions\" in " + config +
-                       " (did you mean keep-versions?)\n");
+                       " line 1 (did you mean keep-versions?)\n");
+  WriteFile(config, "# roost\nmax-batch = 3\nmax-btach = 4\n");
+  r = RunProcess(
+      {RoostServerBinary(), "--data-dir", data_, "--config", config});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(r.err, "roost-server: unknown key \"max-btach\" in " + config +
+                       " line 3\n");
+  // Not TOML (an INI-style unquoted path): the line and column, from toml++.
+  WriteFile(config, "max-batch = 3\ndata-dir = /srv/roost\n");
+  r = RunProcess(
+      {RoostServerBinary(), "--data-dir", data_, "--config", config});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(r.err.rfind("roost-server: " + config + ": line 2, column 12: ", 0),
+            0u)
+      << r.err;
+  // A section: the server's keys are flat.
+  WriteFile(config, "[server]\nmax-batch = 3\n");
+  r = RunProcess(
+      {RoostServerBinary(), "--data-dir", data_, "--config", config});
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_EQ(r.err, "roost-server: " + config +
+                       ": line 1: [server] is a table; the server's keys are "
+                       "flat (key = value)\n");
 
   // Defect 21: values that spun a core or overflowed are out of range.
   for (const auto& [flag, value] :
