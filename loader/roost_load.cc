@@ -64,8 +64,11 @@ int Usage(const absl::Status& status, bool json = false) {
   return Report(status, kExitUsage, json);
 }
 
-// "1073741824", "64M", "1G", "512k": at most 2^50 bytes (1 PiB). No sign,
-// no fraction, nothing that would wrap.
+// "1073741824", "64M", "1G", "512k", "2GiB": at most 2^50 bytes (1 PiB).
+// CLI11's AsSizeValue reads the unit (b, k, M, G, T, P with or without "i"
+// and "B", any case, all powers of 1024); around it we insist on leading
+// digits (it takes "G" alone as 1 G and passes "-1" through) and parse
+// what it makes strictly, so that nothing wraps.
 absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
   const auto bad = [&] {
     return absl::InvalidArgumentError(
@@ -73,24 +76,19 @@ absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
                "\" (a whole number of bytes up to 2^50, optionally with k, M "
                "or G)"));
   };
-  uint64_t n = 0;
-  const char* end = text.data() + text.size();
-  auto [rest, ec] = std::from_chars(text.data(), end, n);
-  if (ec != std::errc() || rest == text.data()) return bad();
-  const std::string_view unit(rest, end - rest);
-  int shift = 0;
-  if (unit == "k" || unit == "K" || unit == "KiB") {
-    shift = 10;
-  } else if (unit == "m" || unit == "M" || unit == "MiB") {
-    shift = 20;
-  } else if (unit == "g" || unit == "G" || unit == "GiB") {
-    shift = 30;
-  } else if (!unit.empty()) {
+  if (text.empty() || text[0] < '0' || text[0] > '9') return bad();
+  std::string bytes = text;
+  try {
+    if (!CLI::AsSizeValue(/*kb_is_1000=*/false)(bytes).empty()) return bad();
+  } catch (const CLI::Error&) {  // overflow, a fraction, an unknown unit
     return bad();
   }
+  uint64_t n = 0;
+  const char* end = bytes.data() + bytes.size();
+  auto [rest, ec] = std::from_chars(bytes.data(), end, n);
   constexpr uint64_t kMaxSize = uint64_t{1} << 50;
-  if (n > (kMaxSize >> shift)) return bad();
-  return n << shift;
+  if (ec != std::errc() || rest != end || n > kMaxSize) return bad();
+  return n;
 }
 
 // "50%" or "50": a share in [0, 100], as a fraction.
