@@ -218,7 +218,7 @@ void RoostGet(benchmark::State& state, Keys keys, Variant variant,
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["bytes_per_key"] =
-      static_cast<double>(table.footer().file_size) / table.num_entries();
+      static_cast<double>(table.footer().file_size) / table.num_keys();
   state.counters["is_uniform"] = table.footer().is_uniform;
   state.counters["uniformity_cv"] = table.footer().uniformity_cv;
   if (variant == Variant::kSnappy) {

@@ -420,16 +420,16 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
                  sink(value.view());
                  return true;
                });
-      std::unique_ptr<bool[]> found(new bool[s.batch]);
-      std::vector<BlockTable::Value> values(s.batch);
+      std::vector<LookupResult> results(s.batch);
+      ValuePins pins;
       rec.MultiGets("roost block", r.config, report->file_size, build_s,
                     [&](std::span<const std::string_view> keys, auto&& sink) {
-                      const absl::Status st =
-                          t.MultiGet(keys, std::span(found.get(), keys.size()),
-                                     std::span(values).first(keys.size()));
+                      pins.Clear();
+                      const absl::Status st = t.MultiGet(
+                          keys, std::span(results).first(keys.size()), &pins);
                       if (!st.ok()) Die("roost block: " + st.ToString());
                       for (size_t j = 0; j < keys.size(); ++j) {
-                        if (found[j]) sink(j, values[j].view());
+                        if (results[j].found) sink(j, results[j].value);
                       }
                     });
     }

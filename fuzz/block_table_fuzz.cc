@@ -59,17 +59,16 @@ void ReadEverything(const BlockTable& table) {
   keys.emplace_back("\xff\xff\xff\xff");
 
   std::vector<std::string_view> views(keys.begin(), keys.end());
-  std::unique_ptr<bool[]> found(new bool[views.size()]);
-  std::vector<BlockTable::Value> values(views.size());
-  const absl::Status multi =
-      table.MultiGet(views, std::span<bool>(found.get(), views.size()), values);
+  std::vector<LookupResult> results(views.size());
+  ValuePins pins;
+  const absl::Status multi = table.MultiGet(views, results, &pins);
   CheckError(multi, "MultiGet");
   for (size_t i = 0; i < views.size(); ++i) {
     BlockTable::Value value;
     auto got = table.Get(views[i], &value);
     CheckError(got.status(), "Get");
     if (got.ok() && *got) Touch(value.view());
-    if (multi.ok() && found[i]) Touch(values[i].view());
+    if (multi.ok() && results[i].found) Touch(results[i].value);
   }
   for (size_t i = 0; i < views.size(); i += 3) {
     it->Seek(views[i]);

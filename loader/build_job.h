@@ -17,7 +17,7 @@
 #include "loader/record_reader.h"
 #include "storage/block_table_builder.h"
 #include "storage/cuckoo_table_builder.h"
-#include "storage/table_file.h"
+#include "storage/table.h"
 #include "util/json.h"
 
 namespace roost {

@@ -12,7 +12,7 @@
 #include "loader/build_job.h"
 #include "loader/publish.h"
 #include "storage/manifest.h"
-#include "storage/table_file.h"
+#include "storage/table.h"
 #include "storage/version_check.h"
 #include "util/encoding.h"
 #include "util/escape.h"
@@ -183,7 +183,7 @@ int RunBuildCommand(BuildFlags& f) {
 int RunInspect(const std::string& path) {
   auto resolved = ResolveTablePath(path);
   if (!resolved.ok()) return Fail(resolved.status());
-  auto table = TableFile::Open(resolved->file, /*verify_checksums=*/false);
+  auto table = Table::Open(resolved->file, {.verify_checksums = false});
   if (!table.ok()) return Fail(table.status());
   std::printf("%-18s%s\n", "file", resolved->file.c_str());
   std::printf("%s", (*table)->Describe().c_str());
@@ -196,7 +196,7 @@ int RunInspect(const std::string& path) {
 int RunVerify(const std::string& path) {
   auto resolved = ResolveTablePath(path);
   if (!resolved.ok()) return Fail(resolved.status());
-  std::unique_ptr<TableFile> table;
+  std::unique_ptr<Table> table;
   if (resolved->version_dir) {
     VersionOpenOptions options;
     options.check_file_checksum = true;
@@ -204,7 +204,7 @@ int RunVerify(const std::string& path) {
     if (!version.ok()) return Fail(version.status());
     table = std::move(version->file);
   } else {
-    auto file = TableFile::Open(resolved->file, /*verify_checksums=*/true);
+    auto file = Table::Open(resolved->file);
     if (!file.ok()) return Fail(file.status());
     table = std::move(*file);
   }
@@ -238,7 +238,7 @@ int RunGet(const GetFlags& f) {
   }
   auto resolved = ResolveTablePath(f.path);
   if (!resolved.ok()) return Fail(resolved.status());
-  auto table = TableFile::Open(resolved->file, /*verify_checksums=*/true);
+  auto table = Table::Open(resolved->file);
   if (!table.ok()) return Fail(table.status());
   int code = kExitOk;
   std::string value;

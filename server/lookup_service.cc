@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "server/log.h"
+#include "storage/table.h"
 #include "util/escape.h"
+#include "util/status_macros.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -138,44 +140,21 @@ grpc::ByteBuffer Serialize(const Message& message) {
 struct Scratch {
   LookupRequest request;
   std::vector<LookupResult> results;
-  std::vector<BlockTable::Value> values;  // pin decompressed blocks
-  std::unique_ptr<bool[]> found;
-  size_t found_size = 0;
+  ValuePins pins;  // the decompressed blocks results point into
 };
 Scratch& ThreadScratch() {
   thread_local Scratch scratch;
   return scratch;
 }
 
-// Looks up every key of `keys` in `file`, filling scratch.results (views
-// valid while the version and scratch.values live) and `tally`.
-absl::Status LookUp(const TableFile& file,
-                    std::span<const std::string_view> keys, Scratch& s,
-                    LookupTally* tally) {
-  const size_t n = keys.size();
-  s.results.resize(n);
-  if (const CuckooTable* cuckoo = file.cuckoo()) {
-    if (n == 1) {
-      int blocks = 0;
-      s.results[0].found = cuckoo->Get(keys[0], &s.results[0].value, &blocks);
-      s.results[0].blocks_touched = static_cast<uint8_t>(blocks);
-    } else {
-      cuckoo->MultiGet(keys, s.results);
-    }
-    tally->has_probes = true;
-  } else {
-    if (s.found_size < n) {
-      s.found.reset(new bool[n]);
-      s.found_size = n;
-    }
-    s.values.resize(n);
-    absl::Status status = file.block()->MultiGet(
-        keys, std::span<bool>(s.found.get(), n), s.values);
-    if (!status.ok()) return status;
-    for (size_t i = 0; i < n; ++i) {
-      s.results[i] = {s.values[i].view(), s.found[i], 0};
-    }
-  }
+// Looks up every key of `keys` in `table`, filling scratch.results (views
+// valid while the version and scratch.pins live) and `tally`.
+absl::Status LookUp(const Table& table, std::span<const std::string_view> keys,
+                    Scratch& s, LookupTally* tally) {
+  s.results.resize(keys.size());
+  s.pins.Clear();
+  ROOST_RETURN_IF_ERROR(table.MultiGet(keys, s.results, &s.pins));
+  tally->has_probes = table.counts_blocks_touched();
   for (const LookupResult& r : s.results) tally->Add(r.found, r.blocks_touched);
   return absl::OkStatus();
 }
@@ -237,7 +216,7 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   }
   metrics_->RequestKeys(method, r.keys.size());
   LookupTally tally;
-  if (absl::Status st = LookUp(version->file(), r.keys, s, &tally); !st.ok()) {
+  if (absl::Status st = LookUp(version->table(), r.keys, s, &tally); !st.ok()) {
     return ToClient(st, options_.data_dir);
   }
   // The size first: a response over the limits is refused before a byte of
@@ -261,7 +240,7 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   }
   *response = std::move(*buffer).Release(slot);
   // Let go of decompressed blocks now, not at this thread's next request.
-  if (!s.values.empty()) s.values.clear();
+  s.pins.Clear();
   entry->lookups.Add(tally);
   return grpc::Status::OK;
 }

@@ -516,7 +516,7 @@ TableRegistry::ServeResult TableRegistry::Serve(
     return ServeResult::kBusy;
   }
   Log("serving ", state->entry->name, " ", v->version_name, " (",
-      TableFormatName(v->file().format()), ", ", v->file().num_keys(),
+      TableFormatName(v->table().format()), ", ", v->table().num_keys(),
       " keys)");
   {
     std::lock_guard lock(mu_);
@@ -607,7 +607,7 @@ void TableRegistry::PruneVersions(TableState* state) {
 void TableRegistry::RefreshResidentBytes() {
   for (auto& [name, state] : states_) {
     const uint64_t resident =
-        state.serving ? ResidentBytes(state.serving->file().file_data()) : 0;
+        state.serving ? ResidentBytes(state.serving->table().file_data()) : 0;
     std::lock_guard lock(mu_);
     state.resident_bytes = resident;
   }
@@ -795,9 +795,9 @@ std::vector<TableStatus> TableRegistry::List() const {
     TableStatus t;
     t.name = name;
     if (const auto& v = state.serving) {
-      t.format = std::string(TableFormatName(v->file().format()));
+      t.format = std::string(TableFormatName(v->table().format()));
       t.serving_version = v->version_name;
-      t.keys = v->file().num_keys();
+      t.keys = v->table().num_keys();
       t.file_size = v->file_size;
       t.max_key_length = v->max_key_length;
       t.key_width = v->key_width;
@@ -888,7 +888,7 @@ void TableRegistry::CollectMetrics(
         static_cast<double>(m.misses());
     const auto& v = state.serving;
     AddMetric(&serving, {{"table", name}}).gauge.value = v ? 1 : 0;
-    if (v && v->file().format() == TableFormat::kCuckoo) {
+    if (v && v->table().counts_blocks_touched()) {
       auto& h = AddMetric(&probes, {{"table", name}}).histogram;
       uint64_t cumulative = 0;
       double sum = 0;
@@ -906,12 +906,12 @@ void TableRegistry::CollectMetrics(
     }
     if (v) {
       AddMetric(&info,
-                {{"format", std::string(TableFormatName(v->file().format()))},
+                {{"format", std::string(TableFormatName(v->table().format()))},
                  {"table", name},
                  {"version", v->version_name}})
           .gauge.value = 1;
       AddMetric(&keys, {{"table", name}}).gauge.value =
-          static_cast<double>(v->file().num_keys());
+          static_cast<double>(v->table().num_keys());
       AddMetric(&mapped, {{"table", name}}).gauge.value =
           static_cast<double>(v->file_size);
       AddMetric(&resident, {{"table", name}}).gauge.value =

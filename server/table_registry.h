@@ -24,7 +24,7 @@
 //   registry.Start();
 //   auto tables = registry.Tables();
 //   if (TableEntry* t = tables.Find("users")) {
-//     if (auto version = t->slots.Acquire()) version->file().Get(...);
+//     if (auto version = t->slots.Acquire()) version->table().Get(...);
 //   }
 #ifndef ROOST_SERVER_TABLE_REGISTRY_H_
 #define ROOST_SERVER_TABLE_REGISTRY_H_

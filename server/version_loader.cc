@@ -46,13 +46,10 @@ LoadOutcome LoadVersion(const std::string& dir, uint64_t version,
         StrCat(table_path, " was replaced while it was being opened"));
     return out;
   }
-  const TableFile& file = *sv->opened.file;
-  const CuckooTable* cuckoo = file.cuckoo();
-  sv->key_width = cuckoo && cuckoo->header().layout == CuckooLayout::kInline
-                      ? cuckoo->header().key_width
-                      : 0;
-  sv->max_key_length = file.max_key_length();
-  sv->file_size = file.file_data().size();
+  const Table& table = *sv->opened.file;
+  sv->key_width = table.key_width();
+  sv->max_key_length = table.max_key_length();
+  sv->file_size = table.file_data().size();
   out.version = std::move(sv);
   return out;
 }

@@ -42,7 +42,7 @@ struct ServingVersion {
   uint32_t max_key_length = 0;
   uint64_t file_size = 0;
 
-  const TableFile& file() const { return *opened.file; }
+  const Table& table() const { return *opened.file; }
 };
 
 struct LoadOptions {

@@ -1,5 +1,7 @@
 #include "storage/block_table.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "storage/block_table_builder.h"
@@ -270,12 +272,52 @@ absl::StatusOr<bool> BlockTable::Get(std::string_view key, Value* value) const {
 }
 
 absl::Status BlockTable::MultiGet(std::span<const std::string_view> keys,
-                                  std::span<bool> found,
-                                  std::span<Value> values) const {
+                                  std::span<LookupResult> results,
+                                  ValuePins* pins) const {
+  Value value;
   for (size_t i = 0; i < keys.size(); ++i) {
-    ROOST_ASSIGN_OR_RETURN(found[i], Get(keys[i], &values[i]));
+    ROOST_ASSIGN_OR_RETURN(const bool found, Get(keys[i], &value));
+    results[i] = {found ? value.view_ : std::string_view(), found, 0};
+    if (found) pins->Hold(std::move(value.pin_));
   }
   return absl::OkStatus();
+}
+
+TableProperties BlockTable::properties() const {
+  const BlockTableFooter& f = footer_;
+  TableProperties p;
+  p.format_version = StrCat(f.major_version, ".", f.minor_version);
+  p.num_keys = f.num_entries;
+  p.max_key_length = f.max_key_length;
+  p.key_bytes = f.raw_key_bytes;
+  p.value_bytes = f.raw_value_bytes;
+  return p;
+}
+
+std::string BlockTable::Describe() const {
+  std::string out;
+  auto line = [&](std::string_view name, const auto& value) {
+    out += fmt::format("{:<18}{}\n", name, value);
+  };
+  const BlockTableFooter& f = footer_;
+  const uint64_t raw = f.raw_key_bytes + f.raw_value_bytes;
+  line("format", fmt::format("block {}.{}", f.major_version, f.minor_version));
+  line("file size", fmt::format("{} bytes", f.file_size));
+  line("keys", f.num_entries);
+  line("data blocks", f.num_data_blocks);
+  line("block size", fmt::format("{} bytes (target)", f.block_size));
+  line("restart interval", f.restart_interval);
+  line("hash index", f.hash_index ? "yes" : "no");
+  line("compression", CompressionName(f.compression));
+  line("compression ratio",
+       fmt::format("{:.3f} (file / raw key+value bytes)",
+                   raw ? static_cast<double>(f.file_size) / raw : 0.0));
+  line("index search", IndexSearchName(f.index_search));
+  line("index keys",
+       fmt::format("{} (coefficient of variation {:.3f})",
+                   f.is_uniform ? "uniform" : "not uniform", f.uniformity_cv));
+  line("longest key", fmt::format("{} bytes", f.max_key_length));
+  return out;
 }
 
 std::unique_ptr<BlockTable::Iterator> BlockTable::NewIterator() const {

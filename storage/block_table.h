@@ -32,6 +32,7 @@
 #include "storage/block_cache.h"
 #include "storage/block_format.h"
 #include "storage/file.h"
+#include "storage/table.h"
 
 namespace roost {
 
@@ -53,7 +54,7 @@ struct BlockTableReadOptions {
   bool use_hash_index = true;
 };
 
-class BlockTable {
+class BlockTable final : public Table {
  public:
   // A looked-up value: a view valid while this object and the table live
   // (it pins a decompressed block, if the value sits in one).
@@ -74,10 +75,12 @@ class BlockTable {
   // a damaged block.
   absl::StatusOr<bool> Get(std::string_view key, Value* value) const;
 
-  // Looks every key up; found[i] and values[i] are keys[i]'s outcome.
-  // REQUIRES: found.size() == values.size() == keys.size().
+  // Table: each key as Get() finds it, its decompressed block (if any)
+  // pinned in *pins.
   absl::Status MultiGet(std::span<const std::string_view> keys,
-                        std::span<bool> found, std::span<Value> values) const;
+                        std::span<LookupResult> results,
+                        ValuePins* pins) const override;
+  using Table::Get;
 
   // Ordered scans.
   class Iterator {
@@ -112,16 +115,19 @@ class BlockTable {
   std::unique_ptr<Iterator> NewIterator() const;
 
   const BlockTableFooter& footer() const { return footer_; }
-  uint64_t num_entries() const { return footer_.num_entries; }
-  uint32_t max_key_length() const { return footer_.max_key_length; }
+  TableFormat format() const override { return TableFormat::kBlock; }
+  uint64_t num_keys() const override { return footer_.num_entries; }
+  uint32_t max_key_length() const override { return footer_.max_key_length; }
   const BlockCache& cache() const { return cache_; }
-  std::string_view file_data() const { return file_->data(); }
-  const std::string& path() const { return file_->path(); }
+  std::string_view file_data() const override { return file_->data(); }
+  const std::string& path() const override { return file_->path(); }
+  TableProperties properties() const override;
+  std::string Describe() const override;
   // The index search in use.
   IndexSearch index_search() const { return index_search_; }
 
   // Checks every block's checksum. DataLoss on a mismatch.
-  absl::Status VerifyChecksums() const;
+  absl::Status VerifyChecksums() const override;
 
  private:
   BlockTable(std::unique_ptr<MappedFile> file, const BlockTableFooter& footer,

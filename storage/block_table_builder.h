@@ -83,7 +83,7 @@ class BlockTableBuilder {
   // Writes the index and footer and closes the file (not fsynced).
   absl::StatusOr<BlockTableReport> Finish();
 
-  uint64_t num_entries() const { return report_.num_entries; }
+  uint64_t num_keys() const { return report_.num_entries; }
 
  private:
   BlockTableBuilder(std::unique_ptr<WritableFile> file,

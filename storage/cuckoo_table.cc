@@ -1,11 +1,14 @@
 #include "storage/cuckoo_table.h"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cstring>
 
 #include "storage/coding.h"
 #include "storage/hash.h"
 #include "util/status_macros.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {
@@ -197,6 +200,71 @@ __attribute__((flatten)) bool CuckooTable::Get(std::string_view key,
       break;
   }
   return GetImpl<kHeapShape>(key, value, blocks_touched);
+}
+
+absl::Status CuckooTable::MultiGet(std::span<const std::string_view> keys,
+                                   std::span<LookupResult> results,
+                                   ValuePins* /*pins*/) const {
+  if (keys.size() == 1) {
+    int blocks = 0;
+    results[0].found = Get(keys[0], &results[0].value, &blocks);
+    results[0].blocks_touched = static_cast<uint8_t>(blocks);
+  } else {
+    MultiGet(keys, results);
+  }
+  return absl::OkStatus();
+}
+
+TableProperties CuckooTable::properties() const {
+  const CuckooHeader& h = header_;
+  TableProperties p;
+  p.format_version = StrCat(h.major_version, ".", h.minor_version);
+  p.num_keys = h.num_keys;
+  p.min_key_length = h.min_key_length;
+  p.max_key_length = h.max_key_length;
+  p.max_value_length = h.max_value_length;
+  if (h.layout == CuckooLayout::kInline) {
+    p.key_width = h.key_width;
+    p.value_width = h.value_width;
+    p.key_bytes = h.num_keys * h.key_width;
+    p.value_bytes = h.num_keys * h.value_width;
+  }
+  return p;
+}
+
+std::string CuckooTable::Describe() const {
+  std::string out;
+  auto line = [&](std::string_view name, const auto& value) {
+    out += fmt::format("{:<18}{}\n", name, value);
+  };
+  const CuckooHeader& h = header_;
+  line("format", fmt::format("cuckoo {}.{}", h.major_version, h.minor_version));
+  line("file size", fmt::format("{} bytes", h.file_size));
+  line("keys", h.num_keys);
+  line("layout", CuckooLayoutName(h.layout));
+  if (h.layout == CuckooLayout::kInline) {
+    line("key width", h.key_width);
+    line("value width", h.value_width);
+  } else {
+    line("key length",
+         fmt::format("{}..{}", h.min_key_length, h.max_key_length));
+    line("value length",
+         fmt::format("{}..{}", h.min_value_length, h.max_value_length));
+  }
+  line("blocks", fmt::format("{} x {} buckets of {} bytes", h.num_blocks,
+                             h.buckets_per_block, h.bucket_size));
+  line("hash functions", h.num_hashes);
+  line("utilization", fmt::format("{:.4f} built, {:.4f} requested",
+                                  h.built_utilization_ppm / 1e6,
+                                  h.requested_utilization_ppm / 1e6));
+  line("overflow bits", fmt::format("{} per block", h.overflow_bits));
+  out += "probe counts      (keys found after N block probes)\n";
+  for (int i = 0; i < h.num_hashes; ++i) {
+    out +=
+        fmt::format("  {:<16}{} ({:.2f}%)\n", i + 1, h.keys_per_hash[i],
+                    h.num_keys ? 100.0 * h.keys_per_hash[i] / h.num_keys : 0.0);
+  }
+  return out;
 }
 
 __attribute__((flatten)) void CuckooTable::MultiGet(

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "storage/cuckoo_format.h"
 #include "storage/file.h"
+#include "storage/table.h"
 
 namespace roost {
 
@@ -43,17 +44,7 @@ struct CuckooReadOptions {
   bool verify_checksums = true;
 };
 
-// The outcome of one lookup in a batch.
-struct LookupResult {
-  // The value, a view into the table valid while the table is open.
-  std::string_view value;
-  bool found = false;
-  // Cuckoo blocks probed (0 when the key cannot be in the table at all, for
-  // instance a key of the wrong width for a fixed-width table).
-  uint8_t blocks_touched = 0;
-};
-
-class CuckooTable {
+class CuckooTable final : public Table {
  public:
   // Errors: NotFound / PermissionDenied for the file, DataLoss for a corrupt
   // or truncated table, FailedPrecondition for an unsupported format version.
@@ -73,18 +64,32 @@ class CuckooTable {
   void MultiGet(std::span<const std::string_view> keys,
                 std::span<LookupResult> results) const;
 
+  // Table: a batch of one is Get() (with its probe count), a larger one is
+  // MultiGet() above; values are views into the file, so nothing is pinned.
+  absl::Status MultiGet(std::span<const std::string_view> keys,
+                        std::span<LookupResult> results,
+                        ValuePins* pins) const override;
+  using Table::Get;
+
   // Recomputes the checksum of every region. DataLoss on a mismatch.
-  absl::Status VerifyChecksums() const;
+  absl::Status VerifyChecksums() const override;
 
   // Every field of the file header: counts, widths, seeds, utilization and
   // the probe-count distribution.
   const CuckooHeader& header() const { return header_; }
-  uint64_t num_keys() const { return header_.num_keys; }
+  TableFormat format() const override { return TableFormat::kCuckoo; }
+  uint64_t num_keys() const override { return header_.num_keys; }
   // The longest key the table holds; longer keys are certain misses.
-  uint32_t max_key_length() const { return header_.max_key_length; }
+  uint32_t max_key_length() const override { return header_.max_key_length; }
+  uint32_t key_width() const override {
+    return header_.layout == CuckooLayout::kInline ? header_.key_width : 0;
+  }
+  bool counts_blocks_touched() const override { return true; }
   // The mapped file, for residency accounting.
-  std::string_view file_data() const { return file_->data(); }
-  const std::string& path() const { return file_->path(); }
+  std::string_view file_data() const override { return file_->data(); }
+  const std::string& path() const override { return file_->path(); }
+  TableProperties properties() const override;
+  std::string Describe() const override;
 
  private:
   CuckooTable(std::unique_ptr<MappedFile> file, const CuckooHeader& header);

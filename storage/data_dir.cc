@@ -98,4 +98,32 @@ absl::StatusOr<uint64_t> NextVersion(
   return newest + 1;
 }
 
+absl::StatusOr<ResolvedTable> ResolveTablePath(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) {
+    if (!std::filesystem::exists(path, ec)) {
+      return absl::NotFoundError(
+          StrCat("cannot open ", path, ": No such file or directory"));
+    }
+    return ResolvedTable{path, std::nullopt};
+  }
+  std::filesystem::path dir(path);
+  if (!std::filesystem::exists(dir / std::string(kManifestName), ec)) {
+    // A table directory: its newest complete version.
+    auto versions = ListVersions(path);
+    if (!versions.ok()) return versions.status();
+    std::optional<std::string> newest;
+    for (const TableVersion& v : *versions) {
+      if (v.complete) newest = v.path;
+    }
+    if (!newest) {
+      return absl::NotFoundError(
+          StrCat(path, " holds no table file, MANIFEST or complete version"));
+    }
+    dir = *newest;
+  }
+  return ResolvedTable{(dir / std::string(kTableFileName)).string(),
+                       dir.string()};
+}
+
 }  // namespace roost

@@ -52,6 +52,15 @@ absl::StatusOr<std::vector<TableVersion>> ListVersions(
 // FailedPrecondition when the newest is already the largest number there is.
 absl::StatusOr<uint64_t> NextVersion(const std::vector<TableVersion>& versions);
 
+// What an inspect/verify/get argument names: a table file; a version
+// directory (with a MANIFEST); or a table directory, meaning its newest
+// complete version.
+struct ResolvedTable {
+  std::string file;                        // the table file
+  std::optional<std::string> version_dir;  // when given a directory
+};
+absl::StatusOr<ResolvedTable> ResolveTablePath(const std::string& path);
+
 }  // namespace roost
 
 #endif  // ROOST_STORAGE_DATA_DIR_H_

@@ -17,56 +17,20 @@ absl::Status Disagree(const std::string& manifest_path, std::string_view what,
                                            "; the table file has ", file_has));
 }
 
-// What the table file records of the fields a MANIFEST also gives.
-struct FileFacts {
-  std::string format_version;
-  uint64_t keys = 0;
-  uint64_t min_key_length = 0;  // 0 when the format does not record it
-  uint64_t max_key_length = 0;
-  std::optional<uint32_t> key_width;  // cuckoo inline layout
-  std::optional<uint32_t> value_width;
-  std::optional<uint64_t> max_value_length;
-  std::optional<uint64_t> key_bytes, value_bytes;  // when recorded
-};
-
-FileFacts FactsOf(const TableFile& file) {
-  FileFacts f;
-  if (const CuckooTable* cuckoo = file.cuckoo()) {
-    const CuckooHeader& h = cuckoo->header();
-    f.format_version = StrCat(h.major_version, ".", h.minor_version);
-    f.keys = h.num_keys;
-    f.min_key_length = h.min_key_length;
-    f.max_key_length = h.max_key_length;
-    f.max_value_length = h.max_value_length;
-    if (h.layout == CuckooLayout::kInline) {
-      f.key_width = h.key_width;
-      f.value_width = h.value_width;
-      f.key_bytes = h.num_keys * h.key_width;
-      f.value_bytes = h.num_keys * h.value_width;
-    }
-  } else {
-    const BlockTableFooter& b = file.block()->footer();
-    f.format_version = StrCat(b.major_version, ".", b.minor_version);
-    f.keys = b.num_entries;
-    f.max_key_length = b.max_key_length;
-    f.key_bytes = b.raw_key_bytes;
-    f.value_bytes = b.raw_value_bytes;
-  }
-  return f;
-}
-
 // Step 4 of the header comment.
 absl::Status CheckAgainstFile(const std::string& manifest_path,
-                              const Manifest& m, const TableFile& file) {
+                              const Manifest& m, const Table& file) {
   const std::string_view format = TableFormatName(file.format());
   if (m.format != format)
     return Disagree(manifest_path, "format", m.format, format);
-  const FileFacts f = FactsOf(file);
+  const TableProperties f = file.properties();
   if (m.format_version != f.format_version) {
     return Disagree(manifest_path, "format version", m.format_version,
                     f.format_version);
   }
-  if (m.keys != f.keys) return Disagree(manifest_path, "keys", m.keys, f.keys);
+  if (m.keys != f.num_keys) {
+    return Disagree(manifest_path, "keys", m.keys, f.num_keys);
+  }
   if (f.key_bytes && m.key_bytes != *f.key_bytes) {
     return Disagree(manifest_path, "key bytes", m.key_bytes, *f.key_bytes);
   }
@@ -74,17 +38,18 @@ absl::Status CheckAgainstFile(const std::string& manifest_path,
     return Disagree(manifest_path, "value bytes", m.value_bytes,
                     *f.value_bytes);
   }
-  if (f.keys > 0) {
+  if (f.num_keys > 0) {
+    const uint64_t min_key_length = f.min_key_length.value_or(0);
     // The MANIFEST gives a key width exactly when every key has one length.
     const bool one_length =
         f.key_width.has_value() ||
-        (f.min_key_length == f.max_key_length && file.cuckoo() != nullptr);
+        (f.min_key_length && *f.min_key_length == f.max_key_length);
     if (m.key_width) {
       if (f.max_key_length != *m.key_width ||
           (f.key_width && *f.key_width != *m.key_width) ||
-          (file.cuckoo() && f.min_key_length != *m.key_width)) {
+          (f.min_key_length && *f.min_key_length != *m.key_width)) {
         return Disagree(manifest_path, "key width", *m.key_width,
-                        StrCat("keys of ", f.min_key_length, " to ",
+                        StrCat("keys of ", min_key_length, " to ",
                                f.max_key_length, " bytes"));
       }
     } else if (one_length) {
@@ -96,12 +61,13 @@ absl::Status CheckAgainstFile(const std::string& manifest_path,
       return Disagree(manifest_path, "value width", *m.value_width,
                       *f.value_width);
     }
-    if (!file.cuckoo() || f.key_width) {
-      // key_bytes is checked exactly above.
-    } else if (m.key_bytes < f.keys * f.min_key_length ||
-               m.key_bytes > f.keys * f.max_key_length) {
+    // Where the file records no key bytes (checked exactly above), they
+    // lie between its shortest and longest keys'.
+    if (!f.key_bytes && f.min_key_length &&
+        (m.key_bytes < f.num_keys * min_key_length ||
+         m.key_bytes > f.num_keys * f.max_key_length)) {
       return Disagree(manifest_path, "key bytes", m.key_bytes,
-                      StrCat(f.keys, " keys of ", f.min_key_length, " to ",
+                      StrCat(f.num_keys, " keys of ", min_key_length, " to ",
                              f.max_key_length, " bytes"));
     }
   }
@@ -174,7 +140,7 @@ absl::StatusOr<OpenedVersion> OpenVersion(const std::string& dir,
   }
 
   // 4. The table file opens and agrees.
-  auto file = TableFile::Open(table_path, options.read);
+  auto file = Table::Open(table_path, options.read);
   if (!file.ok()) return file.status();
   out.file = std::move(*file);
   if (out.file->file_data().size() != m.files[0].size) {

@@ -30,7 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "storage/manifest.h"
-#include "storage/table_file.h"
+#include "storage/table.h"
 
 namespace roost {
 
@@ -47,7 +47,7 @@ struct OpenedVersion {
   std::string table;
   uint64_t version = 0;
   Manifest manifest;
-  std::unique_ptr<TableFile> file;
+  std::unique_ptr<Table> file;
 };
 
 // Opens and checks the version directory `dir` as above. Errors:

@@ -9,6 +9,27 @@
 #include "util/escape.h"
 
 namespace roost::testing {
+
+std::optional<std::string> TableHarness::Get(const std::string& key) {
+  std::string value;
+  auto found = table_->Get(key, &value);
+  if (!found.ok() || !*found) return std::nullopt;
+  return value;
+}
+
+std::vector<std::optional<std::string>> TableHarness::MultiGet(
+    const std::vector<std::string>& keys) {
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  std::vector<LookupResult> results(keys.size());
+  ValuePins pins;
+  std::vector<std::optional<std::string>> out(keys.size());
+  if (!table_->MultiGet(views, results, &pins).ok()) return out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (results[i].found) out[i] = std::string(results[i].value);
+  }
+  return out;
+}
+
 namespace {
 
 class CuckooHarness : public TableHarness {
@@ -35,29 +56,9 @@ class CuckooHarness : public TableHarness {
     return absl::OkStatus();
   }
 
-  std::optional<std::string> Get(const std::string& key) override {
-    std::string_view value;
-    if (!table_->Get(key, &value)) return std::nullopt;
-    return std::string(value);
-  }
-
-  std::vector<std::optional<std::string>> MultiGet(
-      const std::vector<std::string>& keys) override {
-    std::vector<std::string_view> views(keys.begin(), keys.end());
-    std::vector<LookupResult> results(keys.size());
-    table_->MultiGet(views, results);
-    std::vector<std::optional<std::string>> out;
-    for (const LookupResult& r : results) {
-      out.push_back(r.found ? std::optional<std::string>(std::string(r.value))
-                            : std::nullopt);
-    }
-    return out;
-  }
-
  private:
   CuckooTableOptions options_;
   CuckooReadOptions read_options_;
-  std::unique_ptr<CuckooTable> table_;
 };
 
 // The block table takes sorted, distinct keys: the harness sorts (stably)
@@ -101,33 +102,9 @@ class BlockHarness : public TableHarness {
     return absl::OkStatus();
   }
 
-  std::optional<std::string> Get(const std::string& key) override {
-    BlockTable::Value value;
-    auto found = table_->Get(key, &value);
-    if (!found.ok() || !*found) return std::nullopt;
-    return std::string(value.view());
-  }
-
-  std::vector<std::optional<std::string>> MultiGet(
-      const std::vector<std::string>& keys) override {
-    std::vector<std::string_view> views(keys.begin(), keys.end());
-    std::unique_ptr<bool[]> found(new bool[keys.size()]);
-    std::vector<BlockTable::Value> values(keys.size());
-    std::vector<std::optional<std::string>> out(keys.size());
-    if (!table_->MultiGet(views, std::span(found.get(), keys.size()), values)
-             .ok()) {
-      return out;
-    }
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (found[i]) out[i] = std::string(values[i].view());
-    }
-    return out;
-  }
-
  private:
   BlockTableOptions options_;
   BlockTableReadOptions read_options_;
-  std::unique_ptr<BlockTable> table_;
 };
 
 HarnessFactory Block(std::string name, BlockTableOptions options,

@@ -1,0 +1,69 @@
+#include "storage/table.h"
+
+#include "storage/block_format.h"
+#include "storage/block_table.h"
+#include "storage/cuckoo_format.h"
+#include "storage/cuckoo_table.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
+
+namespace roost {
+
+std::string_view TableFormatName(TableFormat format) {
+  return format == TableFormat::kCuckoo ? "cuckoo" : "block";
+}
+
+absl::StatusOr<TableFormat> ParseTableFormat(std::string_view name) {
+  if (name == "cuckoo") return TableFormat::kCuckoo;
+  if (name == "block") return TableFormat::kBlock;
+  return absl::InvalidArgumentError(
+      StrCat("unknown format \"", name, "\" (expected cuckoo or block)"));
+}
+
+absl::StatusOr<TableFormat> DetectFormat(const std::string& path) {
+  auto file = MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  const std::string_view data = (*file)->data();
+  if (data.substr(0, kCuckooMagic.size()) == kCuckooMagic) {
+    return TableFormat::kCuckoo;
+  }
+  if (data.size() >= kBlockTableFooterSize &&
+      data.substr(data.size() - kBlockTableFooterSize,
+                  kBlockTableMagic.size()) == kBlockTableMagic) {
+    return TableFormat::kBlock;
+  }
+  return absl::DataLossError(
+      StrCat("corrupt table ", path, ": not a roost table (no magic number)"));
+}
+
+absl::StatusOr<std::unique_ptr<Table>> Table::Open(
+    const std::string& path, const TableReadOptions& options) {
+  auto format = DetectFormat(path);
+  if (!format.ok()) return format.status();
+  if (*format == TableFormat::kCuckoo) {
+    CuckooReadOptions cuckoo;
+    cuckoo.verify_checksums = options.verify_checksums;
+    cuckoo.load_mode = options.load_mode;
+    auto table = CuckooTable::Open(path, cuckoo);
+    if (!table.ok()) return table.status();
+    return std::unique_ptr<Table>(std::move(*table));
+  }
+  BlockTableReadOptions block;
+  block.verify_checksums = options.verify_checksums;
+  block.load_mode = options.load_mode;
+  auto table = BlockTable::Open(path, block);
+  if (!table.ok()) return table.status();
+  return std::unique_ptr<Table>(std::move(*table));
+}
+
+absl::StatusOr<bool> Table::Get(std::string_view key,
+                                std::string* value) const {
+  LookupResult result;
+  ValuePins pins;
+  ROOST_RETURN_IF_ERROR(
+      MultiGet(std::span(&key, 1), std::span(&result, 1), &pins));
+  if (result.found) value->assign(result.value);
+  return result.found;
+}
+
+}  // namespace roost
