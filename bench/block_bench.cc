@@ -11,7 +11,7 @@
 // BM_RocksDbGet/<keys>/<binary|binary_and_hash>/<hit|miss>. roost's
 // uncompressed table is one file per data set (built with the defaults: hash
 // index, IndexSearch::kAuto) opened once per configuration, with
-// BlockTableReadOptions::index_search and use_hash_index overriding the file.
+// BlockReadOptions::index_search and use_hash_index overriding the file.
 // The figures to compare are the items_per_second of each row; bytes_per_key
 // is the table file's size over the number of keys. The *Table rows report
 // each table's shape and build time.
@@ -104,7 +104,7 @@ struct RoostFile {
 };
 
 RoostFile BuildRoost(Keys keys, Variant variant) {
-  BlockTableOptions options;  // block_size 4096, restart_interval 16, kAuto
+  BlockBuildOptions options;  // block_size 4096, restart_interval 16, kAuto
   options.hash_index = variant != Variant::kNoHashIndex;
   if (variant == Variant::kSnappy) options.compression = Compression::kSnappy;
   RoostFile f;
@@ -143,7 +143,7 @@ const RoostFile& Roost(Keys keys, Variant variant) {
 // full scan.
 std::unique_ptr<BlockTable> OpenRoost(Keys keys, Variant variant,
                                       IndexSearch search, bool use_hash) {
-  BlockTableReadOptions options;
+  BlockReadOptions options;
   options.index_search = search;
   options.use_hash_index = use_hash;
   options.block_cache_bytes = kCacheBytes;

@@ -388,7 +388,7 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
   for (size_t b = 0; b < std::size(builds); ++b) {
     const std::string path =
         (s.dir / fmt::format("roost-block-{}.sst", builds[b].name)).string();
-    BlockTableOptions options;
+    BlockBuildOptions options;
     options.hash_index = builds[b].hash_index;
     options.compression = builds[b].compression;
     const auto start = std::chrono::steady_clock::now();
@@ -403,7 +403,7 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
     const double build_s = SecondsSince(start);
     for (const Read& r : reads) {
       if (r.build != b) continue;
-      BlockTableReadOptions ro;
+      BlockReadOptions ro;
       ro.index_search = r.search;
       // Room for every block decompressed: the cache holds everything, as
       // RocksDB's does.

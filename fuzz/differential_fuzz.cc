@@ -53,8 +53,8 @@ void Expect(std::string_view who, std::string_view key,
   }
 }
 
-CuckooTableOptions CuckooOptions(FuzzedDataProvider& in) {
-  CuckooTableOptions o;
+CuckooBuildOptions CuckooOptions(FuzzedDataProvider& in) {
+  CuckooBuildOptions o;
   o.utilization = in.PickValueInArray({0.3, 0.5, 0.8, 0.9, 0.95, 0.99});
   o.num_hash_functions = in.ConsumeIntegralInRange(2, 8);
   o.overflow_bits_per_block = in.PickValueInArray({1, 2, 4, 8});
@@ -63,8 +63,8 @@ CuckooTableOptions CuckooOptions(FuzzedDataProvider& in) {
   return o;
 }
 
-BlockTableOptions BlockOptions(FuzzedDataProvider& in) {
-  BlockTableOptions o;
+BlockBuildOptions BlockOptions(FuzzedDataProvider& in) {
+  BlockBuildOptions o;
   o.block_size = in.PickValueInArray<uint32_t>({1, 16, 64, 256, 1024, 4096});
   o.restart_interval = in.PickValueInArray<uint32_t>({1, 2, 3, 4, 16, 1024});
   o.hash_index = in.ConsumeBool();
@@ -90,7 +90,7 @@ std::string Field(FuzzedDataProvider& in, std::optional<size_t> width,
 
 // The options and pairs a build was given, for a failure's message.
 std::string Describe(
-    const CuckooTableOptions& o,
+    const CuckooBuildOptions& o,
     const std::vector<std::pair<std::string, std::string>>& pairs) {
   std::string out =
       StrCat("utilization ", o.utilization, ", ", o.num_hash_functions,
@@ -136,7 +136,7 @@ void CheckCuckoo(const std::string& path, const Lookups& l,
 void CheckBlock(const std::string& path, const Lookups& l,
                 const std::map<std::string, std::string>& map,
                 bool use_hash_index) {
-  BlockTableReadOptions options;
+  BlockReadOptions options;
   options.use_hash_index = use_hash_index;
   auto table = BlockTable::Open(path, options);
   if (!table.ok())
@@ -217,8 +217,8 @@ void CheckTable(const std::string& path, const Lookups& l) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace roost;
   FuzzedDataProvider in(data, size);
-  CuckooTableOptions cuckoo_options = fuzz::CuckooOptions(in);
-  const BlockTableOptions block_options = fuzz::BlockOptions(in);
+  CuckooBuildOptions cuckoo_options = fuzz::CuckooOptions(in);
+  const BlockBuildOptions block_options = fuzz::BlockOptions(in);
   const bool keep_last = in.ConsumeBool();
   cuckoo_options.on_duplicate =
       keep_last ? DuplicatePolicy::kKeepLast : DuplicatePolicy::kKeepFirst;

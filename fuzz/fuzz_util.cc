@@ -8,10 +8,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "storage/block.h"
 #include "storage/block_format.h"
 #include "storage/coding.h"
 #include "storage/cuckoo_format.h"
+#include "storage/data_block.h"
 #include "storage/hash.h"
 
 namespace roost::fuzz {
@@ -128,12 +128,12 @@ std::string FixBlockTableChecksums(std::string file) {
   // Decode checked that the index block and its trailer end at the footer.
   const BlockHandle index = decoded->index;
   FixTrailer(&file, index.offset, index.size);
-  auto block = Block::Parse(
+  auto block = DataBlock::Parse(
       "fix-up", std::string_view(file).substr(index.offset, index.size));
   if (!block.ok()) return file;
   for (uint32_t i = 0; i < block->num_restarts(); ++i) {
     std::string_view key, value;
-    if (block->RestartEntry(i, &key, &value) != Block::kFound) continue;
+    if (block->RestartEntry(i, &key, &value) != DataBlock::kFound) continue;
     BlockHandle h;
     if (h.DecodeFrom(value.data(), value.data() + value.size()) == nullptr ||
         h.offset > decoded->data_end || h.size > decoded->data_end - h.offset ||

@@ -88,7 +88,7 @@ Pairs SortedPairs(size_t n, size_t max_value) {
 }
 
 void CuckooSeed(const std::string& name, const Pairs& pairs,
-                CuckooTableOptions options = {}) {
+                CuckooBuildOptions options = {}) {
   CuckooTableBuilder builder(options);
   for (const auto& [k, v] : pairs) {
     if (!builder.Add(k, v).ok()) Fail("cannot add to ", name);
@@ -101,7 +101,7 @@ void CuckooSeed(const std::string& name, const Pairs& pairs,
 }
 
 void BlockSeed(const std::string& name, Pairs pairs,
-               BlockTableOptions options = {}) {
+               BlockBuildOptions options = {}) {
   std::sort(pairs.begin(), pairs.end());
   const std::string path = ScratchPath("seed");
   auto builder = BlockTableBuilder::Create(path, options);
@@ -123,39 +123,39 @@ void TableSeeds() {
   CuckooSeed("inline-empty-key", {{"", "only"}});
   CuckooSeed("one-key", {{"key", "value"}});
   CuckooSeed("empty", {});
-  CuckooTableOptions three;
+  CuckooBuildOptions three;
   three.num_hash_functions = 3;
   three.overflow_bits_per_block = 8;
   three.utilization = 0.97;
   CuckooSeed("three-hashes-dense", FixedPairs(4, 40, 8, 8), three);
-  CuckooTableOptions one_bit;
+  CuckooBuildOptions one_bit;
   one_bit.overflow_bits_per_block = 1;
   CuckooSeed("wide-inline", FixedPairs(5, 6, 40, 60), one_bit);
 
   BlockSeed("default", SortedPairs(60, 12));
-  BlockTableOptions tiny;
+  BlockBuildOptions tiny;
   tiny.block_size = 64;
   BlockSeed("tiny-blocks", SortedPairs(40, 8), tiny);
-  BlockTableOptions restart1;
+  BlockBuildOptions restart1;
   restart1.restart_interval = 1;
   restart1.block_size = 128;
   BlockSeed("restart-1", VariablePairs(6, 30, 6, 10), restart1);
-  BlockTableOptions restart1024;
+  BlockBuildOptions restart1024;
   restart1024.restart_interval = 1024;
   BlockSeed("restart-1024", SortedPairs(50, 4), restart1024);
-  BlockTableOptions no_hash;
+  BlockBuildOptions no_hash;
   no_hash.hash_index = false;
   no_hash.block_size = 256;
   BlockSeed("no-hash-index", SortedPairs(50, 6), no_hash);
-  BlockTableOptions snappy;
+  BlockBuildOptions snappy;
   snappy.compression = Compression::kSnappy;
   snappy.block_size = 256;
   BlockSeed("snappy", SortedPairs(60, 30), snappy);
-  BlockTableOptions zstd;
+  BlockBuildOptions zstd;
   zstd.compression = Compression::kZstd;
   zstd.block_size = 512;
   BlockSeed("zstd", SortedPairs(60, 30), zstd);
-  BlockTableOptions interpolation;
+  BlockBuildOptions interpolation;
   interpolation.index_search = IndexSearch::kInterpolation;
   interpolation.block_size = 64;
   BlockSeed("interpolation", FixedPairs(7, 40, 8, 4), interpolation);

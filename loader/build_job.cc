@@ -255,9 +255,9 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
         "--input-format fixed needs --key-size and --value-size");
   }
   if (job.format == TableFormat::kCuckoo) {
-    return ValidateCuckooTableOptions(job.cuckoo);
+    return ValidateCuckooBuildOptions(job.cuckoo);
   }
-  return ValidateBlockTableOptions(job.block);
+  return ValidateBlockBuildOptions(job.block);
 }
 
 absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
@@ -303,7 +303,7 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   Widths widths;
 
   if (job.format == TableFormat::kCuckoo) {
-    CuckooTableOptions options = job.cuckoo;
+    CuckooBuildOptions options = job.cuckoo;
     options.on_duplicate = job.on_duplicate;
     CuckooTableBuilder builder(options);
     ROOST_RETURN_IF_ERROR(

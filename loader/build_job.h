@@ -26,8 +26,8 @@ struct BuildJob {
   std::vector<std::string> inputs;  // globs allowed; "-" is stdin
   RecordReaderOptions reader;
   TableFormat format = TableFormat::kCuckoo;
-  CuckooTableOptions cuckoo;
-  BlockTableOptions block;
+  CuckooBuildOptions cuckoo;
+  BlockBuildOptions block;
   DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
   // Malformed records skipped (and counted) before the build fails.
   uint64_t max_bad_records = 0;

@@ -41,7 +41,7 @@ constexpr uint64_t kPrefetchTailBytes = 512;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
-    const std::string& path, const BlockTableReadOptions& options) {
+    const std::string& path, const BlockReadOptions& options) {
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          MappedFile::Open(path, options.load_mode));
   ROOST_ASSIGN_OR_RETURN(BlockTableFooter footer,
@@ -54,9 +54,9 @@ absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
     return CorruptionError(path, "compressed index block");
   }
   ROOST_ASSIGN_OR_RETURN(
-      Block index,
-      Block::Parse(path, std::string_view(base + footer.index.offset,
-                                          footer.index.size)));
+      DataBlock index,
+      DataBlock::Parse(path, std::string_view(base + footer.index.offset,
+                                              footer.index.size)));
   std::unique_ptr<BlockTable> table(
       new BlockTable(std::move(file), footer, options, index));
   ROOST_RETURN_IF_ERROR(table->ValidateIndex());
@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
 
 BlockTable::BlockTable(std::unique_ptr<MappedFile> file,
                        const BlockTableFooter& footer,
-                       const BlockTableReadOptions& options, Block index)
+                       const BlockReadOptions& options, DataBlock index)
     : file_(std::move(file)),
       footer_(footer),
       options_(options),
@@ -93,7 +93,7 @@ absl::Status BlockTable::ValidateIndex() {
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view key, value;
     if (index_.RestartEntry(static_cast<uint32_t>(i), &key, &value) !=
-        Block::kFound) {
+        DataBlock::kFound) {
       return CorruptionError(path(), StrCat("bad index entry ", i));
     }
     if (i > 0 && key <= previous) {
@@ -168,7 +168,7 @@ absl::StatusOr<uint64_t> BlockTable::FindBlock(std::string_view key) const {
   auto key_at = [&](uint64_t i, std::string_view* k) {
     std::string_view v;
     return index_.RestartEntry(static_cast<uint32_t>(i), k, &v) ==
-           Block::kFound;
+           DataBlock::kFound;
   };
   std::string_view k;
   // Keys outside [first, last] do not share the index keys' prefix, so the
@@ -220,7 +220,7 @@ absl::StatusOr<uint64_t> BlockTable::FindBlock(std::string_view key) const {
   return lo;
 }
 
-absl::StatusOr<Block> BlockTable::LoadBlock(
+absl::StatusOr<DataBlock> BlockTable::LoadBlock(
     uint64_t index, std::shared_ptr<const std::string>* pin) const {
   const BlockHandle h = Handle(index);
   const char* stored = file_->data().data() + h.offset;
@@ -233,7 +233,7 @@ absl::StatusOr<Block> BlockTable::LoadBlock(
     for (uint64_t at = h.size - tail; at < h.size; at += kCacheLineSize) {
       __builtin_prefetch(stored + at);
     }
-    return Block::Parse(path(), std::string_view(stored, h.size));
+    return DataBlock::Parse(path(), std::string_view(stored, h.size));
   }
   std::shared_ptr<const std::string> block = cache_.Lookup(index);
   if (block == nullptr) {
@@ -248,7 +248,7 @@ absl::StatusOr<Block> BlockTable::LoadBlock(
     block = cache_.Insert(index, std::move(raw));
   }
   *pin = block;
-  return Block::Parse(path(), *block);
+  return DataBlock::Parse(path(), *block);
 }
 
 absl::StatusOr<bool> BlockTable::Get(std::string_view key, Value* value) const {
@@ -256,16 +256,16 @@ absl::StatusOr<bool> BlockTable::Get(std::string_view key, Value* value) const {
   ROOST_ASSIGN_OR_RETURN(const uint64_t i, FindBlock(key));
   if (i == footer_.num_data_blocks) return false;
   std::shared_ptr<const std::string> pin;
-  ROOST_ASSIGN_OR_RETURN(Block block, LoadBlock(i, &pin));
+  ROOST_ASSIGN_OR_RETURN(DataBlock block, LoadBlock(i, &pin));
   std::string_view view;
   switch (block.Get(key, options_.use_hash_index, &view)) {
-    case Block::kFound:
+    case DataBlock::kFound:
       value->view_ = view;
       value->pin_ = std::move(pin);
       return true;
-    case Block::kNotFound:
+    case DataBlock::kNotFound:
       return false;
-    case Block::kCorrupt:
+    case DataBlock::kCorrupt:
       break;
   }
   return CorruptionError(path(), StrCat("bad entry in data block ", i));

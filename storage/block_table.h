@@ -28,15 +28,15 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "storage/block.h"
 #include "storage/block_cache.h"
 #include "storage/block_format.h"
+#include "storage/data_block.h"
 #include "storage/file.h"
 #include "storage/table.h"
 
 namespace roost {
 
-struct BlockTableReadOptions {
+struct BlockReadOptions {
   // How the file is brought into memory. The default value is
   // LoadMode::kMmap.
   LoadMode load_mode = LoadMode::kMmap;
@@ -69,7 +69,7 @@ class BlockTable final : public Table {
   };
 
   static absl::StatusOr<std::unique_ptr<BlockTable>> Open(
-      const std::string& path, const BlockTableReadOptions& options = {});
+      const std::string& path, const BlockReadOptions& options = {});
 
   // Looks `key` up: true and *value on a hit, false on a miss, DataLoss for
   // a damaged block.
@@ -107,8 +107,8 @@ class BlockTable final : public Table {
     const BlockTable* table_;
     uint64_t block_index_ = 0;
     std::shared_ptr<const std::string> pin_;
-    std::optional<Block> block_;
-    std::optional<Block::Iterator> entry_;
+    std::optional<DataBlock> block_;
+    std::optional<DataBlock::Iterator> entry_;
     bool valid_ = false;
     absl::Status status_;
   };
@@ -131,19 +131,19 @@ class BlockTable final : public Table {
 
  private:
   BlockTable(std::unique_ptr<MappedFile> file, const BlockTableFooter& footer,
-             const BlockTableReadOptions& options, Block index);
+             const BlockReadOptions& options, DataBlock index);
   absl::Status ValidateIndex();
   // The first data block whose separator is >= key; num_data_blocks if none.
   absl::StatusOr<uint64_t> FindBlock(std::string_view key) const;
   // Data block `index`: in place, or decompressed and pinned.
-  absl::StatusOr<Block> LoadBlock(
+  absl::StatusOr<DataBlock> LoadBlock(
       uint64_t index, std::shared_ptr<const std::string>* pin) const;
   BlockHandle Handle(uint64_t index) const;
 
   std::unique_ptr<MappedFile> file_;
   BlockTableFooter footer_;
-  BlockTableReadOptions options_;
-  Block index_;
+  BlockReadOptions options_;
+  DataBlock index_;  // the index block, written in the data blocks' grammar
   IndexSearch index_search_;
   bool interpolate_;         // use interpolation for this table
   size_t index_prefix_ = 0;  // common prefix of the first and last index keys

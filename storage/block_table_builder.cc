@@ -37,7 +37,7 @@ uint64_t KeyToNumber(std::string_view key, size_t prefix_length) {
   return n;
 }
 
-absl::Status ValidateBlockTableOptions(const BlockTableOptions& options) {
+absl::Status ValidateBlockBuildOptions(const BlockBuildOptions& options) {
   if (options.block_size == 0 || options.block_size > (1u << 30)) {
     return absl::InvalidArgumentError(
         StrCat("block size must be in [1, 2^30], not ", options.block_size));
@@ -55,8 +55,8 @@ absl::Status ValidateBlockTableOptions(const BlockTableOptions& options) {
 }
 
 absl::StatusOr<std::unique_ptr<BlockTableBuilder>> BlockTableBuilder::Create(
-    const std::string& path, const BlockTableOptions& options) {
-  ROOST_RETURN_IF_ERROR(ValidateBlockTableOptions(options));
+    const std::string& path, const BlockBuildOptions& options) {
+  ROOST_RETURN_IF_ERROR(ValidateBlockBuildOptions(options));
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
                          WritableFile::Create(path));
   return std::unique_ptr<BlockTableBuilder>(
@@ -64,7 +64,7 @@ absl::StatusOr<std::unique_ptr<BlockTableBuilder>> BlockTableBuilder::Create(
 }
 
 BlockTableBuilder::BlockTableBuilder(std::unique_ptr<WritableFile> file,
-                                     const BlockTableOptions& options)
+                                     const BlockBuildOptions& options)
     : options_(options),
       file_(std::move(file)),
       data_(options.restart_interval, options.hash_index,
@@ -191,7 +191,7 @@ absl::StatusOr<BlockTableReport> BlockTableBuilder::FinishFile() {
 
   // The index block: restart interval 1, so that every entry's key is whole
   // and entry i can be read directly for binary or interpolation search.
-  BlockBuilder index(1, /*hash_index=*/false);
+  DataBlockBuilder index(1, /*hash_index=*/false);
   std::string handle_bytes;
   for (size_t i = 0; i < index_keys_.size(); ++i) {
     handle_bytes.clear();

@@ -27,13 +27,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "storage/block_builder.h"
 #include "storage/block_format.h"
+#include "storage/data_block_builder.h"
 #include "storage/file.h"
 
 namespace roost {
 
-struct BlockTableOptions {
+struct BlockBuildOptions {
   // Target size of a data block before compression, in bytes. The default
   // value is 4096.
   uint32_t block_size = 4096;
@@ -66,13 +66,13 @@ struct BlockTableReport {
 
 // InvalidArgument naming the first option out of its range (see above).
 // Create() checks the same; a tool can call it before reading any input.
-absl::Status ValidateBlockTableOptions(const BlockTableOptions& options);
+absl::Status ValidateBlockBuildOptions(const BlockBuildOptions& options);
 
 class BlockTableBuilder {
  public:
   // Creates (or truncates) `path`. InvalidArgument for bad options.
   static absl::StatusOr<std::unique_ptr<BlockTableBuilder>> Create(
-      const std::string& path, const BlockTableOptions& options);
+      const std::string& path, const BlockBuildOptions& options);
   // Abandons the file unless Finish() succeeded.
   ~BlockTableBuilder();
 
@@ -87,15 +87,15 @@ class BlockTableBuilder {
 
  private:
   BlockTableBuilder(std::unique_ptr<WritableFile> file,
-                    const BlockTableOptions& options);
+                    const BlockBuildOptions& options);
   absl::StatusOr<BlockTableReport> FinishFile();
   absl::Status FlushDataBlock();
   absl::Status WriteBlock(std::string_view raw, Compression type,
                           BlockHandle* handle);
 
-  const BlockTableOptions options_;
+  const BlockBuildOptions options_;
   std::unique_ptr<WritableFile> file_;
-  BlockBuilder data_;
+  DataBlockBuilder data_;
   // The last block's handle and last key, waiting for the first key of the
   // next block to choose a separator.
   bool pending_index_ = false;

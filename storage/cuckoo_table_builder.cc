@@ -254,7 +254,7 @@ class CuckooTableBuilder::Placement {
   absl::flat_hash_set<uint64_t> visited_;
 };
 
-CuckooTableBuilder::CuckooTableBuilder(CuckooTableOptions options)
+CuckooTableBuilder::CuckooTableBuilder(CuckooBuildOptions options)
     : options_(options) {}
 
 std::string_view CuckooTableBuilder::key(uint32_t i) const {
@@ -310,7 +310,7 @@ absl::Status CuckooTableBuilder::Add(std::string_view key,
   return absl::OkStatus();
 }
 
-absl::Status ValidateCuckooTableOptions(const CuckooTableOptions& o) {
+absl::Status ValidateCuckooBuildOptions(const CuckooBuildOptions& o) {
   if (!(o.utilization > 0 && o.utilization < 1)) {
     return absl::InvalidArgumentError(
         StrCat("utilization must be in (0, 1), not ", o.utilization));
@@ -334,7 +334,7 @@ absl::Status ValidateCuckooTableOptions(const CuckooTableOptions& o) {
 
 absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::Finish(
     const std::string& path) {
-  ROOST_RETURN_IF_ERROR(ValidateCuckooTableOptions(options_));
+  ROOST_RETURN_IF_ERROR(ValidateCuckooBuildOptions(options_));
   CuckooBuildReport report;
   // Inline when every pair has the same widths, as long as a bucket stays
   // small: past kMaxInlineBucketSize the empty tenth of the buckets would

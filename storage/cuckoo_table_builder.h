@@ -43,7 +43,7 @@ enum class DuplicatePolicy {
   kKeepLast,   // keep the value added last
 };
 
-struct CuckooTableOptions {
+struct CuckooBuildOptions {
   // Fraction of buckets to fill. Higher makes a smaller file and more keys
   // outside their first block. In (0, 1). The default value is 0.9.
   double utilization = 0.9;
@@ -69,7 +69,7 @@ struct CuckooTableOptions {
 
 // InvalidArgument naming the first option out of its range (see above).
 // Finish() checks the same; a tool can call it before reading any input.
-absl::Status ValidateCuckooTableOptions(const CuckooTableOptions& options);
+absl::Status ValidateCuckooBuildOptions(const CuckooBuildOptions& options);
 
 // What Finish() built.
 struct CuckooBuildReport {
@@ -91,7 +91,7 @@ struct CuckooBuildReport {
 
 class CuckooTableBuilder {
  public:
-  explicit CuckooTableBuilder(CuckooTableOptions options = {});
+  explicit CuckooTableBuilder(CuckooBuildOptions options = {});
   CuckooTableBuilder(const CuckooTableBuilder&) = delete;
   CuckooTableBuilder& operator=(const CuckooTableBuilder&) = delete;
 
@@ -134,7 +134,7 @@ class CuckooTableBuilder {
   absl::Status WriteTable(const std::string& path, const Placement& placement,
                           CuckooBuildReport* report) const;
 
-  CuckooTableOptions options_;
+  CuckooBuildOptions options_;
   std::string arena_;  // keys and values, back to back, in add order
   // While every pair has the same widths, entries are implicit (pair i at
   // i * (key_width_ + value_width_)) and entries_ stays empty.

@@ -48,7 +48,7 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
     if (!table.ok()) return table.status();
     return std::unique_ptr<Table>(std::move(*table));
   }
-  BlockTableReadOptions block;
+  BlockReadOptions block;
   block.verify_checksums = options.verify_checksums;
   block.load_mode = options.load_mode;
   auto table = BlockTable::Open(path, block);

@@ -18,7 +18,7 @@ namespace {
 struct Case {
   std::string name;
   Pairs pairs;
-  BlockTableOptions options;
+  BlockBuildOptions options;
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -29,12 +29,12 @@ std::vector<Case> Cases() {
     text.emplace_back("key" + std::to_string(1000 + i),
                       std::string(20 + i % 7, 'a' + i % 3));
   }
-  BlockTableOptions small;
+  BlockBuildOptions small;
   small.block_size = 256;
   small.restart_interval = 4;
-  BlockTableOptions snappy = small;
+  BlockBuildOptions snappy = small;
   snappy.compression = Compression::kSnappy;
-  BlockTableOptions zstd = small;
+  BlockBuildOptions zstd = small;
   zstd.compression = Compression::kZstd;
   zstd.hash_index = false;
   return {{"Uncompressed", text, small},
@@ -68,7 +68,7 @@ class BlockCorruptionTest : public ::testing::TestWithParam<Case> {
         << what << ": " << table.status();
     ASSERT_NE(table.status().message().find(path_), std::string::npos);
 
-    BlockTableReadOptions unverified;
+    BlockReadOptions unverified;
     unverified.verify_checksums = false;
     auto loose = BlockTable::Open(path_, unverified);
     if (!loose.ok()) return;

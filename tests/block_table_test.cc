@@ -12,9 +12,9 @@
 #include <map>
 #include <random>
 
-#include "storage/block.h"
-#include "storage/block_builder.h"
 #include "storage/block_table_builder.h"
+#include "storage/data_block.h"
+#include "storage/data_block_builder.h"
 #include "tests/test_util.h"
 #include "util/str_cat.h"
 
@@ -23,7 +23,7 @@ namespace {
 
 // Builds a table of `pairs`, which it sorts first.
 absl::StatusOr<BlockTableReport> Build(Pairs pairs, const std::string& path,
-                                       BlockTableOptions options = {}) {
+                                       BlockBuildOptions options = {}) {
   std::sort(pairs.begin(), pairs.end());
   auto builder = BlockTableBuilder::Create(path, options);
   if (!builder.ok()) return builder.status();
@@ -35,7 +35,7 @@ absl::StatusOr<BlockTableReport> Build(Pairs pairs, const std::string& path,
 }
 
 std::unique_ptr<BlockTable> OpenOrDie(const std::string& path,
-                                      BlockTableReadOptions options = {}) {
+                                      BlockReadOptions options = {}) {
   auto table = BlockTable::Open(path, options);
   EXPECT_TRUE(table.ok()) << table.status();
   return table.ok() ? std::move(*table) : nullptr;
@@ -89,7 +89,7 @@ TEST(BlockTableTest, OutOfOrderAndDuplicateKeysAreNamed) {
 
 TEST(BlockTableTest, RejectsBadOptions) {
   ScratchDir dir;
-  BlockTableOptions o;
+  BlockBuildOptions o;
   o.restart_interval = 0;
   EXPECT_EQ(BlockTableBuilder::Create(dir.File("t"), o).status().code(),
             absl::StatusCode::kInvalidArgument);
@@ -108,22 +108,22 @@ TEST(BlockTableTest, RejectsBadOptions) {
 TEST(BlockTableTest, HashIndexFallsBackPastItsRestartLimit) {
   for (const int n : {200, 254, 255, 1000}) {
     SCOPED_TRACE(n);
-    BlockBuilder builder(/*restart_interval=*/1, /*hash_index=*/true);
+    DataBlockBuilder builder(/*restart_interval=*/1, /*hash_index=*/true);
     std::vector<std::string> keys;
     for (int i = 0; i < n; ++i)
       keys.push_back("key" + std::to_string(10000 + i));
     for (const auto& k : keys) builder.Add(k, "v" + k);
-    auto block = Block::Parse("test", builder.Finish());
+    auto block = DataBlock::Parse("test", builder.Finish());
     ASSERT_TRUE(block.ok()) << block.status();
     EXPECT_EQ(block->has_hash_index(), n <= 254);
     for (const auto& k : keys) {
       std::string_view value;
-      ASSERT_EQ(block->Get(k, true, &value), Block::kFound) << k;
+      ASSERT_EQ(block->Get(k, true, &value), DataBlock::kFound) << k;
       EXPECT_EQ(value, "v" + k);
     }
     std::string_view value;
-    EXPECT_EQ(block->Get("key0", true, &value), Block::kNotFound);
-    EXPECT_EQ(block->Get("key99999", true, &value), Block::kNotFound);
+    EXPECT_EQ(block->Get("key0", true, &value), DataBlock::kNotFound);
+    EXPECT_EQ(block->Get("key99999", true, &value), DataBlock::kNotFound);
   }
 }
 
@@ -144,7 +144,7 @@ TEST(BlockTableTest, UniformKeysAreFlaggedAndSkewedOnesAreNot) {
   }
   // With 4 KiB blocks each index gap spans a couple of hundred random key
   // gaps, so its spread is small (coefficient of variation about 0.07).
-  BlockTableOptions o;
+  BlockBuildOptions o;
   auto u = Build(uniform, dir.File("u.sst"), o);
   auto s = Build(skewed, dir.File("s.sst"), o);
   ASSERT_TRUE(u.ok() && s.ok());
@@ -158,7 +158,7 @@ TEST(BlockTableTest, UniformKeysAreFlaggedAndSkewedOnesAreNot) {
   // Every search mode finds every key of both sets.
   for (IndexSearch mode : {IndexSearch::kBinary, IndexSearch::kInterpolation,
                            IndexSearch::kAuto}) {
-    BlockTableReadOptions ro;
+    BlockReadOptions ro;
     ro.index_search = mode;
     auto a = OpenOrDie(dir.File("u.sst"), ro);
     auto b = OpenOrDie(dir.File("s.sst"), ro);
@@ -179,11 +179,11 @@ TEST(BlockTableTest, IndexKeysWithEqualNumbers) {
   for (int i = 0; i < 5000; ++i) {
     pairs.emplace_back(StrCat("bXXXXXXXXXX", 100000 + i), StrCat(i));
   }
-  BlockTableOptions o;
+  BlockBuildOptions o;
   o.block_size = 128;
   ASSERT_TRUE(Build(pairs, dir.File("t.sst"), o).ok());
   for (IndexSearch mode : {IndexSearch::kBinary, IndexSearch::kInterpolation}) {
-    BlockTableReadOptions ro;
+    BlockReadOptions ro;
     ro.index_search = mode;
     auto t = OpenOrDie(dir.File("t.sst"), ro);
     for (const auto& [k, v] : pairs) ASSERT_EQ(Lookup(*t, k), v) << k;
@@ -210,7 +210,7 @@ TEST(BlockTableTest, CompressesOnlyWhenItSavesAnEighth) {
   }
   for (Compression c : {Compression::kSnappy, Compression::kZstd}) {
     SCOPED_TRACE(CompressionName(c));
-    BlockTableOptions o;
+    BlockBuildOptions o;
     o.compression = c;
     auto a = Build(compressible, dir.File("a.sst"), o);
     auto b = Build(random, dir.File("b.sst"), o);
@@ -230,10 +230,10 @@ TEST(BlockTableTest, CacheCountsHitsAndMissesWithinCapacity) {
     pairs.emplace_back("key" + std::to_string(100000 + i),
                        std::string(50, 'y'));
   }
-  BlockTableOptions o;
+  BlockBuildOptions o;
   o.compression = Compression::kSnappy;
   ASSERT_TRUE(Build(pairs, dir.File("t.sst"), o).ok());
-  BlockTableReadOptions ro;
+  BlockReadOptions ro;
   ro.block_cache_bytes = 16 << 10;
   auto t = OpenOrDie(dir.File("t.sst"), ro);
   EXPECT_EQ(Lookup(*t, pairs[0].first), pairs[0].second);
@@ -251,7 +251,7 @@ TEST(BlockTableTest, CacheCountsHitsAndMissesWithinCapacity) {
   EXPECT_EQ(held.view(), pairs[0].second);
 }
 
-class BlockIteratorTest : public ::testing::TestWithParam<BlockTableOptions> {};
+class BlockIteratorTest : public ::testing::TestWithParam<BlockBuildOptions> {};
 
 TEST_P(BlockIteratorTest, ScansAndSeeks) {
   ScratchDir dir;
@@ -310,9 +310,9 @@ TEST(BlockIteratorTest, EmptyTable) {
   EXPECT_TRUE(it->status().ok());
 }
 
-BlockTableOptions Options(uint32_t block_size, uint32_t restart_interval,
+BlockBuildOptions Options(uint32_t block_size, uint32_t restart_interval,
                           Compression compression) {
-  BlockTableOptions o;
+  BlockBuildOptions o;
   o.block_size = block_size;
   o.restart_interval = restart_interval;
   o.compression = compression;
@@ -334,7 +334,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(BlockTableTest, ABlockLargerThanTheFooterAllowsIsRefusedBeforeItIsRead) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
-  BlockTableOptions options;
+  BlockBuildOptions options;
   options.block_size = 1 << 20;
   options.compression = Compression::kZstd;
   options.hash_index = false;

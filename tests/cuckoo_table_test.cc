@@ -19,7 +19,7 @@ namespace {
 
 absl::StatusOr<CuckooBuildReport> Build(const Pairs& pairs,
                                         const std::string& path,
-                                        CuckooTableOptions options = {}) {
+                                        CuckooBuildOptions options = {}) {
   CuckooTableBuilder builder(options);
   for (const auto& [k, v] : pairs) {
     absl::Status s = builder.Add(k, v);
@@ -172,7 +172,7 @@ TEST(CuckooTableTest, FileIsSmallAtDefaultUtilization) {
 TEST(CuckooTableTest, RetriesAtLowerUtilizationAndSaysSo) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
-  CuckooTableOptions options;
+  CuckooBuildOptions options;
   options.utilization = 0.999;
   options.max_displacement_depth = 0;  // no displacement: it must retry
   const Pairs pairs = RandomFixedPairs(7, 20000, 8, 8);
@@ -194,7 +194,7 @@ TEST(CuckooTableTest, RetriesAtLowerUtilizationAndSaysSo) {
 TEST(CuckooTableTest, GivesUpClearlyWhenNoUtilizationWorks) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
-  CuckooTableOptions options;
+  CuckooBuildOptions options;
   options.max_displacement_depth = 0;
   options.max_retries = 0;
   options.utilization = 0.999;
@@ -215,7 +215,7 @@ TEST(CuckooTableTest, GivesUpClearlyWhenNoUtilizationWorks) {
 // help, new seeds do.
 TEST(CuckooTableTest, AFewKeysBuildWithoutDisplacement) {
   ScratchDir dir;
-  CuckooTableOptions options;
+  CuckooBuildOptions options;
   options.utilization = 0.8;
   options.num_hash_functions = 3;
   options.max_displacement_depth = 0;
@@ -257,14 +257,14 @@ TEST(CuckooTableTest, RejectsBadOptions) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   const Pairs pairs = {{"a", "b"}};
-  auto expect_invalid = [&](CuckooTableOptions o, const std::string& text) {
+  auto expect_invalid = [&](CuckooBuildOptions o, const std::string& text) {
     auto report = Build(pairs, path, o);
     ASSERT_FALSE(report.ok());
     EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(report.status().message().find(text), std::string::npos)
         << report.status();
   };
-  CuckooTableOptions o;
+  CuckooBuildOptions o;
   o.utilization = 1.0;
   expect_invalid(o, "utilization must be in (0, 1)");
   o = {};

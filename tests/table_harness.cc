@@ -34,12 +34,12 @@ namespace {
 
 class CuckooHarness : public TableHarness {
  public:
-  CuckooHarness(CuckooTableOptions options, CuckooReadOptions read_options)
+  CuckooHarness(CuckooBuildOptions options, CuckooReadOptions read_options)
       : options_(options), read_options_(read_options) {}
 
   absl::Status Build(const Pairs& pairs, DuplicatePolicy policy,
                      const std::string& path) override {
-    CuckooTableOptions options = options_;
+    CuckooBuildOptions options = options_;
     options.on_duplicate = policy;
     CuckooTableBuilder builder(options);
     for (const auto& [k, v] : pairs) {
@@ -57,7 +57,7 @@ class CuckooHarness : public TableHarness {
   }
 
  private:
-  CuckooTableOptions options_;
+  CuckooBuildOptions options_;
   CuckooReadOptions read_options_;
 };
 
@@ -65,7 +65,7 @@ class CuckooHarness : public TableHarness {
 // and applies the duplicate policy itself, as roost-load does.
 class BlockHarness : public TableHarness {
  public:
-  BlockHarness(BlockTableOptions options, BlockTableReadOptions read_options)
+  BlockHarness(BlockBuildOptions options, BlockReadOptions read_options)
       : options_(options), read_options_(read_options) {}
 
   absl::Status Build(const Pairs& pairs, DuplicatePolicy policy,
@@ -103,18 +103,18 @@ class BlockHarness : public TableHarness {
   }
 
  private:
-  BlockTableOptions options_;
-  BlockTableReadOptions read_options_;
+  BlockBuildOptions options_;
+  BlockReadOptions read_options_;
 };
 
-HarnessFactory Block(std::string name, BlockTableOptions options,
-                     BlockTableReadOptions read_options = {}) {
+HarnessFactory Block(std::string name, BlockBuildOptions options,
+                     BlockReadOptions read_options = {}) {
   return {std::move(name), [options, read_options] {
             return std::make_unique<BlockHarness>(options, read_options);
           }};
 }
 
-HarnessFactory Cuckoo(std::string name, CuckooTableOptions options,
+HarnessFactory Cuckoo(std::string name, CuckooBuildOptions options,
                       CuckooReadOptions read_options = {}) {
   return {std::move(name), [options, read_options] {
             return std::make_unique<CuckooHarness>(options, read_options);
@@ -124,37 +124,37 @@ HarnessFactory Cuckoo(std::string name, CuckooTableOptions options,
 }  // namespace
 
 std::vector<HarnessFactory> AllHarnesses() {
-  CuckooTableOptions three_hashes;
+  CuckooBuildOptions three_hashes;
   three_hashes.num_hash_functions = 3;
   three_hashes.overflow_bits_per_block = 8;
-  CuckooTableOptions dense;
+  CuckooBuildOptions dense;
   dense.utilization = 0.97;
   dense.overflow_bits_per_block = 1;
-  CuckooTableOptions sparse;
+  CuckooBuildOptions sparse;
   sparse.utilization = 0.5;
   CuckooReadOptions huge_pages;
   huge_pages.load_mode = LoadMode::kAnonymousHugePages;
   CuckooReadOptions locked;
   locked.load_mode = LoadMode::kMmapLocked;
-  BlockTableOptions tiny_blocks;
+  BlockBuildOptions tiny_blocks;
   tiny_blocks.block_size = 64;
-  BlockTableOptions restart1;
+  BlockBuildOptions restart1;
   restart1.restart_interval = 1;
-  BlockTableOptions restart1024;
+  BlockBuildOptions restart1024;
   restart1024.restart_interval = 1024;
-  BlockTableOptions no_hash;
+  BlockBuildOptions no_hash;
   no_hash.hash_index = false;
-  BlockTableOptions snappy;
+  BlockBuildOptions snappy;
   snappy.compression = Compression::kSnappy;
-  BlockTableOptions zstd;
+  BlockBuildOptions zstd;
   zstd.compression = Compression::kZstd;
   zstd.block_size = 512;
-  BlockTableOptions binary;
+  BlockBuildOptions binary;
   binary.index_search = IndexSearch::kBinary;
-  BlockTableOptions interpolation;
+  BlockBuildOptions interpolation;
   interpolation.index_search = IndexSearch::kInterpolation;
   interpolation.block_size = 256;
-  BlockTableReadOptions tiny_cache;
+  BlockReadOptions tiny_cache;
   tiny_cache.block_cache_bytes = 4096;
   return {
       Block("Block", {}),

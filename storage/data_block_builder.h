@@ -1,7 +1,7 @@
-// BlockBuilder: builds one block of sorted key/value entries with prefix
+// DataBlockBuilder: builds one block of sorted key/value entries with prefix
 // compression, a restart array, and optionally a hash index.
 //
-// Block contents (before compression), all integers little-endian:
+// DataBlock contents (before compression), all integers little-endian:
 //
 //   entry*         shared: varint32      bytes shared with the previous key
 //                  unshared: varint32    bytes of the key after those
@@ -16,12 +16,12 @@
 //   packed         fixed32: num_restarts | has_hash_index << 31
 //
 // Example:
-//   BlockBuilder b(/*restart_interval=*/16, /*hash_index=*/true);
+//   DataBlockBuilder b(/*restart_interval=*/16, /*hash_index=*/true);
 //   b.Add("apple", "1");
 //   b.Add("banana", "2");
 //   std::string_view contents = b.Finish();
-#ifndef ROOST_STORAGE_BLOCK_BUILDER_H_
-#define ROOST_STORAGE_BLOCK_BUILDER_H_
+#ifndef ROOST_STORAGE_DATA_BLOCK_BUILDER_H_
+#define ROOST_STORAGE_DATA_BLOCK_BUILDER_H_
 
 #include <cstdint>
 #include <string>
@@ -41,11 +41,11 @@ inline constexpr uint32_t kHasHashIndexFlag = 1u << 31;
 // The seed of the hash a data block's hash index uses (XXH3-64, low 32 bits).
 inline constexpr uint64_t kBlockHashSeed = 0x626c6f636b2d6878ULL;
 
-class BlockBuilder {
+class DataBlockBuilder {
  public:
   // REQUIRES: restart_interval >= 1, 0 < hash_utilization <= 1.
-  BlockBuilder(uint32_t restart_interval, bool hash_index,
-               double hash_utilization = 0.75);
+  DataBlockBuilder(uint32_t restart_interval, bool hash_index,
+                   double hash_utilization = 0.75);
 
   // REQUIRES: `key` is greater than every key added since the last Reset().
   void Add(std::string_view key, std::string_view value);
@@ -74,4 +74,4 @@ class BlockBuilder {
 
 }  // namespace roost
 
-#endif  // ROOST_STORAGE_BLOCK_BUILDER_H_
+#endif  // ROOST_STORAGE_DATA_BLOCK_BUILDER_H_

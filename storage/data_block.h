@@ -1,15 +1,16 @@
-// Block: reads one block written by BlockBuilder (see block_builder.h for
-// the grammar), in place: a Block is a view and copies nothing.
+// DataBlock: reads one block written by DataBlockBuilder (see
+// data_block_builder.h for the grammar), in place: a DataBlock is a view and
+// copies nothing.
 //
 // Example:
-//   ROOST_ASSIGN_OR_RETURN(Block block, Block::Parse(path, contents));
+//   ROOST_ASSIGN_OR_RETURN(DataBlock block, DataBlock::Parse(path, contents));
 //   std::string_view value;
-//   if (block.Get("apple", /*use_hash=*/true, &value) == Block::kFound) ...
+//   if (block.Get("apple", /*use_hash=*/true, &value) == DataBlock::kFound) ...
 //
 // Every offset and length read from the block is checked against its size:
 // a damaged block reads as kCorrupt, never outside the block.
-#ifndef ROOST_STORAGE_BLOCK_H_
-#define ROOST_STORAGE_BLOCK_H_
+#ifndef ROOST_STORAGE_DATA_BLOCK_H_
+#define ROOST_STORAGE_DATA_BLOCK_H_
 
 #include <cstdint>
 #include <string>
@@ -19,14 +20,14 @@
 
 namespace roost {
 
-class Block {
+class DataBlock {
  public:
   enum Result { kFound, kNotFound, kCorrupt };
 
   // Parses the restart array and hash index at the end of `contents`, which
-  // must outlive the Block. `path` names the file in errors.
-  static absl::StatusOr<Block> Parse(std::string_view path,
-                                     std::string_view contents);
+  // must outlive the DataBlock. `path` names the file in errors.
+  static absl::StatusOr<DataBlock> Parse(std::string_view path,
+                                         std::string_view contents);
 
   // Looks `key` up. With `use_hash` and a hash index, decodes only the
   // restart interval the index names; otherwise binary-searches the
@@ -46,7 +47,7 @@ class Block {
   // Walks the entries in key order.
   class Iterator {
    public:
-    explicit Iterator(const Block& block) : block_(&block) {}
+    explicit Iterator(const DataBlock& block) : block_(&block) {}
     void SeekToFirst();
     // Positions at the first entry whose key is >= target.
     void Seek(std::string_view target);
@@ -66,7 +67,7 @@ class Block {
     bool ParseNext(bool check_order = false);
     void SeekToRestart(uint32_t i);
 
-    const Block* block_;
+    const DataBlock* block_;
     uint32_t next_ = 0;  // offset of the entry after the current one
     std::string key_;
     std::string_view value_;
@@ -75,7 +76,7 @@ class Block {
   };
 
  private:
-  Block() = default;
+  DataBlock() = default;
   uint32_t RestartOffset(uint32_t i) const;
   // Index of the last restart whose key is <= key (0 if none is).
   Result FindRestart(std::string_view key, uint32_t* index) const;
@@ -93,4 +94,4 @@ class Block {
 
 }  // namespace roost
 
-#endif  // ROOST_STORAGE_BLOCK_H_
+#endif  // ROOST_STORAGE_DATA_BLOCK_H_

@@ -1,4 +1,4 @@
-#include "storage/block_builder.h"
+#include "storage/data_block_builder.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,15 +8,15 @@
 
 namespace roost {
 
-BlockBuilder::BlockBuilder(uint32_t restart_interval, bool hash_index,
-                           double hash_utilization)
+DataBlockBuilder::DataBlockBuilder(uint32_t restart_interval, bool hash_index,
+                                   double hash_utilization)
     : restart_interval_(restart_interval),
       hash_index_(hash_index),
       hash_utilization_(hash_utilization) {
   Reset();
 }
 
-void BlockBuilder::Reset() {
+void DataBlockBuilder::Reset() {
   buffer_.clear();
   restarts_.clear();
   hashes_.clear();
@@ -26,11 +26,11 @@ void BlockBuilder::Reset() {
   finished_ = false;
 }
 
-size_t BlockBuilder::SizeEstimate() const {
+size_t DataBlockBuilder::SizeEstimate() const {
   return buffer_.size() + 4 * (restarts_.size() + 1);
 }
 
-void BlockBuilder::Add(std::string_view key, std::string_view value) {
+void DataBlockBuilder::Add(std::string_view key, std::string_view value) {
   size_t shared = 0;
   if (since_restart_ == restart_interval_ || num_entries_ == 0) {
     restarts_.push_back(static_cast<uint32_t>(buffer_.size()));
@@ -53,7 +53,7 @@ void BlockBuilder::Add(std::string_view key, std::string_view value) {
   ++num_entries_;
 }
 
-std::string_view BlockBuilder::Finish() {
+std::string_view DataBlockBuilder::Finish() {
   for (const uint32_t r : restarts_) PutFixed32(&buffer_, r);
   uint32_t packed = static_cast<uint32_t>(restarts_.size());
   if (hash_index_ && !restarts_.empty() &&

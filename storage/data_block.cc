@@ -1,7 +1,7 @@
-#include "storage/block.h"
+#include "storage/data_block.h"
 
-#include "storage/block_builder.h"
 #include "storage/coding.h"
+#include "storage/data_block_builder.h"
 #include "storage/format.h"
 #include "storage/hash.h"
 
@@ -38,10 +38,10 @@ inline const char* DecodeEntry(const char* p, const char* limit,
 
 }  // namespace
 
-absl::StatusOr<Block> Block::Parse(std::string_view path,
-                                   std::string_view contents) {
+absl::StatusOr<DataBlock> DataBlock::Parse(std::string_view path,
+                                           std::string_view contents) {
   if (contents.size() < 4) return CorruptionError(path, "block too short");
-  Block b;
+  DataBlock b;
   b.data_ = contents.data();
   const uint32_t packed = DecodeFixed32(contents.data() + contents.size() - 4);
   uint64_t end = contents.size() - 4;
@@ -70,12 +70,12 @@ absl::StatusOr<Block> Block::Parse(std::string_view path,
   return b;
 }
 
-uint32_t Block::RestartOffset(uint32_t i) const {
+uint32_t DataBlock::RestartOffset(uint32_t i) const {
   return DecodeFixed32(restarts_ + 4 * i);
 }
 
-Block::Result Block::RestartEntry(uint32_t i, std::string_view* key,
-                                  std::string_view* value) const {
+DataBlock::Result DataBlock::RestartEntry(uint32_t i, std::string_view* key,
+                                          std::string_view* value) const {
   const uint32_t offset = RestartOffset(i);
   if (offset >= entries_size_) return kCorrupt;
   uint32_t shared, unshared, value_length;
@@ -87,7 +87,8 @@ Block::Result Block::RestartEntry(uint32_t i, std::string_view* key,
   return kFound;
 }
 
-Block::Result Block::FindRestart(std::string_view key, uint32_t* index) const {
+DataBlock::Result DataBlock::FindRestart(std::string_view key,
+                                         uint32_t* index) const {
   // The last restart whose key is <= key.
   uint32_t lo = 0, hi = num_restarts_;  // answer in [lo, hi)
   while (hi - lo > 1) {
@@ -104,8 +105,9 @@ Block::Result Block::FindRestart(std::string_view key, uint32_t* index) const {
   return kFound;
 }
 
-Block::Result Block::ScanFor(std::string_view key, uint32_t offset,
-                             uint32_t limit, std::string_view* value) const {
+DataBlock::Result DataBlock::ScanFor(std::string_view key, uint32_t offset,
+                                     uint32_t limit,
+                                     std::string_view* value) const {
   if (offset >= limit || limit > entries_size_) return kCorrupt;
   std::string current;
   const char* p = data_ + offset;
@@ -127,8 +129,8 @@ Block::Result Block::ScanFor(std::string_view key, uint32_t offset,
   return kNotFound;
 }
 
-Block::Result Block::Get(std::string_view key, bool use_hash,
-                         std::string_view* value) const {
+DataBlock::Result DataBlock::Get(std::string_view key, bool use_hash,
+                                 std::string_view* value) const {
   if (num_restarts_ == 0) return kNotFound;
   uint32_t restart;
   if (use_hash && buckets_ != nullptr) {
@@ -151,7 +153,7 @@ Block::Result Block::Get(std::string_view key, bool use_hash,
   return ScanFor(key, RestartOffset(restart), limit, value);
 }
 
-void Block::Iterator::SeekToRestart(uint32_t i) {
+void DataBlock::Iterator::SeekToRestart(uint32_t i) {
   key_.clear();
   if (block_->num_restarts_ == 0) {
     next_ = 0;  // entries_size_ is 0 too: nothing to parse
@@ -163,7 +165,7 @@ void Block::Iterator::SeekToRestart(uint32_t i) {
   if (next_ >= block_->entries_size_) corrupt_ = true;
 }
 
-bool Block::Iterator::ParseNext(bool check_order) {
+bool DataBlock::Iterator::ParseNext(bool check_order) {
   valid_ = false;
   if (corrupt_ || next_ >= block_->entries_size_) return false;
   uint32_t shared, unshared, value_length;
@@ -186,13 +188,13 @@ bool Block::Iterator::ParseNext(bool check_order) {
   return true;
 }
 
-void Block::Iterator::SeekToFirst() {
+void DataBlock::Iterator::SeekToFirst() {
   corrupt_ = false;
   SeekToRestart(0);
   ParseNext();
 }
 
-void Block::Iterator::Seek(std::string_view target) {
+void DataBlock::Iterator::Seek(std::string_view target) {
   corrupt_ = false;
   valid_ = false;
   if (block_->num_restarts_ == 0) return;
@@ -207,6 +209,6 @@ void Block::Iterator::Seek(std::string_view target) {
   }
 }
 
-void Block::Iterator::Next() { ParseNext(/*check_order=*/true); }
+void DataBlock::Iterator::Next() { ParseNext(/*check_order=*/true); }
 
 }  // namespace roost
