@@ -1,6 +1,8 @@
 // roost-admin: rolls a table served by roost-server back to an older
 // version, removes the pin, and lists the tables. See `roost-admin --help`.
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -61,7 +63,7 @@ int RunRollback(const Flags& f) {
   } else if (!response.previous_version().empty()) {
     line += StrCat(" (rolled back from ", response.previous_version(), ")");
   }
-  std::printf("%s\n", line.c_str());
+  fmt::print("{}\n", line);
   return kExitOk;
 }
 
@@ -79,10 +81,10 @@ int RunUnpin(const Flags& f) {
   const grpc::Status status = stub->Unpin(&context, request, &response);
   if (!status.ok()) return ReportRpcError(kProgram, status);
   if (response.serving_version().empty()) {
-    std::printf("%s: unpinned, no version servable\n", f.table.c_str());
+    fmt::print("{}: unpinned, no version servable\n", f.table);
   } else {
-    std::printf("%s: now serving %s (unpinned)\n", f.table.c_str(),
-                response.serving_version().c_str());
+    fmt::print("{}: now serving {} (unpinned)\n", f.table,
+               response.serving_version());
   }
   return kExitOk;
 }

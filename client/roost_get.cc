@@ -1,6 +1,8 @@
 // roost-get: looks keys up in a table served by roost-server, or lists the
 // tables it serves. See `roost-get --help`.
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
@@ -54,8 +56,7 @@ bool PrintResult(const std::string& key_text, const v1::GetResponse& result,
                  const std::string& value_encoding) {
   if (!result.found()) {
     std::fflush(stdout);  // keep the output in key order on a terminal
-    std::fprintf(stderr, "%s: %s: not found\n", kProgram,
-                 PrintableKey(key_text).c_str());
+    fmt::print(stderr, "{}: {}: not found\n", kProgram, PrintableKey(key_text));
     return false;
   }
   // Keys and values are bytes: write them whole, zero bytes included.
@@ -102,8 +103,8 @@ int RunGet(const Flags& f) {
     if (!status.ok()) return ReportRpcError(kProgram, status);
     if (static_cast<size_t>(response.results_size()) != f.keys.size()) {
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: the server answered %d results for %zu keys\n",
-                   kProgram, response.results_size(), f.keys.size());
+      fmt::print(stderr, "{}: the server answered {} results for {} keys\n",
+                 kProgram, response.results_size(), f.keys.size());
       return kExitRpcFailed;
     }
   }

@@ -14,6 +14,7 @@
 #define ROOST_CLIENT_RPC_UTIL_H_
 
 #include <grpcpp/grpcpp.h>
+#include <sysexits.h>
 
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -26,9 +27,9 @@ namespace roost {
 
 // Exit codes of the clients, after sysexits.h where one fits.
 constexpr int kExitOk = 0;
-constexpr int kExitNotFound = 1;   // roost-get: some key is not in the table
-constexpr int kExitRpcFailed = 2;  // a call failed, or its answer was bad
-constexpr int kExitUsage = 64;     // EX_USAGE: bad flags or arguments
+constexpr int kExitNotFound = 1;      // roost-get: some key is not in the table
+constexpr int kExitRpcFailed = 2;     // a call failed, or its answer was bad
+constexpr int kExitUsage = EX_USAGE;  // bad flags or arguments
 
 // The default addresses of roost-server's two services.
 inline constexpr char kDefaultLookupAddr[] = "127.0.0.1:50051";

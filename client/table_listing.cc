@@ -1,5 +1,7 @@
 #include "client/table_listing.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <vector>
@@ -55,7 +57,7 @@ int PrintTableListing(std::string_view program, const std::string& addr,
               return a->name() < b->name();
             });
   for (const v1::TableInfo* table : tables) {
-    std::printf("%s\n", FormatTableLine(*table).c_str());
+    fmt::print("{}\n", FormatTableLine(*table));
   }
   return kExitOk;
 }

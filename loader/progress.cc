@@ -1,5 +1,6 @@
 #include "loader/progress.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -50,11 +51,11 @@ void Progress::Report(uint64_t records, uint64_t bytes, bool final) {
       Human(static_cast<double>(bytes), "B"),
       seconds > 0 ? Human(records / seconds, " records/s") : "-", seconds);
   if (mode_ == kTerminal) {
-    std::fprintf(stderr, "\r%s\033[K", text.c_str());
+    fmt::print(stderr, "\r{}\033[K", text);
     line_open_ = !final;
     if (final) std::fputc('\n', stderr);
   } else {
-    std::fprintf(stderr, "%s\n", text.c_str());
+    fmt::print(stderr, "{}\n", text);
   }
 }
 
@@ -72,7 +73,7 @@ void Progress::Warn(const std::string& message) {
     std::fputc('\n', stderr);
     line_open_ = false;
   }
-  std::fprintf(stderr, "roost-load: %s\n", message.c_str());
+  fmt::print(stderr, "roost-load: {}\n", message);
 }
 
 }  // namespace roost

@@ -2,6 +2,9 @@
 // and verifies them, and looks keys up offline. See `roost-load --help` and
 // docs/operations.md.
 
+#include <fmt/format.h>
+#include <sysexits.h>
+
 #include <CLI/CLI.hpp>
 #include <charconv>
 #include <cstdio>
@@ -21,12 +24,12 @@
 namespace roost {
 namespace {
 
-// Exit codes, after sysexits.h.
+// Exit codes: sysexits.h's, and 1 for `get`'s missing keys.
 constexpr int kExitOk = 0;
-constexpr int kExitNotFound = 1;   // `get`: some key is not in the table
-constexpr int kExitUsage = 64;     // EX_USAGE
-constexpr int kExitBadInput = 65;  // EX_DATAERR: bad input, corrupt table
-constexpr int kExitIo = 74;        // EX_IOERR
+constexpr int kExitNotFound = 1;  // `get`: some key is not in the table
+constexpr int kExitUsage = EX_USAGE;
+constexpr int kExitBadInput = EX_DATAERR;  // bad input, corrupt table
+constexpr int kExitIo = EX_IOERR;
 
 int ExitCodeFor(const absl::Status& status) {
   switch (status.code()) {
@@ -48,10 +51,9 @@ int Report(const absl::Status& status, int code, bool json) {
     j["status"] = "error";
     j["error"] = std::string(status.message());
     j["exit_code"] = code;
-    std::printf("%s\n", DumpJson(j).c_str());
+    fmt::print("{}\n", DumpJson(j));
   }
-  std::fprintf(stderr, "roost-load: %s\n",
-               std::string(status.message()).c_str());
+  fmt::print(stderr, "roost-load: {}\n", std::string(status.message()));
   return code;
 }
 
@@ -160,22 +162,19 @@ int RunBuildCommand(BuildFlags& f) {
   auto summary = RunBuild(job, &progress);
   if (!summary.ok()) return Fail(summary.status(), json);
   if (json) {
-    std::printf("%s\n", DumpJson(summary->ToJson()).c_str());
+    fmt::print("{}\n", DumpJson(summary->ToJson()));
   } else if (!f.quiet) {
-    std::fprintf(
-        stderr,
-        "roost-load: published %s: %s table, %llu keys, %llu bytes "
-        "(%.2f bytes/key), %llu records read, %llu bad, %llu duplicates "
-        "dropped, %.2f s\n",
-        summary->path.c_str(),
-        std::string(TableFormatName(summary->format)).c_str(),
-        static_cast<unsigned long long>(summary->keys),
-        static_cast<unsigned long long>(summary->file_size),
-        summary->keys ? static_cast<double>(summary->file_size) / summary->keys
-                      : 0.0,
-        static_cast<unsigned long long>(summary->records),
-        static_cast<unsigned long long>(summary->bad_records),
-        static_cast<unsigned long long>(summary->duplicates), summary->seconds);
+    fmt::print(stderr,
+               "roost-load: published {}: {} table, {} keys, {} bytes "
+               "({:.2f} bytes/key), {} records read, {} bad, {} duplicates "
+               "dropped, {:.2f} s\n",
+               summary->path, TableFormatName(summary->format), summary->keys,
+               summary->file_size,
+               summary->keys
+                   ? static_cast<double>(summary->file_size) / summary->keys
+                   : 0.0,
+               summary->records, summary->bad_records, summary->duplicates,
+               summary->seconds);
   }
   return kExitOk;
 }
@@ -185,8 +184,8 @@ int RunInspect(const std::string& path) {
   if (!resolved.ok()) return Fail(resolved.status());
   auto table = Table::Open(resolved->file, {.verify_checksums = false});
   if (!table.ok()) return Fail(table.status());
-  std::printf("%-18s%s\n", "file", resolved->file.c_str());
-  std::printf("%s", (*table)->Describe().c_str());
+  fmt::print("{:<18}{}\n", "file", resolved->file);
+  fmt::print("{}", (*table)->Describe());
   return kExitOk;
 }
 
@@ -208,10 +207,9 @@ int RunVerify(const std::string& path) {
     if (!file.ok()) return Fail(file.status());
     table = std::move(*file);
   }
-  std::printf("%s: ok (%s table, %llu keys%s)\n", resolved->file.c_str(),
-              std::string(TableFormatName(table->format())).c_str(),
-              static_cast<unsigned long long>(table->num_keys()),
-              resolved->version_dir ? ", MANIFEST agrees" : "");
+  fmt::print("{}: ok ({} table, {} keys{})\n", resolved->file,
+             TableFormatName(table->format()), table->num_keys(),
+             resolved->version_dir ? ", MANIFEST agrees" : "");
   return kExitOk;
 }
 
@@ -258,8 +256,8 @@ int RunGet(const GetFlags& f) {
       std::fputc('\n', stdout);
     } else {
       std::fflush(stdout);  // keep the output in key order on a terminal
-      std::fprintf(stderr, "roost-load: %s: not found\n",
-                   PrintableKey(f.keys[i]).c_str());
+      fmt::print(stderr, "roost-load: {}: not found\n",
+                 PrintableKey(f.keys[i]));
       code = kExitNotFound;
     }
   }

@@ -1,5 +1,8 @@
 #include "server/server_options.h"
 
+#include <fmt/format.h>
+#include <sysexits.h>
+
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
@@ -12,7 +15,7 @@ namespace roost {
 
 std::optional<int> ParseServerOptions(int argc, char** argv,
                                       ServerOptions* options) {
-  constexpr int kExitUsage = 64;
+  constexpr int kExitUsage = EX_USAGE;
   CLI::App app(
       "roost-server: serves the tables published under a data directory "
       "over gRPC (roost.v1.Lookup), picking up new versions without a "
@@ -206,11 +209,10 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
         hint = StrCat(" (did you mean ", dashed, "?)");
       }
       const std::optional<int> line = config->LineOf(key);
-      std::fprintf(stderr, "roost-server: unknown key \"%s\" in %s%s%s\n",
-                   key.c_str(), file.c_str(),
-                   line ? StrCat(" line ", *line).c_str() : "", hint.c_str());
+      fmt::print(stderr, "roost-server: unknown key \"{}\" in {}{}{}\n", key,
+                 file, line ? StrCat(" line ", *line) : "", hint);
     } else {
-      std::fprintf(stderr, "roost-server: %s: %s\n", file.c_str(), e.what());
+      fmt::print(stderr, "roost-server: {}: {}\n", file, e.what());
     }
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
@@ -219,16 +221,15 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   }
   auto mode = ParseLoadMode(load_mode);
   if (!mode.ok()) {
-    std::fprintf(stderr, "roost-server: --load-mode: %s\n",
-                 std::string(mode.status().message()).c_str());
+    fmt::print(stderr, "roost-server: --load-mode: {}\n",
+               std::string(mode.status().message()));
     return kExitUsage;
   }
   o.load_mode = *mode;
   const auto usage = [](std::string_view message) {
-    std::fprintf(stderr,
-                 "roost-server: %.*s\nRun with --help for more "
-                 "information.\n",
-                 static_cast<int>(message.size()), message.data());
+    fmt::print(stderr,
+               "roost-server: {}\nRun with --help for more information.\n",
+               message);
     return kExitUsage;
   };
   if (o.tls_cert.empty() != o.tls_key.empty()) {
