@@ -39,19 +39,6 @@ absl::Status MakeReadOnly(const std::string& dir) {
 
 }  // namespace
 
-absl::Status FsyncPath(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot open", path, errno);
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) {
-    errno = err;
-    return ErrnoError("cannot fsync", path, errno);
-  }
-  return absl::OkStatus();
-}
-
 absl::StatusOr<std::unique_ptr<Publisher>> Publisher::Start(
     const std::string& data_dir, const std::string& table) {
   if (absl::Status s = ValidateTableName(table); !s.ok()) return s;

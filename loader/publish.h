@@ -29,11 +29,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/data_dir.h"
+#include "util/file.h"
 
 namespace roost {
-
-// fsync(2) of a file or a directory.
-absl::Status FsyncPath(const std::string& path);
 
 struct PublishedVersion {
   uint64_t version;

@@ -4,9 +4,10 @@
 //   DATA_DIR/<table>/ROLLBACK   {"pinned": 3, "rolled_back": [4]}
 //
 // Read without following a symbolic link, and only as a regular file of at
-// most kMaxRollbackFileSize bytes; written to a fresh temporary file
-// (O_CREAT | O_EXCL, so a planted link is never followed) that is fsynced
-// and renamed over ROLLBACK, so a reader sees the old state or the new one.
+// most kMaxRollbackFileSize bytes; written by WriteFileAtomically
+// (util/file.h: a fresh temporary file, so a planted link is never
+// followed, fsynced and renamed over ROLLBACK, then the directory fsynced),
+// so a reader sees the old state or the new one, and a crash loses neither.
 //
 // Example:
 //   RollbackState state = ReadRollbackFile(dir, &problem);

@@ -2,11 +2,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 
 #include "util/str_cat.h"
 
@@ -83,6 +85,44 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
         StrCat(path, " is larger than ", max_size, " bytes"));
   }
   return out;
+}
+
+absl::Status FsyncPath(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot open", path, errno);
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) return ErrnoError("cannot fsync", path, err);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path,
+                                 std::string_view contents, mode_t mode) {
+  const std::filesystem::path target(path);
+  const std::filesystem::path dir =
+      target.has_parent_path() ? target.parent_path() : ".";
+  std::string tmp =
+      (dir / StrCat(".", target.filename().string(), ".tmp-XXXXXX")).string();
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot create", tmp, errno);
+  int err = 0;
+  if (::fchmod(fd, mode) != 0) err = errno;
+  for (size_t done = 0; err == 0 && done < contents.size();) {
+    const ssize_t n =
+        ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = errno;
+    if (n > 0) done += static_cast<size_t>(n);
+  }
+  if (err == 0 && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    return ErrnoError("cannot write", path, err);
+  }
+  return FsyncPath(dir.string());
 }
 
 }  // namespace roost

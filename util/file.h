@@ -4,6 +4,8 @@
 #ifndef ROOST_UTIL_FILE_H_
 #define ROOST_UTIL_FILE_H_
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,6 +37,18 @@ absl::StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size,
 absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
                                             uint64_t max_size,
                                             bool follow_symlinks = true);
+
+// fsync(2) of a file or a directory.
+absl::Status FsyncPath(const std::string& path);
+
+// Replaces `path` with a file holding `contents` (mode `mode`) such that a
+// reader, or a crash at any moment, sees the old file whole or the new one
+// whole: written to a new temporary file beside it (created O_EXCL, so
+// nothing planted under the name is opened), fsynced, renamed over `path`,
+// and the directory fsynced so that the rename itself survives a crash.
+// The temporary file is removed on failure.
+absl::Status WriteFileAtomically(const std::string& path,
+                                 std::string_view contents, mode_t mode = 0644);
 
 }  // namespace roost
 
