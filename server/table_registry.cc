@@ -1,18 +1,14 @@
 #include "server/table_registry.h"
 
 #include <malloc.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 
 #include "server/log.h"
-#include "server/rollback_file.h"
 #include "storage/data_dir.h"
-#include "util/escape.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -32,37 +28,6 @@ Clock::duration Seconds(double s) {
       std::chrono::duration<double>(s));
 }
 
-// "v000003" or "3" as a version number.
-std::optional<uint64_t> ParseVersionText(std::string_view text) {
-  if (auto v = ParseVersionDirName(text)) return v;
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
-    return std::nullopt;
-  }
-  return v;
-}
-
-// Why a version was refused, as the `reason` label of
-// roost_table_load_failures_total. "incomplete": its files had not all
-// arrived; "modified": a writer changed its file while it was served.
-constexpr const char* kFailureReasons[] = {
-    "manifest", "open", "corrupt", "unsupported", "incomplete", "modified"};
-std::string FailureReason(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kDataLoss:
-      return "corrupt";
-    case absl::StatusCode::kFailedPrecondition:
-      return "unsupported";
-    case absl::StatusCode::kInvalidArgument:
-      return "manifest";
-    case absl::StatusCode::kUnavailable:
-      return "incomplete";
-    default:
-      return "open";
-  }
-}
-
 // What a version's files look like now: changes when any of them is
 // written, replaced, renamed in or out, or has its permissions changed.
 std::string Fingerprint(const std::string& dir) {
@@ -79,23 +44,6 @@ std::string Fingerprint(const std::string& dir) {
                   st.st_ctim.tv_sec, ".", st.st_ctim.tv_nsec, ";");
   }
   return out;
-}
-
-// Bytes of `data` resident in memory, from mincore(2).
-uint64_t ResidentBytes(std::string_view data) {
-  if (data.empty()) return 0;
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin =
-      reinterpret_cast<uintptr_t>(data.data()) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(data.data()) + data.size();
-  const size_t pages = (end - begin + page - 1) / page;
-  std::vector<unsigned char> vec(pages);
-  if (::mincore(reinterpret_cast<void*>(begin), end - begin, vec.data()) != 0) {
-    return 0;
-  }
-  uint64_t resident = 0;
-  for (unsigned char c : vec) resident += c & 1;
-  return std::min<uint64_t>(resident * page, data.size());
 }
 
 }  // namespace
@@ -489,7 +437,7 @@ void TableRegistry::Apply(Loaded& loaded) {
 void TableRegistry::Fail(TableState* state, uint64_t version,
                          const absl::Status& status,
                          const std::string& fingerprint) {
-  const std::string reason = FailureReason(status);
+  const std::string reason = LoadFailureReason(status);
   Log("cannot load ", state->entry->name, " ", VersionDirName(version), ": ",
       status.message(),
       reason == "incomplete" ? " (tried again when its files change)" : "");
@@ -610,332 +558,6 @@ void TableRegistry::RefreshResidentBytes() {
         state.serving ? ResidentBytes(state.serving->table().file_data()) : 0;
     std::lock_guard lock(mu_);
     state.resident_bytes = resident;
-  }
-}
-
-void TableRegistry::LoadRollbackState(TableState* state) {
-  std::string problem;
-  RollbackState rollback = ReadRollbackFile(state->dir, &problem);
-  if (!problem.empty())
-    Log("ignoring ROLLBACK of ", state->entry->name, ": ", problem);
-  std::lock_guard lock(mu_);
-  state->pinned = rollback.pinned;
-  state->rolled_back = std::move(rollback.rolled_back);
-}
-
-absl::Status TableRegistry::SaveRollbackState(const TableState& state) {
-  return WriteRollbackFile(state.dir, {state.pinned, state.rolled_back});
-}
-
-void TableRegistry::Rollback(std::string table, std::string version,
-                             RollbackDone done) {
-  {
-    std::lock_guard lock(commands_mu_);
-    commands_.push_back([this, table = std::move(table),
-                         version = std::move(version),
-                         done = std::move(done)]() mutable {
-      DoRollback(table, version, std::move(done));
-    });
-  }
-  watcher_->Wake();
-}
-
-void TableRegistry::Unpin(std::string table, UnpinDone done) {
-  {
-    std::lock_guard lock(commands_mu_);
-    commands_.push_back(
-        [this, table = std::move(table), done = std::move(done)]() mutable {
-          DoUnpin(table, std::move(done));
-        });
-  }
-  watcher_->Wake();
-}
-
-void TableRegistry::RunCommands() {
-  for (;;) {
-    std::function<void()> command;
-    {
-      std::lock_guard lock(commands_mu_);
-      if (commands_.empty()) return;
-      command = std::move(commands_.front());
-      commands_.pop_front();
-    }
-    command();
-  }
-}
-
-void TableRegistry::DoRollback(const std::string& table,
-                               const std::string& version_text,
-                               RollbackDone done) {
-  TableState* state = Present(table);
-  if (state == nullptr) {
-    return done(
-        absl::NotFoundError(StrCat("no table ", PrintableKey(table, 128))));
-  }
-  ScanTable(state);  // the versions on disk now
-  if (!state->serving) {
-    return done(absl::FailedPreconditionError(
-        StrCat("table \"", table, "\" serves no version to roll back from")));
-  }
-  const uint64_t current = state->serving->version;
-  uint64_t target = 0;
-  if (version_text.empty()) {
-    for (uint64_t v : state->on_disk) {
-      if (v < current && !state->failed.count(v)) target = v;
-    }
-    if (target == 0) {
-      return done(absl::FailedPreconditionError(
-          StrCat("table \"", table, "\" has no complete version older than ",
-                 VersionDirName(current), " on disk")));
-    }
-  } else {
-    auto v = ParseVersionText(version_text);
-    if (!v) {
-      return done(absl::InvalidArgumentError(
-          StrCat("bad version ", PrintableKey(version_text, 64),
-                 " (expected v000003 or 3)")));
-    }
-    target = *v;
-  }
-  if (!std::binary_search(state->on_disk.begin(), state->on_disk.end(),
-                          target)) {
-    return done(absl::NotFoundError(
-        StrCat("table \"", table, "\" has no complete version ",
-               VersionDirName(target), " on disk")));
-  }
-  // Pins `target`, now served, and marks what was served before it.
-  auto pin = [this, table, target](TableState* s, uint64_t previous,
-                                   RollbackDone& done) {
-    {
-      std::lock_guard lock(mu_);
-      if (target != previous) s->rolled_back.insert(previous);
-      s->rolled_back.erase(target);
-      s->pinned = target;
-    }
-    Log("rolled ", table, " back to ", VersionDirName(target), " from ",
-        VersionDirName(previous), "; pinned");
-    if (absl::Status st = SaveRollbackState(*s); !st.ok()) {
-      return done(absl::InternalError(
-          StrCat("serving ", VersionDirName(target),
-                 ", but the pin will not survive a restart: ", st.message())));
-    }
-    done(std::make_pair(VersionDirName(target), VersionDirName(previous)));
-  };
-  if (target == current) return pin(state, current, done);
-  state->failed.erase(target);  // asked for by name: try it again
-  StartLoad(
-      state, target,
-      [this, table, id = state->id, target, pin,
-       done = std::move(done)](Loaded& loaded) mutable {
-        TableState* s = Present(table);
-        if (s == nullptr || s->id != id) {
-          return done(
-              absl::NotFoundError(StrCat("table \"", table, "\" was removed")));
-        }
-        const auto& v = loaded.outcome.version;
-        if (!v.ok()) {
-          return done(absl::FailedPreconditionError(
-              StrCat("cannot load ", table, " ", VersionDirName(target), ": ",
-                     v.status().message())));
-        }
-        const uint64_t previous = s->serving ? s->serving->version : 0;
-        switch (Serve(s, *v)) {
-          case ServeResult::kServed:
-            return pin(s, previous, done);
-          case ServeResult::kBusy:
-            return done(absl::UnavailableError(
-                "older versions are still in use by requests; try "
-                "again"));
-          case ServeResult::kStale:
-            return done(absl::UnavailableError(StrCat(
-                VersionDirName(target), " is being written to; try again")));
-        }
-      });
-}
-
-void TableRegistry::DoUnpin(const std::string& table, UnpinDone done) {
-  TableState* state = Present(table);
-  if (state == nullptr) {
-    return done(
-        absl::NotFoundError(StrCat("no table ", PrintableKey(table, 128))));
-  }
-  {
-    std::lock_guard lock(mu_);
-    state->pinned.reset();
-  }
-  if (absl::Status s = SaveRollbackState(*state); !s.ok()) return done(s);
-  Log("unpinned ", table);
-  ScanTable(state);
-  const uint64_t target = Target(*state);
-  if (target == 0) {
-    return done(state->serving ? state->serving->version_name : std::string());
-  }
-  // Answers once the version to serve now has loaded (or failed to).
-  StartLoad(state, target,
-            [this, table, id = state->id,
-             done = std::move(done)](Loaded& loaded) mutable {
-              TableState* s = Present(table);
-              if (s == nullptr || s->id != id) {
-                return done(absl::NotFoundError(
-                    StrCat("table \"", table, "\" was removed")));
-              }
-              const auto& v = loaded.outcome.version;
-              if (v.ok() && Target(*s) == loaded.version &&
-                  Serve(s, *v) == ServeResult::kBusy) {
-                s->waiting = *v;
-              }
-              done(s->serving ? s->serving->version_name : std::string());
-            });
-}
-
-std::vector<TableStatus> TableRegistry::List() const {
-  std::lock_guard lock(mu_);
-  std::vector<TableStatus> out;
-  for (const auto& [name, state] : states_) {
-    TableStatus t;
-    t.name = name;
-    if (const auto& v = state.serving) {
-      t.format = std::string(TableFormatName(v->table().format()));
-      t.serving_version = v->version_name;
-      t.keys = v->table().num_keys();
-      t.file_size = v->file_size;
-      t.max_key_length = v->max_key_length;
-      t.key_width = v->key_width;
-    }
-    for (uint64_t v : state.on_disk) {
-      t.versions_on_disk.push_back(VersionDirName(v));
-    }
-    t.pinned = state.pinned.has_value();
-    for (uint64_t v : state.rolled_back) {
-      t.rolled_back.push_back(VersionDirName(v));
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
-void TableRegistry::CollectMetrics(
-    std::vector<prometheus::MetricFamily>* out) const {
-  using prometheus::MetricType;
-  auto lookups =
-      MakeFamily("roost_lookups_total", "Keys looked up, by table and result.",
-                 MetricType::Counter);
-  auto probes =
-      MakeFamily("roost_lookup_probes",
-                 "Cuckoo blocks (cache lines) touched per lookup, by table.",
-                 MetricType::Histogram);
-  auto info = MakeFamily("roost_table_info",
-                         "The version and format each table serves (1).",
-                         MetricType::Gauge);
-  auto serving = MakeFamily(
-      "roost_table_serving",
-      "1 while the table serves a version, 0 while it has none to serve.",
-      MetricType::Gauge);
-  auto keys = MakeFamily("roost_table_keys", "Keys in the served version.",
-                         MetricType::Gauge);
-  auto mapped = MakeFamily("roost_table_mapped_bytes",
-                           "Bytes of the served version mapped in memory.",
-                           MetricType::Gauge);
-  auto resident = MakeFamily(
-      "roost_table_resident_bytes",
-      "Bytes of the served version resident in RAM (mincore, refreshed "
-      "every --resident-refresh).",
-      MetricType::Gauge);
-  auto swaps = MakeFamily("roost_table_swaps_total",
-                          "Versions swapped in (success) or refused (failure).",
-                          MetricType::Counter);
-  auto failures = MakeFamily(
-      "roost_table_load_failures_total",
-      "Versions that failed to load or were dropped, by reason (manifest, "
-      "open, corrupt, unsupported, incomplete, modified).",
-      MetricType::Counter);
-  auto pinned = MakeFamily("roost_table_pinned",
-                           "1 while a rollback pins the table's version.",
-                           MetricType::Gauge);
-  auto leased = MakeFamily(
-      "roost_table_leased",
-      "1 while the served version's file is protected by a read lease "
-      "(writers are held off until it is unmapped).",
-      MetricType::Gauge);
-  auto tables = MakeFamily("roost_tables",
-                           "Table directories served (at most --max-tables).",
-                           MetricType::Gauge);
-  auto ignored = MakeFamily(
-      "roost_tables_ignored",
-      "Table directories not served because --max-tables are served.",
-      MetricType::Gauge);
-  auto stalled = MakeFamily(
-      "roost_registry_stalled",
-      "1 while the registry's thread has not come round its loop for "
-      "--stall-timeout (new versions are not picked up).",
-      MetricType::Gauge);
-  auto load_age = MakeFamily(
-      "roost_registry_oldest_load_seconds",
-      "How long the longest-running version load has been running (0: none).",
-      MetricType::Gauge);
-  std::lock_guard lock(mu_);
-  AddMetric(&tables, {}).gauge.value = static_cast<double>(states_.size());
-  AddMetric(&ignored, {}).gauge.value =
-      static_cast<double>(refused_tables_.size());
-  AddMetric(&stalled, {}).gauge.value = Stalled() ? 1 : 0;
-  AddMetric(&load_age, {}).gauge.value =
-      std::chrono::duration<double>(workers_.OldestRunning()).count();
-  for (const auto& [name, state] : states_) {
-    const TableLookupMetrics& m = state.entry->lookups;
-    AddMetric(&lookups, {{"result", "hit"}, {"table", name}}).counter.value =
-        static_cast<double>(m.hits());
-    AddMetric(&lookups, {{"result", "miss"}, {"table", name}}).counter.value =
-        static_cast<double>(m.misses());
-    const auto& v = state.serving;
-    AddMetric(&serving, {{"table", name}}).gauge.value = v ? 1 : 0;
-    if (v && v->table().counts_blocks_touched()) {
-      auto& h = AddMetric(&probes, {{"table", name}}).histogram;
-      uint64_t cumulative = 0;
-      double sum = 0;
-      for (int n = 0; n <= kMaxProbes + 1; ++n) {
-        const uint64_t count = m.probes(n);
-        cumulative += count;
-        sum += static_cast<double>(count) * n;
-        if (n <= kMaxProbes) {
-          h.bucket.push_back({cumulative, static_cast<double>(n)});
-        }
-      }
-      h.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
-      h.sample_count = cumulative;
-      h.sample_sum = sum;
-    }
-    if (v) {
-      AddMetric(&info,
-                {{"format", std::string(TableFormatName(v->table().format()))},
-                 {"table", name},
-                 {"version", v->version_name}})
-          .gauge.value = 1;
-      AddMetric(&keys, {{"table", name}}).gauge.value =
-          static_cast<double>(v->table().num_keys());
-      AddMetric(&mapped, {{"table", name}}).gauge.value =
-          static_cast<double>(v->file_size);
-      AddMetric(&resident, {{"table", name}}).gauge.value =
-          static_cast<double>(state.resident_bytes);
-      AddMetric(&leased, {{"table", name}}).gauge.value = v->lease ? 1 : 0;
-    }
-    AddMetric(&swaps, {{"result", "success"}, {"table", name}}).counter.value =
-        static_cast<double>(state.swaps_ok);
-    AddMetric(&swaps, {{"result", "failure"}, {"table", name}}).counter.value =
-        static_cast<double>(state.swaps_failed);
-    // Every reason has a series from the start, so that increase() sees
-    // the first failure.
-    for (const char* reason : kFailureReasons) {
-      auto it = state.failures.find(reason);
-      AddMetric(&failures, {{"reason", reason}, {"table", name}})
-          .counter.value =
-          static_cast<double>(it == state.failures.end() ? 0 : it->second);
-    }
-    AddMetric(&pinned, {{"table", name}}).gauge.value = state.pinned ? 1 : 0;
-  }
-  for (auto* f :
-       {&lookups, &probes, &info, &serving, &keys, &mapped, &resident, &swaps,
-        &failures, &pinned, &leased, &tables, &ignored, &stalled, &load_age}) {
-    out->push_back(std::move(*f));
   }
 }
 

@@ -237,6 +237,12 @@ class TableRegistry {
   std::atomic<int64_t> heartbeat_{0};
 };
 
+// Why a version was refused, as the `reason` label of
+// roost_table_load_failures_total: "manifest" (InvalidArgument), "corrupt"
+// (DataLoss), "unsupported" (FailedPrecondition), "incomplete" (Unavailable:
+// its files had not all arrived) or "open" (anything else).
+std::string LoadFailureReason(const absl::Status& status);
+
 }  // namespace roost
 
 #endif  // ROOST_SERVER_TABLE_REGISTRY_H_

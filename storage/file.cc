@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "util/file.h"
 #include "util/str_cat.h"
@@ -204,6 +205,22 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
 
 MappedFile::~MappedFile() {
   if (mapped_size_ > 0) ::munmap(const_cast<char*>(base_), mapped_size_);
+}
+
+uint64_t ResidentBytes(std::string_view data) {
+  if (data.empty()) return 0;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin =
+      reinterpret_cast<uintptr_t>(data.data()) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data.data()) + data.size();
+  const size_t pages = (end - begin + page - 1) / page;
+  std::vector<unsigned char> vec(pages);
+  if (::mincore(reinterpret_cast<void*>(begin), end - begin, vec.data()) != 0) {
+    return 0;
+  }
+  uint64_t resident = 0;
+  for (unsigned char c : vec) resident += c & 1;
+  return std::min<uint64_t>(resident * page, data.size());
 }
 
 }  // namespace roost

@@ -109,6 +109,10 @@ class MappedFile {
   size_t mapped_size_;  // what to munmap; 0 when nothing is mapped
 };
 
+// Bytes of `data` (a range of a MappedFile's data()) resident in memory
+// now, from mincore(2); 0 when it cannot tell.
+uint64_t ResidentBytes(std::string_view data);
+
 }  // namespace roost
 
 #endif  // ROOST_STORAGE_FILE_H_

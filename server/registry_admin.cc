@@ -1,0 +1,230 @@
+// TableRegistry's admin side: rollback pins and their ROLLBACK file, the
+// Rollback and Unpin commands (queued for the registry's thread), and the
+// table listing. The registry loop is table_registry.cc.
+#include <charconv>
+
+#include "server/log.h"
+#include "server/rollback_file.h"
+#include "server/table_registry.h"
+#include "storage/data_dir.h"
+#include "util/escape.h"
+#include "util/str_cat.h"
+
+namespace roost {
+namespace {
+
+// "v000003" or "3" as a version number.
+std::optional<uint64_t> ParseVersionText(std::string_view text) {
+  if (auto v = ParseVersionDirName(text)) return v;
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+}  // namespace
+
+void TableRegistry::LoadRollbackState(TableState* state) {
+  std::string problem;
+  RollbackState rollback = ReadRollbackFile(state->dir, &problem);
+  if (!problem.empty())
+    Log("ignoring ROLLBACK of ", state->entry->name, ": ", problem);
+  std::lock_guard lock(mu_);
+  state->pinned = rollback.pinned;
+  state->rolled_back = std::move(rollback.rolled_back);
+}
+
+absl::Status TableRegistry::SaveRollbackState(const TableState& state) {
+  return WriteRollbackFile(state.dir, {state.pinned, state.rolled_back});
+}
+
+void TableRegistry::Rollback(std::string table, std::string version,
+                             RollbackDone done) {
+  {
+    std::lock_guard lock(commands_mu_);
+    commands_.push_back([this, table = std::move(table),
+                         version = std::move(version),
+                         done = std::move(done)]() mutable {
+      DoRollback(table, version, std::move(done));
+    });
+  }
+  watcher_->Wake();
+}
+
+void TableRegistry::Unpin(std::string table, UnpinDone done) {
+  {
+    std::lock_guard lock(commands_mu_);
+    commands_.push_back(
+        [this, table = std::move(table), done = std::move(done)]() mutable {
+          DoUnpin(table, std::move(done));
+        });
+  }
+  watcher_->Wake();
+}
+
+void TableRegistry::RunCommands() {
+  for (;;) {
+    std::function<void()> command;
+    {
+      std::lock_guard lock(commands_mu_);
+      if (commands_.empty()) return;
+      command = std::move(commands_.front());
+      commands_.pop_front();
+    }
+    command();
+  }
+}
+
+void TableRegistry::DoRollback(const std::string& table,
+                               const std::string& version_text,
+                               RollbackDone done) {
+  TableState* state = Present(table);
+  if (state == nullptr) {
+    return done(
+        absl::NotFoundError(StrCat("no table ", PrintableKey(table, 128))));
+  }
+  ScanTable(state);  // the versions on disk now
+  if (!state->serving) {
+    return done(absl::FailedPreconditionError(
+        StrCat("table \"", table, "\" serves no version to roll back from")));
+  }
+  const uint64_t current = state->serving->version;
+  uint64_t target = 0;
+  if (version_text.empty()) {
+    for (uint64_t v : state->on_disk) {
+      if (v < current && !state->failed.count(v)) target = v;
+    }
+    if (target == 0) {
+      return done(absl::FailedPreconditionError(
+          StrCat("table \"", table, "\" has no complete version older than ",
+                 VersionDirName(current), " on disk")));
+    }
+  } else {
+    auto v = ParseVersionText(version_text);
+    if (!v) {
+      return done(absl::InvalidArgumentError(
+          StrCat("bad version ", PrintableKey(version_text, 64),
+                 " (expected v000003 or 3)")));
+    }
+    target = *v;
+  }
+  if (!std::binary_search(state->on_disk.begin(), state->on_disk.end(),
+                          target)) {
+    return done(absl::NotFoundError(
+        StrCat("table \"", table, "\" has no complete version ",
+               VersionDirName(target), " on disk")));
+  }
+  // Pins `target`, now served, and marks what was served before it.
+  auto pin = [this, table, target](TableState* s, uint64_t previous,
+                                   RollbackDone& done) {
+    {
+      std::lock_guard lock(mu_);
+      if (target != previous) s->rolled_back.insert(previous);
+      s->rolled_back.erase(target);
+      s->pinned = target;
+    }
+    Log("rolled ", table, " back to ", VersionDirName(target), " from ",
+        VersionDirName(previous), "; pinned");
+    if (absl::Status st = SaveRollbackState(*s); !st.ok()) {
+      return done(absl::InternalError(
+          StrCat("serving ", VersionDirName(target),
+                 ", but the pin will not survive a restart: ", st.message())));
+    }
+    done(std::make_pair(VersionDirName(target), VersionDirName(previous)));
+  };
+  if (target == current) return pin(state, current, done);
+  state->failed.erase(target);  // asked for by name: try it again
+  StartLoad(
+      state, target,
+      [this, table, id = state->id, target, pin,
+       done = std::move(done)](Loaded& loaded) mutable {
+        TableState* s = Present(table);
+        if (s == nullptr || s->id != id) {
+          return done(
+              absl::NotFoundError(StrCat("table \"", table, "\" was removed")));
+        }
+        const auto& v = loaded.outcome.version;
+        if (!v.ok()) {
+          return done(absl::FailedPreconditionError(
+              StrCat("cannot load ", table, " ", VersionDirName(target), ": ",
+                     v.status().message())));
+        }
+        const uint64_t previous = s->serving ? s->serving->version : 0;
+        switch (Serve(s, *v)) {
+          case ServeResult::kServed:
+            return pin(s, previous, done);
+          case ServeResult::kBusy:
+            return done(absl::UnavailableError(
+                "older versions are still in use by requests; try "
+                "again"));
+          case ServeResult::kStale:
+            return done(absl::UnavailableError(StrCat(
+                VersionDirName(target), " is being written to; try again")));
+        }
+      });
+}
+
+void TableRegistry::DoUnpin(const std::string& table, UnpinDone done) {
+  TableState* state = Present(table);
+  if (state == nullptr) {
+    return done(
+        absl::NotFoundError(StrCat("no table ", PrintableKey(table, 128))));
+  }
+  {
+    std::lock_guard lock(mu_);
+    state->pinned.reset();
+  }
+  if (absl::Status s = SaveRollbackState(*state); !s.ok()) return done(s);
+  Log("unpinned ", table);
+  ScanTable(state);
+  const uint64_t target = Target(*state);
+  if (target == 0) {
+    return done(state->serving ? state->serving->version_name : std::string());
+  }
+  // Answers once the version to serve now has loaded (or failed to).
+  StartLoad(state, target,
+            [this, table, id = state->id,
+             done = std::move(done)](Loaded& loaded) mutable {
+              TableState* s = Present(table);
+              if (s == nullptr || s->id != id) {
+                return done(absl::NotFoundError(
+                    StrCat("table \"", table, "\" was removed")));
+              }
+              const auto& v = loaded.outcome.version;
+              if (v.ok() && Target(*s) == loaded.version &&
+                  Serve(s, *v) == ServeResult::kBusy) {
+                s->waiting = *v;
+              }
+              done(s->serving ? s->serving->version_name : std::string());
+            });
+}
+
+std::vector<TableStatus> TableRegistry::List() const {
+  std::lock_guard lock(mu_);
+  std::vector<TableStatus> out;
+  for (const auto& [name, state] : states_) {
+    TableStatus t;
+    t.name = name;
+    if (const auto& v = state.serving) {
+      t.format = std::string(TableFormatName(v->table().format()));
+      t.serving_version = v->version_name;
+      t.keys = v->table().num_keys();
+      t.file_size = v->file_size;
+      t.max_key_length = v->max_key_length;
+      t.key_width = v->key_width;
+    }
+    for (uint64_t v : state.on_disk) {
+      t.versions_on_disk.push_back(VersionDirName(v));
+    }
+    t.pinned = state.pinned.has_value();
+    for (uint64_t v : state.rolled_back) {
+      t.rolled_back.push_back(VersionDirName(v));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace roost

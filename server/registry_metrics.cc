@@ -1,0 +1,158 @@
+// TableRegistry's Prometheus collector: the registry's state, gauges and
+// counters per table, made when Prometheus scrapes (not kept up to date on
+// the lookup path). The registry loop is table_registry.cc.
+#include "server/table_registry.h"
+#include "util/str_cat.h"
+
+namespace roost {
+
+namespace {
+
+// Every value of the `reason` label of roost_table_load_failures_total
+// (LoadFailureReason's, and "modified": a writer changed a served file).
+constexpr const char* kFailureReasons[] = {
+    "manifest", "open", "corrupt", "unsupported", "incomplete", "modified"};
+
+}  // namespace
+
+std::string LoadFailureReason(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kDataLoss:
+      return "corrupt";
+    case absl::StatusCode::kFailedPrecondition:
+      return "unsupported";
+    case absl::StatusCode::kInvalidArgument:
+      return "manifest";
+    case absl::StatusCode::kUnavailable:
+      return "incomplete";
+    default:
+      return "open";
+  }
+}
+
+void TableRegistry::CollectMetrics(
+    std::vector<prometheus::MetricFamily>* out) const {
+  using prometheus::MetricType;
+  auto lookups =
+      MakeFamily("roost_lookups_total", "Keys looked up, by table and result.",
+                 MetricType::Counter);
+  auto probes =
+      MakeFamily("roost_lookup_probes",
+                 "Cuckoo blocks (cache lines) touched per lookup, by table.",
+                 MetricType::Histogram);
+  auto info = MakeFamily("roost_table_info",
+                         "The version and format each table serves (1).",
+                         MetricType::Gauge);
+  auto serving = MakeFamily(
+      "roost_table_serving",
+      "1 while the table serves a version, 0 while it has none to serve.",
+      MetricType::Gauge);
+  auto keys = MakeFamily("roost_table_keys", "Keys in the served version.",
+                         MetricType::Gauge);
+  auto mapped = MakeFamily("roost_table_mapped_bytes",
+                           "Bytes of the served version mapped in memory.",
+                           MetricType::Gauge);
+  auto resident = MakeFamily(
+      "roost_table_resident_bytes",
+      "Bytes of the served version resident in RAM (mincore, refreshed "
+      "every --resident-refresh).",
+      MetricType::Gauge);
+  auto swaps = MakeFamily("roost_table_swaps_total",
+                          "Versions swapped in (success) or refused (failure).",
+                          MetricType::Counter);
+  auto failures = MakeFamily(
+      "roost_table_load_failures_total",
+      "Versions that failed to load or were dropped, by reason (manifest, "
+      "open, corrupt, unsupported, incomplete, modified).",
+      MetricType::Counter);
+  auto pinned = MakeFamily("roost_table_pinned",
+                           "1 while a rollback pins the table's version.",
+                           MetricType::Gauge);
+  auto leased = MakeFamily(
+      "roost_table_leased",
+      "1 while the served version's file is protected by a read lease "
+      "(writers are held off until it is unmapped).",
+      MetricType::Gauge);
+  auto tables = MakeFamily("roost_tables",
+                           "Table directories served (at most --max-tables).",
+                           MetricType::Gauge);
+  auto ignored = MakeFamily(
+      "roost_tables_ignored",
+      "Table directories not served because --max-tables are served.",
+      MetricType::Gauge);
+  auto stalled = MakeFamily(
+      "roost_registry_stalled",
+      "1 while the registry's thread has not come round its loop for "
+      "--stall-timeout (new versions are not picked up).",
+      MetricType::Gauge);
+  auto load_age = MakeFamily(
+      "roost_registry_oldest_load_seconds",
+      "How long the longest-running version load has been running (0: none).",
+      MetricType::Gauge);
+  std::lock_guard lock(mu_);
+  AddMetric(&tables, {}).gauge.value = static_cast<double>(states_.size());
+  AddMetric(&ignored, {}).gauge.value =
+      static_cast<double>(refused_tables_.size());
+  AddMetric(&stalled, {}).gauge.value = Stalled() ? 1 : 0;
+  AddMetric(&load_age, {}).gauge.value =
+      std::chrono::duration<double>(workers_.OldestRunning()).count();
+  for (const auto& [name, state] : states_) {
+    const TableLookupMetrics& m = state.entry->lookups;
+    AddMetric(&lookups, {{"result", "hit"}, {"table", name}}).counter.value =
+        static_cast<double>(m.hits());
+    AddMetric(&lookups, {{"result", "miss"}, {"table", name}}).counter.value =
+        static_cast<double>(m.misses());
+    const auto& v = state.serving;
+    AddMetric(&serving, {{"table", name}}).gauge.value = v ? 1 : 0;
+    if (v && v->table().counts_blocks_touched()) {
+      auto& h = AddMetric(&probes, {{"table", name}}).histogram;
+      uint64_t cumulative = 0;
+      double sum = 0;
+      for (int n = 0; n <= kMaxProbes + 1; ++n) {
+        const uint64_t count = m.probes(n);
+        cumulative += count;
+        sum += static_cast<double>(count) * n;
+        if (n <= kMaxProbes) {
+          h.bucket.push_back({cumulative, static_cast<double>(n)});
+        }
+      }
+      h.bucket.push_back({cumulative, std::numeric_limits<double>::infinity()});
+      h.sample_count = cumulative;
+      h.sample_sum = sum;
+    }
+    if (v) {
+      AddMetric(&info,
+                {{"format", std::string(TableFormatName(v->table().format()))},
+                 {"table", name},
+                 {"version", v->version_name}})
+          .gauge.value = 1;
+      AddMetric(&keys, {{"table", name}}).gauge.value =
+          static_cast<double>(v->table().num_keys());
+      AddMetric(&mapped, {{"table", name}}).gauge.value =
+          static_cast<double>(v->file_size);
+      AddMetric(&resident, {{"table", name}}).gauge.value =
+          static_cast<double>(state.resident_bytes);
+      AddMetric(&leased, {{"table", name}}).gauge.value = v->lease ? 1 : 0;
+    }
+    AddMetric(&swaps, {{"result", "success"}, {"table", name}}).counter.value =
+        static_cast<double>(state.swaps_ok);
+    AddMetric(&swaps, {{"result", "failure"}, {"table", name}}).counter.value =
+        static_cast<double>(state.swaps_failed);
+    // Every reason has a series from the start, so that increase() sees
+    // the first failure.
+    for (const char* reason : kFailureReasons) {
+      auto it = state.failures.find(reason);
+      AddMetric(&failures, {{"reason", reason}, {"table", name}})
+          .counter.value =
+          static_cast<double>(it == state.failures.end() ? 0 : it->second);
+    }
+    AddMetric(&pinned, {{"table", name}}).gauge.value = state.pinned ? 1 : 0;
+  }
+  for (auto* f :
+       {&lookups, &probes, &info, &serving, &keys, &mapped, &resident, &swaps,
+        &failures, &pinned, &leased, &tables, &ignored, &stalled, &load_age}) {
+    out->push_back(std::move(*f));
+  }
+}
+
+}  // namespace roost
