@@ -1,20 +1,6 @@
-// How the readers get their bytes, bottom up:
-//
-//   FileSource   read(2) on the file or stdin; counts bytes_read().
-//   ByteStream   on its first read, peeks at two bytes to decide between
-//                passing the file through and gunzipping it (by buffering,
-//                not seeking, so that it works on a pipe).
-//   InputBuffer  a window on the stream, read buffer_size bytes (1 MiB by
-//                default) at a time, that a reader asks to hold the next N
-//                bytes; records that lie in the window are returned as views
-//                into it, and it grows only for a record larger than itself,
-//                and only as fast as bytes actually arrive, so a corrupt
-//                length cannot make it allocate more than twice what the
-//                input holds.
-//
-// The three formats are readers on top of an InputBuffer. None allocates per
-// record: views point into the window, decoded keys and values into buffers
-// that are reused.
+// The three formats are readers on top of an InputBuffer
+// (loader/input_stream.h). None allocates per record: views point into the
+// window, decoded keys and values into buffers that are reused.
 
 #include "loader/record_reader.h"
 
@@ -22,249 +8,21 @@
 #include <glob.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstring>
 #include <limits>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "loader/input_stream.h"
 #include "storage/coding.h"
 #include "util/encoding.h"
 #include "util/str_cat.h"
 
 namespace roost {
 namespace {
-
-absl::Status ReadError(const std::string& name, int err) {
-  return absl::DataLossError(
-      StrCat("cannot read ", name, ": ", std::strerror(err)));
-}
-
-// A file descriptor read front to back.
-class FileSource {
- public:
-  // Takes `fd`, closing it at the end unless it is stdin.
-  FileSource(std::string name, int fd) : name_(std::move(name)), fd_(fd) {}
-  ~FileSource() {
-    if (fd_ != STDIN_FILENO) close(fd_);
-  }
-  FileSource(const FileSource&) = delete;
-  FileSource& operator=(const FileSource&) = delete;
-
-  // Reads up to `n` bytes into `dst`; 0 at the end of the file.
-  absl::StatusOr<size_t> Read(char* dst, size_t n) {
-    while (true) {
-      const ssize_t got = read(fd_, dst, n);
-      if (got >= 0) {
-        bytes_read_ += static_cast<uint64_t>(got);
-        return static_cast<size_t>(got);
-      }
-      if (errno != EINTR) return ReadError(name_, errno);
-    }
-  }
-
-  const std::string& name() const { return name_; }
-  uint64_t bytes_read() const { return bytes_read_; }
-
- private:
-  const std::string name_;
-  const int fd_;
-  uint64_t bytes_read_ = 0;
-};
-
-// The bytes of the input: the file as it is, or gunzipped if it starts with
-// the gzip magic bytes. A gzip file may hold several members back to back
-// (as `cat a.gz b.gz` makes); their contents are concatenated. Anything
-// after a member that is not another member is corruption.
-//
-// Not movable: zlib keeps a pointer to z_.
-class ByteStream {
- public:
-  // Reads the file `chunk_size` bytes at a time when it is gzipped.
-  ByteStream(std::unique_ptr<FileSource> file, size_t chunk_size)
-      : file_(std::move(file)), chunk_size_(chunk_size) {}
-  ~ByteStream() {
-    if (mode_ == Mode::kGzip) inflateEnd(&z_);
-  }
-  ByteStream(const ByteStream&) = delete;
-  ByteStream& operator=(const ByteStream&) = delete;
-
-  // Reads up to `n` bytes into `dst`; 0 only at the end of the input.
-  absl::StatusOr<size_t> Read(char* dst, size_t n) {
-    if (mode_ == Mode::kUnknown) {
-      absl::Status started = Start();
-      if (!started.ok()) return started;
-    }
-    if (mode_ == Mode::kGzip) return Inflate(dst, n);
-    const size_t copied = std::min(n, peek_size_ - peeked_);
-    std::memcpy(dst, peek_ + peeked_, copied);
-    peeked_ += copied;
-    if (copied == n) return copied;
-    absl::StatusOr<size_t> got = file_->Read(dst + copied, n - copied);
-    if (!got.ok()) return got.status();
-    return copied + *got;
-  }
-
-  const std::string& name() const { return file_->name(); }
-  uint64_t bytes_read() const { return file_->bytes_read(); }
-
- private:
-  enum class Mode { kUnknown, kPlain, kGzip };
-
-  // Reads the first two bytes (fewer if the file is shorter) and picks the
-  // mode.
-  absl::Status Start() {
-    while (peek_size_ < sizeof(peek_)) {
-      absl::StatusOr<size_t> got =
-          file_->Read(peek_ + peek_size_, sizeof(peek_) - peek_size_);
-      if (!got.ok()) return got.status();
-      if (*got == 0) break;
-      peek_size_ += *got;
-    }
-    if (peek_size_ < 2 || static_cast<unsigned char>(peek_[0]) != 0x1f ||
-        static_cast<unsigned char>(peek_[1]) != 0x8b) {
-      mode_ = Mode::kPlain;
-      return absl::OkStatus();
-    }
-    in_ = std::make_unique_for_overwrite<char[]>(
-        std::max(chunk_size_, sizeof(peek_)));
-    std::memcpy(in_.get(), peek_, peek_size_);
-    z_.next_in = reinterpret_cast<Bytef*>(in_.get());
-    z_.avail_in = static_cast<uInt>(peek_size_);
-    // 16 + MAX_WBITS: a gzip wrapper, not zlib or raw deflate.
-    const int rc = inflateInit2(&z_, 16 + MAX_WBITS);
-    if (rc != Z_OK) {
-      return absl::ResourceExhaustedError(
-          StrCat("cannot start gunzipping ", name(), ": ", zError(rc)));
-    }
-    mode_ = Mode::kGzip;
-    return absl::OkStatus();
-  }
-
-  // Refills the compressed input when zlib has used it all up. Sets
-  // file_eof_ at the end of the file.
-  absl::Status Refill() {
-    if (z_.avail_in > 0 || file_eof_) return absl::OkStatus();
-    absl::StatusOr<size_t> got = file_->Read(in_.get(), chunk_size_);
-    if (!got.ok()) return got.status();
-    if (*got == 0) file_eof_ = true;
-    z_.next_in = reinterpret_cast<Bytef*>(in_.get());
-    z_.avail_in = static_cast<uInt>(*got);
-    return absl::OkStatus();
-  }
-
-  absl::StatusOr<size_t> Inflate(char* dst, size_t n) {
-    z_.next_out = reinterpret_cast<Bytef*>(dst);
-    z_.avail_out = static_cast<uInt>(std::min<size_t>(n, UINT_MAX));
-    const uInt want = z_.avail_out;
-    while (z_.avail_out > 0) {
-      absl::Status refilled = Refill();
-      if (!refilled.ok()) return refilled;
-      if (member_done_) {
-        if (z_.avail_in == 0) break;  // the end of the last member
-        inflateReset(&z_);            // another member follows
-        member_done_ = false;
-      }
-      if (z_.avail_in == 0) {
-        return absl::DataLossError(
-            StrCat(name(), ": gzip data ends in the middle of a member"));
-      }
-      const int rc = inflate(&z_, Z_NO_FLUSH);
-      if (rc == Z_STREAM_END) {
-        member_done_ = true;
-      } else if (rc == Z_MEM_ERROR) {
-        return absl::ResourceExhaustedError(
-            StrCat("out of memory gunzipping ", name()));
-      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        // Z_DATA_ERROR (bad header, bad deflate data, CRC or length
-        // mismatch) or Z_NEED_DICT, which gzip never uses.
-        return absl::DataLossError(
-            StrCat(name(), ": corrupt gzip data (",
-                   z_.msg != nullptr ? z_.msg : zError(rc), ")"));
-      }
-      // Z_BUF_ERROR: no progress without more input; Refill gets it.
-    }
-    return static_cast<size_t>(want - z_.avail_out);
-  }
-
-  std::unique_ptr<FileSource> file_;
-  const size_t chunk_size_;
-  Mode mode_ = Mode::kUnknown;
-  // The bytes Start() read, handed out first in plain mode.
-  char peek_[2];
-  size_t peek_size_ = 0;
-  size_t peeked_ = 0;
-  // Gzip mode: compressed input, and the inflater.
-  std::unique_ptr<char[]> in_;
-  z_stream z_{};
-  bool file_eof_ = false;
-  bool member_done_ = false;
-};
-
-// A window on a ByteStream. The reader looks at data()[0, available()),
-// asks Fill(n) for more, and Skip()s what it has used.
-class InputBuffer {
- public:
-  // Starts as a window of `capacity` bytes. REQUIRES: capacity > 0.
-  InputBuffer(std::unique_ptr<ByteStream> stream, size_t capacity)
-      : stream_(std::move(stream)),
-        buffer_(std::make_unique_for_overwrite<char[]>(capacity)),
-        capacity_(capacity) {}
-
-  // Makes at least `n` bytes available unless the input ends first, and
-  // returns how many are. Invalidates data().
-  absl::StatusOr<size_t> Fill(size_t n) {
-    while (end_ - pos_ < n && !eof_) {
-      if (end_ == capacity_) {
-        if (pos_ > 0) {
-          // Move what is left to the front.
-          std::memmove(buffer_.get(), buffer_.get() + pos_, end_ - pos_);
-          offset_ += pos_;
-          end_ -= pos_;
-          pos_ = 0;
-        } else {
-          // One record fills the whole window: double it. Growing by what
-          // has arrived, not by `n`, keeps a corrupt length from allocating.
-          auto bigger = std::make_unique_for_overwrite<char[]>(2 * capacity_);
-          std::memcpy(bigger.get(), buffer_.get(), end_);
-          buffer_ = std::move(bigger);
-          capacity_ *= 2;
-        }
-      }
-      absl::StatusOr<size_t> got =
-          stream_->Read(buffer_.get() + end_, capacity_ - end_);
-      if (!got.ok()) return got.status();
-      if (*got == 0) eof_ = true;
-      end_ += *got;
-    }
-    return end_ - pos_;
-  }
-
-  const char* data() const { return buffer_.get() + pos_; }
-  size_t available() const { return end_ - pos_; }
-  // True when everything the input holds is in the window.
-  bool eof() const { return eof_; }
-  // REQUIRES: n <= available().
-  void Skip(size_t n) { pos_ += n; }
-  // The offset of data() in the (decompressed) stream.
-  uint64_t offset() const { return offset_ + pos_; }
-
-  const std::string& name() const { return stream_->name(); }
-  uint64_t bytes_read() const { return stream_->bytes_read(); }
-
- private:
-  std::unique_ptr<ByteStream> stream_;
-  std::unique_ptr<char[]> buffer_;
-  size_t capacity_;
-  size_t pos_ = 0;       // start of the unread bytes
-  size_t end_ = 0;       // end of the bytes read
-  uint64_t offset_ = 0;  // stream offset of buffer_[0]
-  bool eof_ = false;
-};
 
 // Debian's Abseil has its own string_view (see util/str_cat.h).
 std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
