@@ -2,21 +2,7 @@
 // pointing into them, sorts the records, and spills them to run files when
 // the memory limit would be passed. Finish() then merges the runs with a
 // binary heap, in intermediate passes when there are more than
-// kMaxMergeWidth of them.
-//
-// A run file is a sequence of records in (key, sequence) order, with no
-// header or footer (the files live and die with one sorter):
-//
-//   record:
-//     key_size:   varint64
-//     value_size: varint64
-//     sequence:   fixed64 (little-endian)
-//     key:        char[key_size]
-//     value:      char[value_size]
-//
-// Order is (key bytewise, then sequence). Sequences are unique, so the order
-// is total and the output does not depend on how the input was cut into runs
-// or how the runs were grouped for merging.
+// kMaxMergeWidth of them. The run files are loader/run_file.h.
 
 #include "loader/sorter.h"
 
@@ -34,6 +20,7 @@
 #include <vector>
 
 #include "loader/owned_dir.h"
+#include "loader/run_file.h"
 #include "storage/coding.h"
 #include "storage/file.h"
 #include "util/status_macros.h"
@@ -52,8 +39,6 @@ constexpr size_t kMaxReadBuffer = 1 << 20;
 // partly filled block is a small part of the limit.
 constexpr size_t kMinArenaBlock = 1 << 10;
 constexpr size_t kMaxArenaBlock = 4 << 20;
-// The longest record header: two varints and the sequence.
-constexpr size_t kMaxHeaderSize = 2 * kMaxVarint64Length + 8;
 
 // A pair held in memory. `prefix` is the first 8 key bytes big-endian,
 // zero-padded: comparing it decides most comparisons without touching the
@@ -86,31 +71,6 @@ bool RecordLess(const Record& a, const Record& b) {
   }
   if (a.key_size != b.key_size) return a.key_size < b.key_size;
   return a.sequence < b.sequence;
-}
-
-// One merged pair; the views live in a RunReader's buffer.
-struct Entry {
-  std::string_view key;
-  std::string_view value;
-  uint64_t sequence;
-};
-
-bool EntryLess(const Entry& a, const Entry& b) {
-  const int c = a.key.compare(b.key);  // bytewise, as unsigned char
-  if (c != 0) return c < 0;
-  return a.sequence < b.sequence;
-}
-
-absl::Status AppendRecord(WritableFile* file, std::string_view key,
-                          std::string_view value, uint64_t sequence) {
-  char header[kMaxHeaderSize];
-  char* p = EncodeVarint64(header, key.size());
-  p = EncodeVarint64(p, value.size());
-  EncodeFixed64(p, sequence);
-  p += 8;
-  ROOST_RETURN_IF_ERROR(file->Append(std::string_view(header, p - header)));
-  ROOST_RETURN_IF_ERROR(file->Append(key));
-  return file->Append(value);
 }
 
 // Bump allocation in blocks. Pairs larger than a block get a block of their
@@ -178,140 +138,6 @@ class Arena {
   uint64_t in_use_ = 0;
 };
 
-// Reads a run file front to back through its own buffer.
-class RunReader {
- public:
-  static absl::StatusOr<std::unique_ptr<RunReader>> Open(
-      const std::string& path, size_t buffer_size) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      return absl::InternalError(
-          StrCat("cannot open run file ", path, ": ", std::strerror(errno)));
-    }
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return absl::InternalError(
-          StrCat("cannot stat run file ", path, ": ", std::strerror(err)));
-    }
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    return std::unique_ptr<RunReader>(
-        new RunReader(path, fd, static_cast<uint64_t>(st.st_size),
-                      std::max(buffer_size, kMaxHeaderSize)));
-  }
-
-  ~RunReader() { ::close(fd_); }
-  RunReader(const RunReader&) = delete;
-  RunReader& operator=(const RunReader&) = delete;
-
-  // Reads the next record into entry(): true, or false at the end of the
-  // run. The entry's views stay valid until the next call.
-  absl::StatusOr<bool> Next() {
-    ROOST_RETURN_IF_ERROR(Fill(kMaxHeaderSize));
-    if (begin_ == end_) return false;
-    const char* const start = buffer_.get() + begin_;
-    const char* const limit = buffer_.get() + end_;
-    uint64_t key_size, value_size;
-    const char* p = DecodeVarint64(start, limit, &key_size);
-    if (p == nullptr) return BadVarint(start, limit, "key size");
-    const char* q = DecodeVarint64(p, limit, &value_size);
-    if (q == nullptr) return BadVarint(p, limit, "value size");
-    if (limit - q < 8) return Corrupt("truncated record header");
-    const uint64_t sequence = DecodeFixed64(q);
-    const size_t header_size = q + 8 - start;
-    // The whole record must lie within the file; this also refuses sizes
-    // that would make us allocate a huge buffer.
-    if (header_size > file_size_ - offset_) {
-      return Corrupt("run file changed while reading");
-    }
-    const uint64_t left_in_file = file_size_ - offset_ - header_size;
-    if (key_size > left_in_file || value_size > left_in_file - key_size) {
-      return Corrupt(StrCat("record of ", key_size, "+", value_size,
-                            " bytes runs past the end of the file"));
-    }
-    const size_t record_size = header_size + key_size + value_size;
-    if (record_size > capacity_) Grow(record_size);
-    ROOST_RETURN_IF_ERROR(Fill(record_size));
-    if (end_ - begin_ < record_size) return Corrupt("truncated record");
-    const char* data = buffer_.get() + begin_ + header_size;
-    entry_.key = std::string_view(data, key_size);
-    entry_.value = std::string_view(data + key_size, value_size);
-    entry_.sequence = sequence;
-    begin_ += record_size;
-    offset_ += record_size;
-    return true;
-  }
-
-  const Entry& entry() const { return entry_; }
-
- private:
-  RunReader(std::string path, int fd, uint64_t file_size, size_t capacity)
-      : path_(std::move(path)),
-        fd_(fd),
-        file_size_(file_size),
-        buffer_(std::make_unique<char[]>(capacity)),
-        capacity_(capacity) {}
-
-  // Makes at least `need` (<= capacity_) bytes available from begin_, unless
-  // the file ends first.
-  absl::Status Fill(size_t need) {
-    if (end_ - begin_ >= need || eof_) return absl::OkStatus();
-    std::memmove(buffer_.get(), buffer_.get() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-    while (end_ < need) {
-      const ssize_t n = ::read(fd_, buffer_.get() + end_, capacity_ - end_);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return absl::InternalError(
-            StrCat("cannot read run file ", path_, ": ", std::strerror(errno)));
-      }
-      if (n == 0) {
-        eof_ = true;
-        break;
-      }
-      end_ += static_cast<size_t>(n);
-    }
-    return absl::OkStatus();
-  }
-
-  // For a record larger than the buffer.
-  void Grow(size_t capacity) {
-    auto bigger = std::make_unique<char[]>(capacity);
-    std::memcpy(bigger.get(), buffer_.get() + begin_, end_ - begin_);
-    end_ -= begin_;
-    begin_ = 0;
-    buffer_ = std::move(bigger);
-    capacity_ = capacity;
-  }
-
-  absl::Status BadVarint(const char* p, const char* limit,
-                         std::string_view field) {
-    // Running out of bytes in the middle of a varint is truncation.
-    const bool truncated =
-        limit - p < kMaxVarint64Length &&
-        std::all_of(p, limit, [](char c) { return (c & 0x80) != 0; });
-    return Corrupt(StrCat(truncated ? "truncated " : "bad varint for ", field));
-  }
-
-  absl::Status Corrupt(std::string_view what) const {
-    return absl::DataLossError(
-        StrCat("corrupt run file ", path_, " at offset ", offset_, ": ", what));
-  }
-
-  const std::string path_;
-  const int fd_;
-  const uint64_t file_size_;
-  std::unique_ptr<char[]> buffer_;
-  size_t capacity_;
-  size_t begin_ = 0;     // the next record starts here
-  size_t end_ = 0;       // bytes read into the buffer end here
-  uint64_t offset_ = 0;  // file offset of begin_
-  bool eof_ = false;
-  Entry entry_;
-};
-
 // Merges runs with a binary min-heap of readers keyed by their entries.
 class Merger {
  public:
@@ -331,7 +157,7 @@ class Merger {
 
   // The smallest entry not yet returned, valid until the next call; false
   // at the end.
-  absl::StatusOr<bool> Next(const Entry** entry) {
+  absl::StatusOr<bool> Next(const RunEntry** entry) {
     if (advance_top_) {
       advance_top_ = false;
       ROOST_ASSIGN_OR_RETURN(bool more, readers_[heap_[0]]->Next());
@@ -351,7 +177,7 @@ class Merger {
   Merger() = default;
 
   bool Less(size_t a, size_t b) const {
-    return EntryLess(readers_[a]->entry(), readers_[b]->entry());
+    return RunEntryLess(readers_[a]->entry(), readers_[b]->entry());
   }
 
   void SiftDown(size_t i) {
@@ -459,7 +285,7 @@ class ExternalSorter::Impl {
       *sequence = r.sequence;
       return true;
     }
-    const Entry* entry;
+    const RunEntry* entry;
     absl::StatusOr<bool> more = merger_->Next(&entry);
     if (!more.ok()) {
       status_ = more.status();
@@ -484,7 +310,7 @@ class ExternalSorter::Impl {
     ROOST_ASSIGN_OR_RETURN(auto file, WritableFile::Create(path));
     for (const Record& r : records_) {
       ROOST_RETURN_IF_ERROR(
-          AppendRecord(file.get(), r.key(), r.value(), r.sequence));
+          AppendRunRecord(file.get(), r.key(), r.value(), r.sequence));
     }
     ROOST_RETURN_IF_ERROR(file->Close());
     runs_.push_back(path);
@@ -534,11 +360,11 @@ class ExternalSorter::Impl {
       const std::string path = NewRunPath();
       ROOST_ASSIGN_OR_RETURN(auto file, WritableFile::Create(path));
       while (true) {
-        const Entry* e;
+        const RunEntry* e;
         ROOST_ASSIGN_OR_RETURN(bool more, merger->Next(&e));
         if (!more) break;
         ROOST_RETURN_IF_ERROR(
-            AppendRecord(file.get(), e->key, e->value, e->sequence));
+            AppendRunRecord(file.get(), e->key, e->value, e->sequence));
       }
       ROOST_RETURN_IF_ERROR(file->Close());
       merger.reset();
