@@ -10,6 +10,7 @@
 
 #include "storage/block_table.h"
 #include "storage/block_table_builder.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
@@ -48,13 +49,13 @@ class BlockCorruptionTest : public ::testing::TestWithParam<Case> {
   void SetUp() override {
     path_ = dir_.File("t.sst");
     auto builder = BlockTableBuilder::Create(path_, GetParam().options);
-    ASSERT_TRUE(builder.ok());
+    ASSERT_OK(builder);
     for (const auto& [k, v] : GetParam().pairs) {
-      ASSERT_TRUE((*builder)->Add(k, v).ok());
+      ASSERT_OK((*builder)->Add(k, v));
     }
-    ASSERT_TRUE((*builder)->Finish().ok());
+    ASSERT_OK((*builder)->Finish());
     good_ = ReadFile(path_);
-    ASSERT_TRUE(BlockTable::Open(path_).ok());
+    ASSERT_OK(BlockTable::Open(path_));
   }
 
   void ExpectRefusedAndHarmless(const std::string& bytes,

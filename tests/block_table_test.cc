@@ -15,11 +15,15 @@
 #include "storage/block_table_builder.h"
 #include "storage/data_block.h"
 #include "storage/data_block_builder.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
 
 // Builds a table of `pairs`, which it sorts first.
 absl::StatusOr<BlockTableReport> Build(Pairs pairs, const std::string& path,
@@ -37,7 +41,7 @@ absl::StatusOr<BlockTableReport> Build(Pairs pairs, const std::string& path,
 std::unique_ptr<BlockTable> OpenOrDie(const std::string& path,
                                       BlockReadOptions options = {}) {
   auto table = BlockTable::Open(path, options);
-  EXPECT_TRUE(table.ok()) << table.status();
+  EXPECT_OK(table) << table.status();
   return table.ok() ? std::move(*table) : nullptr;
 }
 
@@ -45,7 +49,7 @@ std::optional<std::string> Lookup(const BlockTable& table,
                                   std::string_view key) {
   BlockTable::Value value;
   auto found = table.Get(key, &value);
-  EXPECT_TRUE(found.ok()) << found.status();
+  EXPECT_OK(found) << found.status();
   if (!found.ok() || !*found) return std::nullopt;
   return std::string(value.view());
 }
@@ -71,8 +75,8 @@ TEST(BlockTableTest, OutOfOrderAndDuplicateKeysAreNamed) {
   const std::string path = dir.File("t.sst");
   {
     auto builder = BlockTableBuilder::Create(path, {});
-    ASSERT_TRUE(builder.ok());
-    ASSERT_TRUE((*builder)->Add("b", "1").ok());
+    ASSERT_OK(builder);
+    ASSERT_OK((*builder)->Add("b", "1"));
     absl::Status s = (*builder)->Add("a", "2");
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(s.message(),
@@ -82,7 +86,7 @@ TEST(BlockTableTest, OutOfOrderAndDuplicateKeysAreNamed) {
   }
   EXPECT_FALSE(std::filesystem::exists(path));
   auto builder = BlockTableBuilder::Create(path, {});
-  ASSERT_TRUE((*builder)->Add("a", "1").ok());
+  ASSERT_OK((*builder)->Add("a", "1"));
   EXPECT_EQ((*builder)->Add("a", "2").message(),
             "duplicate key \"a\" at entry 1 (counting from 0)");
 }
@@ -114,7 +118,7 @@ TEST(BlockTableTest, HashIndexFallsBackPastItsRestartLimit) {
       keys.push_back("key" + std::to_string(10000 + i));
     for (const auto& k : keys) builder.Add(k, "v" + k);
     auto block = DataBlock::Parse("test", builder.Finish());
-    ASSERT_TRUE(block.ok()) << block.status();
+    ASSERT_OK(block) << block.status();
     EXPECT_EQ(block->has_hash_index(), n <= 254);
     for (const auto& k : keys) {
       std::string_view value;
@@ -181,7 +185,7 @@ TEST(BlockTableTest, IndexKeysWithEqualNumbers) {
   }
   BlockBuildOptions o;
   o.block_size = 128;
-  ASSERT_TRUE(Build(pairs, dir.File("t.sst"), o).ok());
+  ASSERT_OK(Build(pairs, dir.File("t.sst"), o));
   for (IndexSearch mode : {IndexSearch::kBinary, IndexSearch::kInterpolation}) {
     BlockReadOptions ro;
     ro.index_search = mode;
@@ -232,7 +236,7 @@ TEST(BlockTableTest, CacheCountsHitsAndMissesWithinCapacity) {
   }
   BlockBuildOptions o;
   o.compression = Compression::kSnappy;
-  ASSERT_TRUE(Build(pairs, dir.File("t.sst"), o).ok());
+  ASSERT_OK(Build(pairs, dir.File("t.sst"), o));
   BlockReadOptions ro;
   ro.block_cache_bytes = 16 << 10;
   auto t = OpenOrDie(dir.File("t.sst"), ro);
@@ -261,7 +265,7 @@ TEST_P(BlockIteratorTest, ScansAndSeeks) {
     expected[StrCat("k", rng() % 100000)] = std::to_string(i);
   }
   Pairs pairs(expected.begin(), expected.end());
-  ASSERT_TRUE(Build(pairs, dir.File("t.sst"), GetParam()).ok());
+  ASSERT_OK(Build(pairs, dir.File("t.sst"), GetParam()));
   auto t = OpenOrDie(dir.File("t.sst"));
   auto it = t->NewIterator();
   it->SeekToFirst();
@@ -272,7 +276,7 @@ TEST_P(BlockIteratorTest, ScansAndSeeks) {
     it->Next();
   }
   EXPECT_FALSE(it->Valid());
-  EXPECT_TRUE(it->status().ok());
+  EXPECT_OK(it->status());
   for (int i = 0; i < 2000; ++i) {
     const std::string target = StrCat("k", rng() % 110000);
     it->Seek(target);
@@ -300,14 +304,14 @@ TEST_P(BlockIteratorTest, ScansAndSeeks) {
 
 TEST(BlockIteratorTest, EmptyTable) {
   ScratchDir dir;
-  ASSERT_TRUE(Build({}, dir.File("t.sst")).ok());
+  ASSERT_OK(Build({}, dir.File("t.sst")));
   auto t = OpenOrDie(dir.File("t.sst"));
   auto it = t->NewIterator();
   it->SeekToFirst();
   EXPECT_FALSE(it->Valid());
   it->Seek("a");
   EXPECT_FALSE(it->Valid());
-  EXPECT_TRUE(it->status().ok());
+  EXPECT_OK(it->status());
 }
 
 BlockBuildOptions Options(uint32_t block_size, uint32_t restart_interval,
@@ -339,15 +343,14 @@ TEST(BlockTableTest, ABlockLargerThanTheFooterAllowsIsRefusedBeforeItIsRead) {
   options.compression = Compression::kZstd;
   options.hash_index = false;
   auto builder = BlockTableBuilder::Create(path, options);
-  ASSERT_TRUE(builder.ok()) << builder.status();
+  ASSERT_OK(builder) << builder.status();
   for (int i = 0; i < 100; ++i) {
-    ASSERT_TRUE(
-        (*builder)->Add(StrCat("key", 100 + i), std::string(1000, 'v')).ok());
+    ASSERT_OK((*builder)->Add(StrCat("key", 100 + i), std::string(1000, 'v')));
   }
-  ASSERT_TRUE((*builder)->Finish().ok());
+  ASSERT_OK((*builder)->Finish());
   {
     auto table = BlockTable::Open(path);
-    ASSERT_TRUE(table.ok()) << table.status();
+    ASSERT_OK(table) << table.status();
     BlockTable::Value value;
     auto found = (*table)->Get("key150", &value);
     ASSERT_TRUE(found.ok() && *found) << found.status();
@@ -357,24 +360,21 @@ TEST(BlockTableTest, ABlockLargerThanTheFooterAllowsIsRefusedBeforeItIsRead) {
   // right): the one data block, about 100 KB, cannot be this table's.
   std::string bytes = ReadFile(path);
   auto footer = BlockTableFooter::Decode(path, bytes);
-  ASSERT_TRUE(footer.ok()) << footer.status();
+  ASSERT_OK(footer) << footer.status();
   footer->raw_value_bytes = 0;
   bytes.replace(bytes.size() - kBlockTableFooterSize, kBlockTableFooterSize,
                 footer->Encode());
   WriteFile(path, bytes);
   auto table = BlockTable::Open(path);
-  ASSERT_TRUE(table.ok()) << table.status();
+  ASSERT_OK(table) << table.status();
   BlockTable::Value value;
   auto found = (*table)->Get("key150", &value);
-  EXPECT_EQ(found.status().code(), absl::StatusCode::kDataLoss);
-  const std::string message(found.status().message());
-  EXPECT_NE(message.find("data block 0: its zstd frame states 10"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("bytes uncompressed, more than this table's "
-                         "keys and values can fill ("),
-            std::string::npos)
-      << message;
+  EXPECT_THAT(found, StatusIs(absl::StatusCode::kDataLoss,
+                              AllOf(HasSubstr("data block 0: its zstd frame "
+                                              "states 10"),
+                                    HasSubstr("bytes uncompressed, more than "
+                                              "this table's keys and values "
+                                              "can fill ("))));
 }
 
 // Found by block_table_fuzz (fuzz/open/block_table_fuzz/
@@ -397,10 +397,8 @@ TEST(DecompressBlockTest, AStatedSizeWithoutTheDataBehindItIsNotAllocated) {
   std::string out;
   absl::Status s = DecompressBlock("t", BlockName::Data(1),
                                    Compression::kSnappy, snappy, kBound, &out);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-  EXPECT_NE(std::string(s.message()).find("data block 1: bad snappy data"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss,
+                          HasSubstr("data block 1: bad snappy data")));
   EXPECT_LT(out.capacity(), 1u << 20);
 
   // zstd: a real frame of 1 MiB whose content size is made to say 256 MiB.
@@ -419,26 +417,22 @@ TEST(DecompressBlockTest, AStatedSizeWithoutTheDataBehindItIsNotAllocated) {
   out.shrink_to_fit();
   s = DecompressBlock("t", BlockName::Data(1), Compression::kZstd, zstd, kBound,
                       &out);
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-  EXPECT_NE(std::string(s.message()).find("data block 1: bad zstd frame"),
-            std::string::npos)
-      << s;
+  EXPECT_THAT(s, StatusIs(absl::StatusCode::kDataLoss,
+                          HasSubstr("data block 1: bad zstd frame")));
   EXPECT_LT(out.capacity(), 16u << 20);
 
   // Blocks that are what they state still decompress.
   std::string good;
   snappy::Compress(raw.data(), raw.size(), &good);
-  ASSERT_TRUE(DecompressBlock("t", BlockName::Data(1), Compression::kSnappy,
-                              good, kBound, &out)
-                  .ok());
+  ASSERT_OK(DecompressBlock("t", BlockName::Data(1), Compression::kSnappy, good,
+                            kBound, &out));
   EXPECT_EQ(out, raw);
   good.assign(ZSTD_compressBound(raw.size()), '\0');
   good.resize(
       ZSTD_compress(good.data(), good.size(), raw.data(), raw.size(), 3));
   out.clear();
-  ASSERT_TRUE(DecompressBlock("t", BlockName::Data(1), Compression::kZstd, good,
-                              kBound, &out)
-                  .ok());
+  ASSERT_OK(DecompressBlock("t", BlockName::Data(1), Compression::kZstd, good,
+                            kBound, &out));
   EXPECT_EQ(out, raw);
 }
 

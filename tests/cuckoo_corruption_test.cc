@@ -10,6 +10,7 @@
 #include "storage/cuckoo_table.h"
 #include "storage/cuckoo_table_builder.h"
 #include "storage/hash.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
@@ -33,11 +34,10 @@ class CuckooCorruptionTest : public ::testing::TestWithParam<Case> {
   void SetUp() override {
     path_ = dir_.File("t.sst");
     CuckooTableBuilder builder;
-    for (const auto& [k, v] : GetParam().pairs)
-      ASSERT_TRUE(builder.Add(k, v).ok());
-    ASSERT_TRUE(builder.Finish(path_).ok());
+    for (const auto& [k, v] : GetParam().pairs) ASSERT_OK(builder.Add(k, v));
+    ASSERT_OK(builder.Finish(path_));
     good_ = ReadFile(path_);
-    ASSERT_TRUE(CuckooTable::Open(path_).ok());
+    ASSERT_OK(CuckooTable::Open(path_));
   }
 
   // Opens `bytes` as a table with verification on (must fail with a clear

@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "storage/cuckoo_table_builder.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/escape.h"
 
@@ -31,7 +32,7 @@ absl::StatusOr<CuckooBuildReport> Build(const Pairs& pairs,
 std::unique_ptr<CuckooTable> OpenOrDie(const std::string& path,
                                        CuckooReadOptions options = {}) {
   auto table = CuckooTable::Open(path, options);
-  EXPECT_TRUE(table.ok()) << table.status();
+  EXPECT_OK(table) << table.status();
   return table.ok() ? std::move(*table) : nullptr;
 }
 
@@ -39,7 +40,7 @@ TEST(CuckooTableTest, FixedWidthPairsAreInlineInCacheLineBlocks) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   auto report = Build(RandomFixedPairs(1, 10000, 8, 8), path);
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_OK(report) << report.status();
   EXPECT_EQ(report->layout, CuckooLayout::kInline);
   auto table = OpenOrDie(path);
   const CuckooHeader& h = table->header();
@@ -58,7 +59,7 @@ TEST(CuckooTableTest, BucketLargerThanALineIsItsOwnBlock) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   const Pairs pairs = RandomFixedPairs(2, 3000, 8, 120);
-  ASSERT_TRUE(Build(pairs, path).ok());
+  ASSERT_OK(Build(pairs, path));
   auto table = OpenOrDie(path);
   EXPECT_EQ(table->header().buckets_per_block, 1u);
   EXPECT_EQ(table->header().block_size, 128u);
@@ -74,7 +75,7 @@ TEST(CuckooTableTest, WideFixedPairsUseTheHeap) {
   const std::string path = dir.File("t.sst");
   const Pairs pairs = RandomFixedPairs(21, 200, 8, kMaxInlineBucketSize - 7);
   auto report = Build(pairs, path);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   EXPECT_EQ(report->layout, CuckooLayout::kHeap);
   auto table = OpenOrDie(path);
   for (const auto& [k, v] : pairs) {
@@ -88,7 +89,7 @@ TEST(CuckooTableTest, VariablePairsUseTheHeap) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   auto report = Build({{"a", "1"}, {"bb", "2"}}, path);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   EXPECT_EQ(report->layout, CuckooLayout::kHeap);
   auto table = OpenOrDie(path);
   EXPECT_EQ(table->header().bucket_size, kHeapBucketSize);
@@ -103,7 +104,7 @@ TEST(CuckooTableTest, ProbeCountsMatchTheRecordedDistribution) {
   const std::string path = dir.File("t.sst");
   const Pairs pairs = RandomFixedPairs(3, 200000, 8, 8);
   auto report = Build(pairs, path);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   auto table = OpenOrDie(path);
   const CuckooHeader& h = table->header();
   std::vector<uint64_t> seen(h.num_hashes, 0);
@@ -132,7 +133,7 @@ TEST(CuckooTableTest, HitsAndMissesMostlyTouchOneBlock) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   const Pairs pairs = RandomFixedPairs(4, 500000, 8, 8);
-  ASSERT_TRUE(Build(pairs, path).ok());
+  ASSERT_OK(Build(pairs, path));
   auto table = OpenOrDie(path);
   uint64_t hit_blocks = 0;
   for (const auto& [k, v] : pairs) {
@@ -164,7 +165,7 @@ TEST(CuckooTableTest, FileIsSmallAtDefaultUtilization) {
   const std::string path = dir.File("t.sst");
   const size_t n = 1000000;
   auto report = Build(RandomFixedPairs(6, n, 8, 8), path);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   EXPECT_EQ(report->retries, 0);
   EXPECT_LE(static_cast<double>(report->file_size) / (n * 16), 1.12);
 }
@@ -177,7 +178,7 @@ TEST(CuckooTableTest, RetriesAtLowerUtilizationAndSaysSo) {
   options.max_displacement_depth = 0;  // no displacement: it must retry
   const Pairs pairs = RandomFixedPairs(7, 20000, 8, 8);
   auto report = Build(pairs, path, options);
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_OK(report) << report.status();
   EXPECT_GT(report->retries, 0);
   EXPECT_LT(report->utilization, 0.999);
   EXPECT_DOUBLE_EQ(report->requested_utilization, 0.999);
@@ -244,7 +245,7 @@ TEST(CuckooTableTest, AFewKeysBuildWithoutDisplacement) {
   }
   const std::string path = dir.File("t.sst");
   auto report = Build(pairs, path, options);
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_OK(report) << report.status();
   auto table = OpenOrDie(path);
   for (const auto& [k, v] : pairs) {
     std::string_view got;
@@ -293,7 +294,7 @@ TEST(CuckooTableTest, EveryLoadModeReadsTheSame) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   const Pairs pairs = RandomVariablePairs(9, 5000, 1, 30, 1, 30);
-  ASSERT_TRUE(Build(pairs, path).ok());
+  ASSERT_OK(Build(pairs, path));
   for (LoadMode mode : {LoadMode::kMmap, LoadMode::kMmapLocked,
                         LoadMode::kAnonymousHugePages}) {
     SCOPED_TRACE(LoadModeName(mode));
@@ -315,7 +316,7 @@ TEST(CuckooTableTest, ManyThreadsReadAtOnce) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   const Pairs pairs = RandomFixedPairs(10, 100000, 8, 8);
-  ASSERT_TRUE(Build(pairs, path).ok());
+  ASSERT_OK(Build(pairs, path));
   auto table = OpenOrDie(path);
   std::atomic<uint64_t> wrong{0};
   std::vector<std::thread> threads;
@@ -341,7 +342,7 @@ TEST(CuckooTableTest, MultiGetReportsBlocksTouchedLikeGet) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   const Pairs pairs = RandomVariablePairs(12, 20000, 4, 20, 0, 10);
-  ASSERT_TRUE(Build(pairs, path).ok());
+  ASSERT_OK(Build(pairs, path));
   auto table = OpenOrDie(path);
   std::vector<std::string> keys;
   std::mt19937_64 rng(13);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "storage/coding.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/encoding.h"
 #include "util/str_cat.h"
@@ -146,7 +147,7 @@ class RecordReaderTest : public ::testing::Test {
                                      const RecordReaderOptions& options = {}) {
     absl::StatusOr<std::unique_ptr<RecordReader>> reader =
         RecordReader::Open(path, options);
-    EXPECT_TRUE(reader.ok()) << reader.status();
+    EXPECT_OK(reader) << reader.status();
     return reader.ok() ? std::move(*reader) : nullptr;
   }
 
@@ -259,10 +260,10 @@ TEST(EncodingTest, Base64Rejects) {
 TEST(EncodingTest, DecodeIntoReusesTheBuffer) {
   std::string buffer;
   absl::StatusOr<std::string_view> a = DecodeHexInto("010203", "key", &buffer);
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   EXPECT_EQ(*a, "\x01\x02\x03");
   absl::StatusOr<std::string_view> b = DecodeBase64Into("BA", "key", &buffer);
-  ASSERT_TRUE(b.ok());
+  ASSERT_OK(b);
   EXPECT_EQ(*b, "\x04");
   EXPECT_EQ(b->data(), buffer.data());
   EXPECT_GE(buffer.size(), 3u);  // never shrinks
@@ -274,7 +275,7 @@ TEST_F(RecordReaderTest, TsvRawSplitsAtTheFirstTab) {
   ReadResult r = ReadFileAs(
       "in.tsv",
       "alpha\t1\nbeta\ttwo\tparts\n\tempty key\nk\t\ncr\tv\r\nlast\tx");
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.records, (Pairs{{"alpha", "1"},
                               {"beta", "two\tparts"},
@@ -340,7 +341,7 @@ TEST_P(TsvEncodingTest, RoundTrips) {
   options.key_encoding = key_encoding;
   options.value_encoding = value_encoding;
   ReadResult r = ReadFileAs("in.tsv", text, options);
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_TRUE(r.errors.empty()) << r.errors.front();
   EXPECT_EQ(r.records, pairs);
 }
@@ -368,7 +369,7 @@ TEST_F(RecordReaderTest, TsvBadHexAndBadBase64) {
       Write("in.tsv", "616\tYQ==\n61\tab!c\n6g\tYQ==\n61\tYQ=\n62\tYg==\n");
   auto reader = Open(path, options);
   ReadResult r = ReadAll(*reader);
-  EXPECT_TRUE(r.end.ok());
+  EXPECT_OK(r.end);
   EXPECT_EQ(r.records, (Pairs{{"b", "b"}}));
   EXPECT_EQ(r.errors, (std::vector<std::string>{
                           path + ":1: bad hex in key (odd length)",
@@ -410,7 +411,7 @@ TEST_F(RecordReaderTest, TsvLinesLongerThanTheChunk) {
   const std::string path = Write("in.tsv", text);
   auto reader = Open(path);
   ReadResult r = ReadAll(*reader);
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.records.size(), pairs.size());
   EXPECT_TRUE(r.records == pairs);
@@ -457,7 +458,7 @@ TEST_F(RecordReaderTest, TsvCrlfLineAtTheLimitsAcrossTheWindowIsARecord) {
   pairs.emplace_back("a", "b");
   pairs.emplace_back("c", "d");
   ReadResult r = ReadFileAs("in.tsv", text, options);
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_EQ(r.errors, std::vector<std::string>{});
   EXPECT_TRUE(r.records == pairs) << r.records.size() << " records";
 
@@ -466,7 +467,7 @@ TEST_F(RecordReaderTest, TsvCrlfLineAtTheLimitsAcrossTheWindowIsARecord) {
   options.max_value_size = 0;
   options.buffer_size = 2;
   r = ReadFileAs("small.tsv", "\t\r\n", options);
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_EQ(r.errors, std::vector<std::string>{});
   EXPECT_TRUE(r.records == (Pairs{{"", ""}}));
 }
@@ -480,7 +481,7 @@ TEST_F(RecordReaderTest, FixedRoundTrips) {
   const std::string path = Write("in.bin", data);
   auto reader = Open(path, Fixed(8, 13));
   ReadResult r = ReadAll(*reader);
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_TRUE(r.errors.empty());
   EXPECT_TRUE(r.records == pairs);
   EXPECT_EQ(reader->Location(), StrCat(path, "@", 21 * 99999));
@@ -552,7 +553,7 @@ TEST_F(RecordReaderTest, LengthPrefixedRoundTrips) {
   const std::string path = Write("in.lp", data);
   auto reader = Open(path, LengthPrefixedOptions());
   ReadResult r = ReadAll(*reader);
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_TRUE(r.errors.empty());
   EXPECT_TRUE(r.records == pairs);
   const Pairs last = {pairs.back()};
@@ -650,7 +651,7 @@ TEST_F(RecordReaderTest, GzipTsv) {
   const std::string path = Write("in.tsv.gz", gz);
   auto reader = Open(path);
   ReadResult r = ReadAll(*reader);
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_TRUE(r.errors.empty());
   EXPECT_TRUE(r.records == pairs);
   EXPECT_EQ(reader->bytes_read(), gz.size());
@@ -679,7 +680,7 @@ TEST_F(RecordReaderTest, GzipConcatenatedMembers) {
       Write("in.tsv.gz",
             Gzip("a\t1\nb\t2") + Gzip("\nc\t3\n") + Gzip("") + Gzip("d\t4\n"));
   ReadResult r = ReadAll(*Open(path));
-  EXPECT_TRUE(r.end.ok()) << r.end;
+  EXPECT_OK(r.end) << r.end;
   EXPECT_EQ(r.records, (Pairs{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}}));
 }
 
@@ -788,14 +789,14 @@ TEST_F(RecordReaderTest, ExpandInputs) {
   const std::string glob = dir_.File("*.tsv");
   absl::StatusOr<std::vector<std::string>> paths =
       ExpandInputs({"-", glob, "plain/path.tsv"});
-  ASSERT_TRUE(paths.ok()) << paths.status();
+  ASSERT_OK(paths) << paths.status();
   EXPECT_EQ(*paths,
             (std::vector<std::string>{"-", dir_.File("B.tsv"),
                                       dir_.File("a.tsv"), dir_.File("b.tsv"),
                                       dir_.File("c.tsv"), "plain/path.tsv"}));
 
   paths = ExpandInputs({dir_.File("[ax].*")});
-  ASSERT_TRUE(paths.ok()) << paths.status();
+  ASSERT_OK(paths) << paths.status();
   EXPECT_EQ(*paths,
             (std::vector<std::string>{dir_.File("a.tsv"), dir_.File("x.bin")}));
 
@@ -807,7 +808,7 @@ TEST_F(RecordReaderTest, ExpandInputs) {
   // A file whose name only looks like a glob.
   const std::string odd = Write("part[1].tsv", "");
   paths = ExpandInputs({odd});
-  ASSERT_TRUE(paths.ok()) << paths.status();
+  ASSERT_OK(paths) << paths.status();
   EXPECT_EQ(*paths, std::vector<std::string>{odd});
 }
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "roost/v1/lookup.pb.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
@@ -24,7 +25,7 @@ TEST(RequestCodecTest, ParsesWhatProtobufWrites) {
     for (int i = 0; i < n; ++i) m.add_keys(RandomBytes(rng, rng() % 300));
     const std::string bytes = m.SerializeAsString();
     LookupRequest parsed;
-    ASSERT_TRUE(ParseMultiGetRequest(bytes, 1000, &parsed).ok());
+    ASSERT_OK(ParseMultiGetRequest(bytes, 1000, &parsed));
     EXPECT_EQ(parsed.table, m.table());
     ASSERT_EQ(parsed.total_keys, static_cast<size_t>(n));
     ASSERT_EQ(parsed.keys.size(), static_cast<size_t>(n));
@@ -34,7 +35,7 @@ TEST(RequestCodecTest, ParsesWhatProtobufWrites) {
     g.set_table(m.table());
     g.set_key(RandomBytes(rng, rng() % 300));
     const std::string get_bytes = g.SerializeAsString();
-    ASSERT_TRUE(ParseGetRequest(get_bytes, &parsed).ok());
+    ASSERT_OK(ParseGetRequest(get_bytes, &parsed));
     EXPECT_EQ(parsed.table, g.table());
     ASSERT_EQ(parsed.keys.size(), 1u);
     EXPECT_EQ(parsed.keys[0], g.key());
@@ -54,7 +55,7 @@ TEST(RequestCodecTest, FollowsProtobufOnRepeatsAndUnknownFields) {
   bytes += std::string("\x0a\x01t", 3);   // table = "t"
   bytes += std::string("\x12\x00", 2);    // keys += ""
   LookupRequest parsed;
-  ASSERT_TRUE(ParseMultiGetRequest(bytes, 10, &parsed).ok());
+  ASSERT_OK(ParseMultiGetRequest(bytes, 10, &parsed));
   v1::MultiGetRequest m;
   ASSERT_TRUE(m.ParseFromString(bytes));
   EXPECT_EQ(parsed.table, m.table());
@@ -70,7 +71,7 @@ TEST(RequestCodecTest, CountsKeysPastTheLimitWithoutKeepingThem) {
   for (int i = 0; i < 25; ++i) m.add_keys()->assign(1, 'k');
   const std::string bytes = m.SerializeAsString();
   LookupRequest parsed;
-  ASSERT_TRUE(ParseMultiGetRequest(bytes, 10, &parsed).ok());
+  ASSERT_OK(ParseMultiGetRequest(bytes, 10, &parsed));
   EXPECT_EQ(parsed.total_keys, 25u);
   EXPECT_EQ(parsed.keys.size(), 10u);
 }
@@ -103,7 +104,7 @@ TEST(RequestCodecTest, RefusesWhatIsNotARequest) {
   v1::GetRequest g;
   EXPECT_FALSE(g.ParseFromString(bad_table));
   // Nothing at all is a request for key "" of table "".
-  ASSERT_TRUE(ParseGetRequest("", &parsed).ok());
+  ASSERT_OK(ParseGetRequest("", &parsed));
   EXPECT_EQ(parsed.table, "");
   EXPECT_EQ(parsed.keys.size(), 1u);
 }

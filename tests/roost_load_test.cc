@@ -11,6 +11,7 @@
 
 #include "storage/block_table.h"
 #include "storage/cuckoo_table.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/json.h"
 #include "util/str_cat.h"
@@ -54,7 +55,7 @@ Result RoostLoadStdout(const std::string& args) {
 
 Json ParseOrFail(const std::string& text) {
   auto j = ParseJson(text);
-  EXPECT_TRUE(j.ok()) << text;
+  EXPECT_OK(j) << text;
   return j.ok() ? *j : Json();
 }
 
@@ -124,7 +125,7 @@ TEST_F(RoostLoadTest, DecodesHexAndBase64) {
                 .exit_code,
             0);
   auto t = CuckooTable::Open(out);
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   std::string_view v;
   ASSERT_TRUE((*t)->Get(std::string("ab\0", 3), &v));
   EXPECT_EQ(v, "\xff\x01");

@@ -315,7 +315,7 @@ TEST_F(DataDirTest, PlantedLinksAreNeverFollowed) {
                                        "/ROLLBACK: a symbolic link, not a "
                                        "file")));
   v1::RollbackResponse rolled;
-  ASSERT_TRUE(server.Rollback("t", "", &rolled).ok());
+  ASSERT_OK(server.Rollback("t", "", &rolled));
   EXPECT_TRUE(ServesVersion(server, keys, 1, "t"));
   EXPECT_EQ(ReadFile(victim), "precious");
   EXPECT_TRUE(fs::is_symlink(TableDir("t") + "/.ROLLBACK.tmp"));
@@ -364,7 +364,7 @@ TEST_F(DataDirTest, AtMostMaxTablesAreServed) {
   ServerProcess server(flags, LogFile());
   ASSERT_TRUE(server.WaitReady());
   v1::ListTablesResponse r;
-  ASSERT_TRUE(server.ListTables(&r).ok());
+  ASSERT_OK(server.ListTables(&r));
   EXPECT_EQ(r.tables_size(), 5);
   EXPECT_EQ(server.CountLogLines("(--max-tables 5)"), 3) << server.Log();
   const Metrics metrics = server.ScrapeMetrics();
@@ -384,11 +384,11 @@ TEST_F(DataDirTest, ATableWithoutAVersionHoldsNobodyBack) {
   ServerProcess server(flags, LogFile());
   ASSERT_TRUE(server.WaitReady());
   HealthStatus::ServingStatus status;
-  ASSERT_TRUE(server.HealthCheck("", &status).ok());
+  ASSERT_OK(server.HealthCheck("", &status));
   EXPECT_EQ(status, HealthStatus::SERVING);
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup/good", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup/good", &status));
   EXPECT_EQ(status, HealthStatus::SERVING);
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup/new", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup/new", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
   auto info = server.Table("new");
   ASSERT_TRUE(info);

@@ -520,6 +520,12 @@ Metrics ServerProcess::ScrapeMetrics() {
   return ParsePrometheusText(*body);
 }
 
+::testing::AssertionResult IsOk(const grpc::Status& status) {
+  if (status.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "not OK: " << status.error_code() << ": " << status.error_message();
+}
+
 ::testing::AssertionResult IsError(const grpc::Status& status,
                                    grpc::StatusCode code,
                                    const std::string& message) {

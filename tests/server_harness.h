@@ -36,6 +36,7 @@
 #include "roost/v1/admin.grpc.pb.h"
 #include "roost/v1/lookup.grpc.pb.h"
 #include "tests/metrics_scrape.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
@@ -260,6 +261,10 @@ class ServerFixture : public ::testing::Test {
   ScratchDir scratch_;
   const std::string data_ = scratch_.File("data");
 };
+
+// ASSERT_OK / EXPECT_OK of a call (tests/status_matchers.h): its code and
+// message when it failed.
+::testing::AssertionResult IsOk(const grpc::Status& status);
 
 // `status` has `code` and exactly `message`.
 ::testing::AssertionResult IsError(const grpc::Status& status,

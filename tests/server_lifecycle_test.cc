@@ -112,7 +112,7 @@ TEST_F(LifecycleTest, RefusesBadFlagsAndBusyPorts) {
   }
   // The first server was never disturbed.
   v1::ListTablesResponse list;
-  EXPECT_TRUE(first.ListTables(&list).ok());
+  EXPECT_OK(first.ListTables(&list));
 
   const ProcessResult help = RunProcess({RoostServerBinary(), "--help"});
   EXPECT_EQ(help.exit_code, 0);
@@ -167,13 +167,13 @@ TEST_F(LifecycleTest, HealthIsNotServingUntilTheTablesFoundAtStartLoad) {
   ASSERT_TRUE(server.WaitForLog("not loading t v000001 yet: "));
 
   HealthStatus::ServingStatus status;
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
-  ASSERT_TRUE(server.HealthCheck("", &status).ok());
+  ASSERT_OK(server.HealthCheck("", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
   // The table is known as soon as the scan reaches it, but has no version
   // to serve yet; so says its own health service name.
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup/t", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup/t", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
   v1::GetResponse g;
   grpc::Status s;
@@ -188,17 +188,17 @@ TEST_F(LifecycleTest, HealthIsNotServingUntilTheTablesFoundAtStartLoad) {
 
   ASSERT_TRUE(held.Release());
   ASSERT_TRUE(server.WaitReady());
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup", &status));
   EXPECT_EQ(status, HealthStatus::SERVING);
-  ASSERT_TRUE(server.HealthCheck("", &status).ok());
+  ASSERT_OK(server.HealthCheck("", &status));
   EXPECT_EQ(status, HealthStatus::SERVING);
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup/t", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup/t", &status));
   EXPECT_EQ(status, HealthStatus::SERVING);
   EXPECT_EQ(server.HealthCheck("no.such.Service", &status).error_code(),
             StatusCode::NOT_FOUND);
   EXPECT_EQ(server.HealthCheck("roost.v1.Lookup/nope", &status).error_code(),
             StatusCode::NOT_FOUND);
-  ASSERT_TRUE(server.Get("t", "k", &g).ok());
+  ASSERT_OK(server.Get("t", "k", &g));
   EXPECT_EQ(g.value(), "v");
   EXPECT_TRUE(server.WaitForLog("roost-server: ready: 1 tables"));
 }
@@ -234,9 +234,9 @@ TEST_F(LifecycleTest, NotReadyUntilEveryTableFoundAtStartServes) {
       "roost-server: not ready: waiting for a version of t that loads "
       "(health stays NOT_SERVING)"));
   HealthStatus::ServingStatus status;
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
-  ASSERT_TRUE(server.HealthCheck("", &status).ok());
+  ASSERT_OK(server.HealthCheck("", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
   // The good table serves meanwhile; the bad one has nothing to serve.
   EXPECT_TRUE(ServesVersion(server, keys, 1, "ok"));
@@ -247,7 +247,7 @@ TEST_F(LifecycleTest, NotReadyUntilEveryTableFoundAtStartServes) {
 
   ASSERT_NE(BuildTable(data_, "t", Versioned(2, keys)), "");
   ASSERT_TRUE(server.WaitForLog("roost-server: ready: 2 tables"));
-  ASSERT_TRUE(server.HealthCheck("roost.v1.Lookup", &status).ok());
+  ASSERT_OK(server.HealthCheck("roost.v1.Lookup", &status));
   EXPECT_EQ(status, HealthStatus::SERVING);
   EXPECT_TRUE(ServesVersion(server, keys, 2));
   EXPECT_EQ(server.CountLogLines("not ready:"), 1);
@@ -287,7 +287,7 @@ TEST_F(LifecycleTest, ConfigFileSetsFlagsAndTheCommandLineWins) {
         std::vector<std::string>{"--config", config, "--max-batch", "4"},
         LogFile("config-and-flag"));
     ASSERT_TRUE(server.WaitReady());
-    EXPECT_TRUE(server.MultiGet("t", four, &m).ok());
+    EXPECT_OK(server.MultiGet("t", four, &m));
   }
   // A misspelt key, and a file that is not there: usage errors.
   const std::string misspelt = scratch_.File("misspelt.toml");
@@ -370,13 +370,13 @@ TEST_F(LifecycleTest, SigtermDrainsWhileServingThenStops) {
   server.SendSignal(SIGTERM);
   ASSERT_TRUE(server.WaitForLog("roost-server: draining"));
   HealthStatus::ServingStatus status;
-  EXPECT_TRUE(server.HealthCheck("roost.v1.Lookup", &status).ok());
+  EXPECT_OK(server.HealthCheck("roost.v1.Lookup", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
-  EXPECT_TRUE(server.HealthCheck("", &status).ok());
+  EXPECT_OK(server.HealthCheck("", &status));
   EXPECT_EQ(status, HealthStatus::NOT_SERVING);
   // Still answering while it drains.
   v1::GetResponse g;
-  EXPECT_TRUE(server.Get("t", keys[7], &g).ok());
+  EXPECT_OK(server.Get("t", keys[7], &g));
   EXPECT_EQ(VersionOf(g.value(), keys[7]), 1);
 
   EXPECT_EQ(server.WaitExit(), 0) << server.Log();

@@ -80,7 +80,7 @@ TEST_F(LimitsTest, AnAnswerPastTwoGibibytesIsRefusedNotFatal) {
   }
   ASSERT_TRUE(server.Running());
   v1::GetResponse g;
-  ASSERT_TRUE(server.Get("t", "k2", &g).ok());
+  ASSERT_OK(server.Get("t", "k2", &g));
   EXPECT_EQ(g.value().size(), 300000u);
   // Nothing near the answer's size was ever allocated.
   EXPECT_LT(MemoryOf(server.pid()).peak_rss, uint64_t{1} << 30);
@@ -114,10 +114,8 @@ TEST_F(LimitsTest, OversizedAndCompressedRequestsAreRefusedBeforeTheyGrow) {
       /*admin=*/false, GRPC_COMPRESS_GZIP);
   EXPECT_EQ(gzip.error_code(), StatusCode::UNIMPLEMENTED)
       << gzip.error_message();
-  ASSERT_TRUE(server
-                  .RawCall("/roost.v1.Lookup/MultiGet",
-                           RepeatedKeyRequest("k", 3), &response)
-                  .ok());
+  ASSERT_OK(server.RawCall("/roost.v1.Lookup/MultiGet",
+                           RepeatedKeyRequest("k", 3), &response));
   v1::MultiGetResponse m;
   ASSERT_TRUE(m.ParseFromString(response));
   ASSERT_EQ(m.results_size(), 3);
@@ -208,10 +206,10 @@ TEST_F(LimitsTest, MemoryOfALargeResponseIsGivenBack) {
   std::vector<std::string> keys;
   for (int i = 0; i < 300; ++i) keys.push_back(StrCat("k", i % 20));
   v1::MultiGetResponse m;
-  ASSERT_TRUE(server.MultiGet("t", {keys[0]}, &m).ok());
+  ASSERT_OK(server.MultiGet("t", {keys[0]}, &m));
   const uint64_t before = anon();
   const grpc::Status s = server.MultiGet("t", keys, &m);
-  ASSERT_TRUE(s.ok()) << s.error_code() << ": " << s.error_message();
+  ASSERT_OK(s) << s.error_code() << ": " << s.error_message();
   ASSERT_EQ(m.results_size(), 300);
   EXPECT_EQ(m.results(299).value().size(), 1u << 20);
   m.Clear();
@@ -286,7 +284,7 @@ TEST_F(LimitsTest, MalformedRequestsAreInvalidArgumentCountedAndQuiet) {
   EXPECT_LE(server.CountLogLines("malformed request"), 10) << server.Log();
   EXPECT_EQ(server.CountLogLines("libprotobuf"), 0) << server.Log();
   v1::GetResponse g;
-  ASSERT_TRUE(server.Get("t", "k", &g).ok());
+  ASSERT_OK(server.Get("t", "k", &g));
   EXPECT_EQ(g.value(), "v");
 }
 

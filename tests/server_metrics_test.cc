@@ -30,20 +30,18 @@ TEST_F(MetricsTest, MetricsCountRequestsLookupsAndTables) {
   ASSERT_FALSE(before.empty());
 
   v1::GetResponse g;
-  for (int i = 0; i < 7; ++i)
-    ASSERT_TRUE(server.Get("t", StrCat("key", i), &g).ok());
-  for (int i = 0; i < 3; ++i)
-    ASSERT_TRUE(server.Get("t", StrCat("no", i), &g).ok());
-  ASSERT_TRUE(server.Get("b", "b", &g).ok());
+  for (int i = 0; i < 7; ++i) ASSERT_OK(server.Get("t", StrCat("key", i), &g));
+  for (int i = 0; i < 3; ++i) ASSERT_OK(server.Get("t", StrCat("no", i), &g));
+  ASSERT_OK(server.Get("b", "b", &g));
   EXPECT_EQ(server.Get("nope", "k", &g).error_code(), StatusCode::NOT_FOUND);
   std::vector<std::string> batch;
   for (int i = 0; i < 20; ++i) {
     batch.push_back(i < 12 ? StrCat("key", 50 + i) : StrCat("no", i));
   }
   v1::MultiGetResponse m;
-  ASSERT_TRUE(server.MultiGet("t", batch, &m).ok());
+  ASSERT_OK(server.MultiGet("t", batch, &m));
   v1::ListTablesResponse list;
-  ASSERT_TRUE(server.ListTables(&list).ok());
+  ASSERT_OK(server.ListTables(&list));
 
   const Metrics after = server.ScrapeMetrics();
   const auto delta = [&](const std::string& series) {

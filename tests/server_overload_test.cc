@@ -355,7 +355,7 @@ TEST_F(OverloadTest, AFloodIsRefusedFastAndAGoodClientKeepsGettingAnswers) {
   EXPECT_LT(peak_rss, bound);
   // And afterwards it still answers.
   v1::GetResponse response;
-  EXPECT_TRUE(server.Get("t", keys[0], &response).ok());
+  EXPECT_OK(server.Get("t", keys[0], &response));
 }
 
 // A client that sends Gets and never takes their responses keeps them in
@@ -396,7 +396,7 @@ TEST_F(OverloadTest, UnaryCallsPastMaxInFlightAreRefusedUntilSlotsFree) {
   });
   EXPECT_EQ(MetricOr(after, "roost_calls_in_flight"), 0);
   const grpc::Status ok = server.Get("t", "k", &response);
-  EXPECT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_OK(ok) << ok.error_message();
   EXPECT_EQ(response.value(), "a value");
 
   // An empty response (a missing key) holds its call's slot as well.
@@ -467,7 +467,7 @@ TEST_F(OverloadTest, StreamsPastMaxStreamsAreRefusedUntilOneEnds) {
   ASSERT_TRUE(open[0]->Read(&response));
   EXPECT_EQ(response.results(0).value(), "a value");
   open[0]->WritesDone();
-  EXPECT_TRUE(open[0]->Finish().ok());
+  EXPECT_OK(open[0]->Finish());
   AwaitMetrics(server, [](const Metrics& m) {
     return MetricOr(m, "roost_streams_open", -1) == 2;
   });
@@ -477,10 +477,10 @@ TEST_F(OverloadTest, StreamsPastMaxStreamsAreRefusedUntilOneEnds) {
   ASSERT_TRUE(next->Read(&response));
   EXPECT_EQ(response.results(0).value(), "a value");
   next->WritesDone();
-  EXPECT_TRUE(next->Finish().ok());
+  EXPECT_OK(next->Finish());
   for (size_t i = 1; i < open.size(); ++i) {
     open[i]->WritesDone();
-    EXPECT_TRUE(open[i]->Finish().ok());
+    EXPECT_OK(open[i]->Finish());
   }
   EXPECT_TRUE(server.Running()) << server.Log();
 }

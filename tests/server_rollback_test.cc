@@ -34,7 +34,7 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
 
     // To the version before the one served.
     v1::RollbackResponse rolled;
-    ASSERT_TRUE(server.Rollback("t", "", &rolled).ok());
+    ASSERT_OK(server.Rollback("t", "", &rolled));
     EXPECT_EQ(rolled.serving_version(), "v000002");
     EXPECT_EQ(rolled.previous_version(), "v000003");
     EXPECT_TRUE(ServesVersion(server, keys, 2));
@@ -59,7 +59,7 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
 
     // Unpinned: the newest version not rolled back from, v4, never v3.
     v1::UnpinResponse unpinned;
-    ASSERT_TRUE(server.Unpin("t", &unpinned).ok());
+    ASSERT_OK(server.Unpin("t", &unpinned));
     EXPECT_EQ(unpinned.serving_version(), "v000004");
     EXPECT_TRUE(ServesVersion(server, keys, 4));
     info = server.Table("t");
@@ -83,7 +83,7 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
     EXPECT_EQ(server.ServingVersion("t"), "v000004");
 
     // Rolling back to the version served pins it, and marks nothing.
-    ASSERT_TRUE(server.Rollback("t", "v000004", &rolled).ok());
+    ASSERT_OK(server.Rollback("t", "v000004", &rolled));
     EXPECT_EQ(rolled.serving_version(), "v000004");
     // (roost-admin reads previous == serving as "already served".)
     EXPECT_EQ(rolled.previous_version(), "v000004");
@@ -128,7 +128,7 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
   EXPECT_TRUE(info->pinned());
   EXPECT_TRUE(ServesVersion(server, keys, 2));
   v1::UnpinResponse unpinned;
-  ASSERT_TRUE(server.Unpin("t", &unpinned).ok());
+  ASSERT_OK(server.Unpin("t", &unpinned));
   EXPECT_EQ(unpinned.serving_version(), "v000002");
   EXPECT_FALSE(server.Table("t").value_or(v1::TableInfo()).pinned());
   EXPECT_TRUE(ServesVersion(server, keys, 2));

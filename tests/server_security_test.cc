@@ -161,7 +161,7 @@ TEST_F(SecurityTest, APlaintextClientIsRefusedOnATlsPort) {
   ASSERT_TRUE(server.WaitReady());
 
   v1::GetResponse response;
-  ASSERT_TRUE(server.Get("t", "k", &response).ok());
+  ASSERT_OK(server.Get("t", "k", &response));
   EXPECT_EQ(response.value(), "v");
   EXPECT_EQ(GetOver(server.lookup_address(), nullptr, "t", "k").error_code(),
             grpc::StatusCode::UNAVAILABLE);
@@ -207,8 +207,7 @@ TEST_F(SecurityTest, MutualTlsRefusesClientsWithoutAGoodCertificate) {
   ASSERT_TRUE(server.WaitReady());
   const std::string addr = server.lookup_address();
 
-  EXPECT_TRUE(
-      GetOver(addr, pki_.Credentials({"ca"}, "client-a"), "t", "k").ok());
+  EXPECT_OK(GetOver(addr, pki_.Credentials({"ca"}, "client-a"), "t", "k"));
   for (const std::string client : {"", "stranger", "expired"}) {
     EXPECT_EQ(
         GetOver(addr, pki_.Credentials({"ca"}, client), "t", "k").error_code(),
@@ -466,9 +465,9 @@ TEST_F(AccessPolicyTest, TablesAreAllowedAndDeniedAsWritten) {
 
   // client-a: its own tables, and the public one.
   v1::GetResponse response;
-  ASSERT_TRUE(GetOver(addr, a, "t", "k", "", &response).ok());
+  ASSERT_OK(GetOver(addr, a, "t", "k", "", &response));
   EXPECT_EQ(response.value(), "v2");
-  EXPECT_TRUE(GetOver(addr, a, "public", "k").ok());
+  EXPECT_OK(GetOver(addr, a, "public", "k"));
   EXPECT_TRUE(IsError(GetOver(addr, a, "secret", "k"),
                       grpc::StatusCode::PERMISSION_DENIED, kDenied));
   v1::MultiGetResponse multi;
@@ -494,18 +493,18 @@ TEST_F(AccessPolicyTest, TablesAreAllowedAndDeniedAsWritten) {
               grpc::StatusCode::PERMISSION_DENIED);
   }
   v1::ListTablesResponse listing;
-  ASSERT_TRUE(server.ListTables(&listing).ok());
+  ASSERT_OK(server.ListTables(&listing));
   Names names;
   for (const auto& t : listing.tables()) names.push_back(t.name());
   EXPECT_EQ(names, (Names{"public", "t"}));
 
   // client-b is in no entry: the public table only.
-  EXPECT_TRUE(GetOver(addr, b, "public", "k").ok());
+  EXPECT_OK(GetOver(addr, b, "public", "k"));
   EXPECT_EQ(GetOver(addr, b, "t", "k").error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
 
   // The token: "secret", not "t"; a wrong or malformed one is refused.
-  EXPECT_TRUE(GetOver(addr, b, "secret", "k", "Bearer s3cret").ok());
+  EXPECT_OK(GetOver(addr, b, "secret", "k", "Bearer s3cret"));
   EXPECT_EQ(GetOver(addr, b, "t", "k", "Bearer s3cret").error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_TRUE(IsError(GetOver(addr, b, "public", "k", "Bearer s3cre"),
@@ -590,7 +589,7 @@ TEST_F(AccessPolicyTest, AChangedPolicyTakesForceAndABrokenOneIsIgnored) {
   EXPECT_TRUE(server.WaitForLog(
       "clients[0].tables: not an array of strings; the last good policy "
       "stays in force"));
-  EXPECT_TRUE(GetOver(addr, a, "secret", "k").ok());
+  EXPECT_OK(GetOver(addr, a, "secret", "k"));
 }
 
 TEST_F(AccessPolicyTest, ABadPolicyStopsTheStartNamingTheField) {

@@ -228,7 +228,7 @@ TEST_F(SwapTest, KeepVersionsRemovesAllButTheNewestAndTheServed) {
   // Pinned to v3, which is then no longer among the newest two: kept, while
   // v4 goes.
   v1::RollbackResponse rolled;
-  ASSERT_TRUE(server.Rollback("t", "3", &rolled).ok());
+  ASSERT_OK(server.Rollback("t", "3", &rolled));
   ASSERT_NE(BuildTable(data_, "t", Versioned(5, keys)), "");
   ASSERT_NE(BuildTable(data_, "t", Versioned(6, keys)), "");
   EXPECT_TRUE(WaitFor([&] {

@@ -75,13 +75,13 @@ TEST_F(LookupTest, GetAndMultiGetAnswerWhatTheLoaderWasGiven) {
               t.format);
     for (const auto& [key, value] : kvs) {
       v1::GetResponse r;
-      ASSERT_TRUE(server.Get(t.name, key, &r).ok());
+      ASSERT_OK(server.Get(t.name, key, &r));
       ASSERT_TRUE(r.found()) << PrintableKey(key);
       ASSERT_EQ(r.value(), value) << PrintableKey(key);
     }
     for (const std::string& key : missing) {
       v1::GetResponse r;
-      ASSERT_TRUE(server.Get(t.name, key, &r).ok());
+      ASSERT_OK(server.Get(t.name, key, &r));
       EXPECT_FALSE(r.found()) << PrintableKey(key);
       EXPECT_EQ(r.value(), "");
     }
@@ -97,7 +97,7 @@ TEST_F(LookupTest, GetAndMultiGetAnswerWhatTheLoaderWasGiven) {
       const std::vector<std::string> batch(
           all.begin() + start, all.begin() + std::min(all.size(), start + 97));
       v1::MultiGetResponse r;
-      ASSERT_TRUE(server.MultiGet(t.name, batch, &r).ok());
+      ASSERT_OK(server.MultiGet(t.name, batch, &r));
       ASSERT_EQ(r.results_size(), static_cast<int>(batch.size()));
       for (size_t i = 0; i < batch.size(); ++i) {
         auto it = kvs.find(batch[i]);
@@ -108,7 +108,7 @@ TEST_F(LookupTest, GetAndMultiGetAnswerWhatTheLoaderWasGiven) {
       }
     }
     v1::MultiGetResponse empty;
-    ASSERT_TRUE(server.MultiGet(t.name, {}, &empty).ok());
+    ASSERT_OK(server.MultiGet(t.name, {}, &empty));
     EXPECT_EQ(empty.results_size(), 0);
   }
 }
@@ -142,7 +142,7 @@ TEST_F(LookupTest, EveryLoadModeServesTheSameAnswers) {
       EXPECT_EQ(info->file_size(), fs::file_size(dir + "/table.sst"));
       for (const auto& [key, value] : kvs) {
         v1::GetResponse r;
-        ASSERT_TRUE(server.Get(table, key, &r).ok()) << table;
+        ASSERT_OK(server.Get(table, key, &r)) << table;
         ASSERT_TRUE(r.found()) << table << " " << PrintableKey(key);
         ASSERT_EQ(r.value(), value) << table << " " << PrintableKey(key);
       }
@@ -192,7 +192,7 @@ TEST_F(LookupTest, RefusesBadRequestsWithTheDocumentedMessages) {
   EXPECT_TRUE(
       IsError(multi("x", {"k"}), StatusCode::NOT_FOUND, "no table \"x\""));
 
-  EXPECT_TRUE(multi("var", {"1", "2", "3", "4", "5"}).ok());
+  EXPECT_OK(multi("var", {"1", "2", "3", "4", "5"}));
   EXPECT_TRUE(IsError(multi("var", {"1", "2", "3", "4", "5", "6"}), kInvalid,
                       "MultiGet of 6 keys exceeds --max-batch 5"));
 
@@ -206,27 +206,27 @@ TEST_F(LookupTest, RefusesBadRequestsWithTheDocumentedMessages) {
   // another width than a fixed-width table's keys, cannot be in it: a miss.
   EXPECT_TRUE(IsError(get("fixed", std::string(20, 'k')), kInvalid,
                       "key is 20 bytes, more than --max-key-size 16"));
-  ASSERT_TRUE(get("short", "abc").ok());
+  ASSERT_OK(get("short", "abc"));
   EXPECT_FALSE(g.found());
-  ASSERT_TRUE(multi("short", {"1", "abc", "2"}).ok());
+  ASSERT_OK(multi("short", {"1", "abc", "2"}));
   ASSERT_EQ(m.results_size(), 3);
   EXPECT_EQ(m.results(0).value(), "s");
   EXPECT_FALSE(m.results(1).found());
   EXPECT_EQ(m.results(2).value(), "s");
   for (const std::string& key :
        {std::string("key-100"), std::string(), std::string("key-10000")}) {
-    ASSERT_TRUE(get("fixed", key).ok()) << key;
+    ASSERT_OK(get("fixed", key)) << key;
     EXPECT_FALSE(g.found()) << key;
   }
-  ASSERT_TRUE(multi("fixed", {"key-1000", "key", "key-1001"}).ok());
+  ASSERT_OK(multi("fixed", {"key-1000", "key", "key-1001"}));
   ASSERT_EQ(m.results_size(), 3);
   EXPECT_EQ(m.results(0).value(), "val-1000");
   EXPECT_FALSE(m.results(1).found());
   EXPECT_EQ(m.results(2).value(), "val-1001");
   // A key of the right width that is not there is a miss too.
-  ASSERT_TRUE(get("fixed", "key-9999").ok());
+  ASSERT_OK(get("fixed", "key-9999"));
   EXPECT_FALSE(g.found());
-  ASSERT_TRUE(get("fixed", "key-1007").ok());
+  ASSERT_OK(get("fixed", "key-1007"));
   EXPECT_EQ(g.value(), "val-1007");
 
   // A deadline already passed. gRPC's client fails such a call itself,
@@ -272,7 +272,7 @@ TEST_F(LookupTest, ListTablesDescribesEveryTable) {
   ServerProcess server(Flags(), LogFile());
   ASSERT_TRUE(server.WaitReady());
   v1::ListTablesResponse list;
-  ASSERT_TRUE(server.ListTables(&list).ok());
+  ASSERT_OK(server.ListTables(&list));
   ASSERT_EQ(list.tables_size(), 3) << list.DebugString();
 
   struct Want {
@@ -375,7 +375,7 @@ TEST_F(LookupTest, StreamMultiGetAnswersEachRequestInOrderAcrossSwaps) {
   ASSERT_TRUE(ask({keys[3]}, &r));
   EXPECT_EQ(VersionOf(r.results(0).value(), keys[3]), 2);
   ASSERT_TRUE(stream->WritesDone());
-  EXPECT_TRUE(stream->Finish().ok());
+  EXPECT_OK(stream->Finish());
 
   grpc::ClientContext context3;
   context3.set_deadline(std::chrono::system_clock::now() +
@@ -416,7 +416,7 @@ TEST_F(LookupTest, CorruptBlockMetByALookupIsDataLoss) {
   EXPECT_NE(s.error_message().find("data block 0 checksum mismatch"),
             std::string::npos)
       << s.error_message();
-  ASSERT_TRUE(server.Get("t", "key1199", &g).ok());
+  ASSERT_OK(server.Get("t", "key1199", &g));
   EXPECT_EQ(g.value(), kvs["key1199"]);
   v1::MultiGetResponse m;
   EXPECT_EQ(server.MultiGet("t", {"key1199", "key1000"}, &m).error_code(),
@@ -443,12 +443,8 @@ TEST_F(LookupTest, MessagesOverMaxMessageSizeAreResourceExhausted) {
             0u)
       << s.error_message();
   v1::MultiGetResponse m;
-  ASSERT_TRUE(
-      server
-          .MultiGet("t",
-                    std::vector<std::string>(keys.begin(), keys.begin() + 10),
-                    &m)
-          .ok());
+  ASSERT_OK(server.MultiGet(
+      "t", std::vector<std::string>(keys.begin(), keys.begin() + 10), &m));
   // 30 values of 200 bytes: an answer over 4096 bytes, refused before it is
   // built.
   s = server.MultiGet(

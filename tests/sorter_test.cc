@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 
 namespace roost::testing {
@@ -113,7 +114,7 @@ TEST(SorterTest, Empty) {
   ScratchDir dir;
   for (uint64_t limit : {uint64_t{1}, kUnlimited}) {
     auto sorted = Sort({}, limit, dir.path().string());
-    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    ASSERT_OK(sorted) << sorted.status();
     EXPECT_TRUE(sorted->items.empty());
     EXPECT_EQ(sorted->runs_spilled, 0);
   }
@@ -124,7 +125,7 @@ TEST(SorterTest, OnePair) {
   ScratchDir dir;
   for (uint64_t limit : {uint64_t{1}, kUnlimited}) {
     auto sorted = Sort({{"key", "value"}}, limit, dir.path().string());
-    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    ASSERT_OK(sorted) << sorted.status();
     EXPECT_EQ(sorted->items, (std::vector<Item>{{"key", "value", 0}}));
   }
 }
@@ -136,7 +137,7 @@ TEST(SorterTest, RandomPairsMatchStableSortAtEveryLimit) {
   for (uint64_t limit : {uint64_t{64} << 10, uint64_t{1} << 20, kUnlimited}) {
     SCOPED_TRACE(limit);
     auto sorted = Sort(pairs, limit, dir.path().string());
-    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    ASSERT_OK(sorted) << sorted.status();
     ASSERT_EQ(sorted->items.size(), expected.size());
     EXPECT_TRUE(sorted->items == expected);
     if (limit == kUnlimited) {
@@ -154,7 +155,7 @@ TEST(SorterTest, FixedSizeRandomKeys) {
   const std::vector<Item> expected = Expected(pairs);
   for (uint64_t limit : {uint64_t{64} << 10, kUnlimited}) {
     auto sorted = Sort(pairs, limit, dir.path().string());
-    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    ASSERT_OK(sorted) << sorted.status();
     EXPECT_TRUE(sorted->items == expected);
   }
 }
@@ -167,7 +168,7 @@ TEST(SorterTest, DuplicateKeysKeepArrivalOrder) {
   }
   for (uint64_t limit : {uint64_t{16} << 10, kUnlimited}) {
     auto sorted = Sort(pairs, limit, dir.path().string());
-    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    ASSERT_OK(sorted) << sorted.status();
     ASSERT_EQ(sorted->items.size(), pairs.size());
     for (size_t i = 1; i < sorted->items.size(); ++i) {
       const Item& a = sorted->items[i - 1];
@@ -187,7 +188,7 @@ TEST(SorterTest, EmptyKeysAndValues) {
                        {"", "y"}, {"b", "z"}, {"", ""}};
   for (uint64_t limit : {uint64_t{1}, kUnlimited}) {
     auto sorted = Sort(pairs, limit, dir.path().string());
-    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    ASSERT_OK(sorted) << sorted.status();
     EXPECT_EQ(sorted->items, Expected(pairs));
     EXPECT_EQ(sorted->items.front(), (Item{"", "x", 1}));
   }
@@ -212,7 +213,7 @@ TEST(SorterTest, BinaryKeysSortAsUnsignedBytes) {
   }
   for (uint64_t limit : {uint64_t{1}, uint64_t{200}, kUnlimited}) {
     auto sorted = Sort(pairs, limit, dir.path().string());
-    ASSERT_TRUE(sorted.ok()) << sorted.status();
+    ASSERT_OK(sorted) << sorted.status();
     ASSERT_EQ(sorted->items.size(), ordered.size());
     for (size_t i = 0; i < ordered.size(); ++i) {
       EXPECT_EQ(sorted->items[i].key, ordered[i]) << i;
@@ -229,7 +230,7 @@ TEST(SorterTest, PairLargerThanLimit) {
                {"big", RandomBytes(rng, size_t{3} << 20)});
   pairs.emplace_back(RandomBytes(rng, 100 << 10), "big key");
   auto sorted = Sort(pairs, 64 << 10, dir.path().string());
-  ASSERT_TRUE(sorted.ok()) << sorted.status();
+  ASSERT_OK(sorted) << sorted.status();
   EXPECT_GT(sorted->runs_spilled, 2);
   EXPECT_TRUE(sorted->items == Expected(pairs));
 }
@@ -238,7 +239,7 @@ TEST(SorterTest, ManyRunsTakeIntermediateMerges) {
   ScratchDir dir;
   const Pairs pairs = MixedPairs(11, 20000);
   auto sorted = Sort(pairs, 8 << 10, dir.path().string());
-  ASSERT_TRUE(sorted.ok()) << sorted.status();
+  ASSERT_OK(sorted) << sorted.status();
   EXPECT_GT(sorted->runs_spilled, 64);
   EXPECT_TRUE(sorted->items == Expected(pairs));
 
@@ -246,8 +247,8 @@ TEST(SorterTest, ManyRunsTakeIntermediateMerges) {
   // for the final merge.
   const Pairs few = MixedPairs(12, 300);
   ExternalSorter sorter({.memory_limit = 1, .temp_dir = dir.path().string()});
-  for (const auto& [k, v] : few) ASSERT_TRUE(sorter.Add(k, v).ok());
-  ASSERT_TRUE(sorter.Finish().ok());
+  for (const auto& [k, v] : few) ASSERT_OK(sorter.Add(k, v));
+  ASSERT_OK(sorter.Finish());
   EXPECT_EQ(sorter.runs_spilled(), 300);
   const auto runs = Entries(Entries(dir.path()).at(0));
   EXPECT_LE(runs.size(), 64);
@@ -259,7 +260,7 @@ TEST(SorterTest, ManyRunsTakeIntermediateMerges) {
   }
   EXPECT_EQ(open_runs, runs.size());
   auto items = Drain(sorter);
-  ASSERT_TRUE(items.ok()) << items.status();
+  ASSERT_OK(items) << items.status();
   EXPECT_TRUE(*items == Expected(few));
 }
 
@@ -267,10 +268,9 @@ TEST(SorterTest, InMemoryTouchesNoDisk) {
   ScratchDir dir;
   ExternalSorter sorter(
       {.memory_limit = kUnlimited, .temp_dir = dir.path().string()});
-  for (const auto& [k, v] : MixedPairs(1, 1000))
-    ASSERT_TRUE(sorter.Add(k, v).ok());
-  ASSERT_TRUE(sorter.Finish().ok());
-  ASSERT_TRUE(Drain(sorter).ok());
+  for (const auto& [k, v] : MixedPairs(1, 1000)) ASSERT_OK(sorter.Add(k, v));
+  ASSERT_OK(sorter.Finish());
+  ASSERT_OK(Drain(sorter));
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
@@ -281,7 +281,7 @@ TEST(SorterTest, RunFilesAreRemoved) {
   {
     ExternalSorter sorter(
         {.memory_limit = 4096, .temp_dir = dir.path().string()});
-    for (const auto& [k, v] : pairs) ASSERT_TRUE(sorter.Add(k, v).ok());
+    for (const auto& [k, v] : pairs) ASSERT_OK(sorter.Add(k, v));
     ASSERT_GT(sorter.runs_spilled(), 1);
     const auto entries = Entries(dir.path());
     ASSERT_EQ(entries.size(), 1);
@@ -293,8 +293,8 @@ TEST(SorterTest, RunFilesAreRemoved) {
   {
     ExternalSorter sorter(
         {.memory_limit = 4096, .temp_dir = dir.path().string()});
-    for (const auto& [k, v] : pairs) ASSERT_TRUE(sorter.Add(k, v).ok());
-    ASSERT_TRUE(sorter.Finish().ok());
+    for (const auto& [k, v] : pairs) ASSERT_OK(sorter.Add(k, v));
+    ASSERT_OK(sorter.Finish());
     std::string_view key, value;
     uint64_t sequence;
     for (int i = 0; i < 100; ++i) {
@@ -310,7 +310,7 @@ TEST(SorterTest, CallsOutOfOrder) {
   uint64_t sequence;
   EXPECT_EQ(sorter.Next(&key, &value, &sequence).status().code(),
             absl::StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(sorter.Finish().ok());
+  ASSERT_OK(sorter.Finish());
   EXPECT_EQ(sorter.Add("k", "v").code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(sorter.Finish().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(*sorter.Next(&key, &value, &sequence));
@@ -321,7 +321,7 @@ TEST(SorterTest, MissingTempDirIsAnError) {
   ScratchDir dir;
   const std::string missing = dir.File("missing");
   ExternalSorter sorter({.memory_limit = 1, .temp_dir = missing});
-  ASSERT_TRUE(sorter.Add("a", "1").ok());
+  ASSERT_OK(sorter.Add("a", "1"));
   const absl::Status s = sorter.Add("b", "2");
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find(missing), absl::string_view::npos) << s;
@@ -400,8 +400,8 @@ TEST(SorterTest, DISABLED_Timing) {
     const auto start = std::chrono::steady_clock::now();
     ExternalSorter sorter(
         {.memory_limit = limit, .temp_dir = dir.path().string()});
-    for (const auto& [k, v] : pairs) ASSERT_TRUE(sorter.Add(k, v).ok());
-    ASSERT_TRUE(sorter.Finish().ok());
+    for (const auto& [k, v] : pairs) ASSERT_OK(sorter.Add(k, v));
+    ASSERT_OK(sorter.Finish());
     std::string_view key, value;
     std::string last;  // a copy: views die at the next call
     uint64_t sequence, n = 0;

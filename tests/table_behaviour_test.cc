@@ -6,6 +6,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "tests/status_matchers.h"
 #include "tests/table_harness.h"
 #include "tests/test_util.h"
 #include "util/escape.h"
@@ -22,8 +23,8 @@ class TableBehaviourTest : public ::testing::TestWithParam<HarnessFactory> {
   void BuildAndCheck(const Pairs& pairs,
                      const std::vector<std::string>& misses = {}) {
     const std::string path = dir_.File("t.sst");
-    ASSERT_TRUE(harness_->Build(pairs, DuplicatePolicy::kError, path).ok());
-    ASSERT_TRUE(harness_->Open(path).ok());
+    ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, path));
+    ASSERT_OK(harness_->Open(path));
     std::vector<std::string> keys;
     for (const auto& [k, v] : pairs) {
       ASSERT_EQ(harness_->Get(k), v) << PrintableKey(k);
@@ -112,8 +113,8 @@ TEST_P(TableBehaviourTest, MillionRandomKeysAgainstUnorderedMap) {
   std::unordered_map<std::string, std::string> expected(pairs.begin(),
                                                         pairs.end());
   const std::string path = dir_.File("big.sst");
-  ASSERT_TRUE(harness_->Build(pairs, DuplicatePolicy::kError, path).ok());
-  ASSERT_TRUE(harness_->Open(path).ok());
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, path));
+  ASSERT_OK(harness_->Open(path));
   std::mt19937_64 rng(43);
   std::vector<std::string> probe;
   for (int i = 0; i < 200000; ++i) {
@@ -142,15 +143,15 @@ TEST_P(TableBehaviourTest, DuplicateKeys) {
       << s.message();
   EXPECT_FALSE(std::filesystem::exists(path));
 
-  ASSERT_TRUE(harness_->Build(pairs, DuplicatePolicy::kKeepFirst, path).ok());
-  ASSERT_TRUE(harness_->Open(path).ok());
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kKeepFirst, path));
+  ASSERT_OK(harness_->Open(path));
   EXPECT_EQ(harness_->Get("a"), "1");
   EXPECT_EQ(harness_->Get("b"), "2");
   EXPECT_EQ(harness_->Get("c"), "4");
 
   const std::string last = dir_.File("last.sst");
-  ASSERT_TRUE(harness_->Build(pairs, DuplicatePolicy::kKeepLast, last).ok());
-  ASSERT_TRUE(harness_->Open(last).ok());
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kKeepLast, last));
+  ASSERT_OK(harness_->Open(last));
   EXPECT_EQ(harness_->Get("a"), "5");
   EXPECT_EQ(harness_->Get("c"), "4");
 }
@@ -159,8 +160,8 @@ TEST_P(TableBehaviourTest, SameInputGivesIdenticalBytes) {
   for (const Pairs& pairs : {RandomFixedPairs(5, 30000, 8, 8),
                              RandomVariablePairs(6, 30000, 0, 40, 0, 50)}) {
     const std::string a = dir_.File("a.sst"), b = dir_.File("b.sst");
-    ASSERT_TRUE(harness_->Build(pairs, DuplicatePolicy::kError, a).ok());
-    ASSERT_TRUE(harness_->Build(pairs, DuplicatePolicy::kError, b).ok());
+    ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, a));
+    ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, b));
     const std::string bytes = ReadFile(a);
     EXPECT_FALSE(bytes.empty());
     EXPECT_TRUE(bytes == ReadFile(b));

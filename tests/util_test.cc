@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/encoding.h"
 #include "util/file.h"
@@ -29,9 +30,9 @@ std::vector<std::string> Names(const std::string& dir) {
 TEST(WriteFileAtomicallyTest, ReplacesTheFileWholeAndLeavesNothingElse) {
   ScratchDir scratch;
   const std::string path = scratch.File("state");
-  ASSERT_TRUE(WriteFileAtomically(path, "first").ok());
+  ASSERT_OK(WriteFileAtomically(path, "first"));
   EXPECT_EQ(ReadFile(path), "first");
-  ASSERT_TRUE(WriteFileAtomically(path, std::string(1 << 20, 'x'), 0600).ok());
+  ASSERT_OK(WriteFileAtomically(path, std::string(1 << 20, 'x'), 0600));
   EXPECT_EQ(ReadFile(path), std::string(1 << 20, 'x'));
   EXPECT_EQ(fs::status(path).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);

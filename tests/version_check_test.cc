@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "storage/data_dir.h"
+#include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/file.h"
 #include "util/json.h"
@@ -91,7 +92,7 @@ TEST_F(VersionCheckTest, AGoodVersionPasses) {
     VersionOpenOptions options;
     options.check_file_checksum = true;
     auto opened = OpenVersion(v, options);
-    ASSERT_TRUE(opened.ok()) << opened.status();
+    ASSERT_OK(opened) << opened.status();
     EXPECT_EQ(opened->table, "t");
     EXPECT_EQ(opened->version, 1u);
     EXPECT_EQ(opened->file->num_keys(), 3u);
@@ -182,7 +183,7 @@ TEST_F(VersionCheckTest, AVersionStillArrivingIsIncomplete) {
   WriteFile(v + "/table.sst", bytes.substr(0, 100));
   EXPECT_EQ(OpenVersion(v, {}).status().code(), absl::StatusCode::kUnavailable);
   WriteFile(v + "/table.sst", bytes);
-  EXPECT_TRUE(OpenVersion(v, {}).ok());
+  EXPECT_OK(OpenVersion(v, {}));
 }
 
 TEST_F(VersionCheckTest, OnlyRegularFilesOfBoundedSizeAreRead) {
@@ -225,7 +226,7 @@ TEST_F(VersionCheckTest, AManifestOfManyMembersParses) {
     }
   });
   auto opened = OpenVersion(v, {});
-  ASSERT_TRUE(opened.ok()) << opened.status();
+  ASSERT_OK(opened) << opened.status();
   EXPECT_EQ(opened->manifest.build_options.size(), options + 300000);
 }
 
@@ -234,7 +235,7 @@ TEST_F(VersionCheckTest, ListingNeverThrowsAndNumbersNeverWrap) {
   fs::create_directory(data_ + "/t/v2");       // not a version: ignored
   fs::create_directory(data_ + "/t/v000005");  // no MANIFEST: incomplete
   auto versions = ListVersions(data_ + "/t");
-  ASSERT_TRUE(versions.ok());
+  ASSERT_OK(versions);
   ASSERT_EQ(versions->size(), 2u);
   EXPECT_TRUE((*versions)[0].complete);
   EXPECT_FALSE((*versions)[1].complete);
@@ -247,7 +248,7 @@ TEST_F(VersionCheckTest, ListingNeverThrowsAndNumbersNeverWrap) {
   // instead of publishing v000000.
   fs::create_directory(data_ + "/t/v18446744073709551615");
   versions = ListVersions(data_ + "/t");
-  ASSERT_TRUE(versions.ok());
+  ASSERT_OK(versions);
   EXPECT_EQ(NextVersion(*versions).status().message(),
             "no version number is left after v18446744073709551615 in " +
                 data_ + "/t");
