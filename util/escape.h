@@ -1,4 +1,11 @@
 // Human-readable renderings of untrusted bytes, for error messages.
+//
+// Our own rather than absl::CHexEscape or fmt's "{:?}": those write some
+// bytes as C escapes (\n, \t, \") and the rest as hex, while roost's
+// messages (documented, and matched by tests and by operators' searches of
+// their logs) follow one rule: every byte outside printable ASCII, and
+// every quote and backslash, as \xNN, cut after a bound with the full
+// length given.
 #ifndef ROOST_UTIL_ESCAPE_H_
 #define ROOST_UTIL_ESCAPE_H_
 
