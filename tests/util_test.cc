@@ -51,6 +51,86 @@ TEST(WriteFileAtomicallyTest, AFailedRenameNamesThePathAndLeavesNoTemporary) {
   EXPECT_EQ(Names(scratch.path().string()), std::vector<std::string>{"taken"});
 }
 
+std::string Message(const absl::Status& status) {
+  return std::string(status.message());
+}
+
+// The decoders: every error names the field, the character and where.
+
+TEST(EncodingTest, HexDecodes) {
+  EXPECT_EQ(*DecodeHex(""), "");
+  EXPECT_EQ(*DecodeHex("00ff7F80"), std::string("\x00\xff\x7f\x80", 4));
+  EXPECT_EQ(*DecodeHex("DeadBeef"), "\xde\xad\xbe\xef");
+}
+
+TEST(EncodingTest, HexRejects) {
+  EXPECT_EQ(Message(DecodeHex("abc", "key").status()),
+            "bad hex in key (odd length)");
+  EXPECT_EQ(Message(DecodeHex("abcg", "key").status()),
+            "bad hex in key (character 'g' at 3)");
+  EXPECT_EQ(Message(DecodeHex("x0", "value").status()),
+            "bad hex in value (character 'x' at 0)");
+  EXPECT_EQ(Message(DecodeHex(std::string("00\0a", 4), "key").status()),
+            "bad hex in key (character '\\x00' at 2)");
+  EXPECT_EQ(Message(DecodeHex("0x12", "key").status()),
+            "bad hex in key (character 'x' at 1)");
+  EXPECT_EQ(Message(DecodeHex("12 4", "key").status()),
+            "bad hex in key (character ' ' at 2)");
+}
+
+TEST(EncodingTest, Base64DecodesRfc4648VectorsPaddedAndNot) {
+  const std::vector<std::pair<std::string, std::string>> vectors = {
+      {"", ""},
+      {"f", "Zg=="},
+      {"fo", "Zm8="},
+      {"foo", "Zm9v"},
+      {"foob", "Zm9vYg=="},
+      {"fooba", "Zm9vYmE="},
+      {"foobar", "Zm9vYmFy"}};
+  for (const auto& [plain, encoded] : vectors) {
+    EXPECT_EQ(*DecodeBase64(encoded), plain) << encoded;
+    std::string unpadded = encoded;
+    while (!unpadded.empty() && unpadded.back() == '=') unpadded.pop_back();
+    EXPECT_EQ(*DecodeBase64(unpadded), plain) << unpadded;
+  }
+  // Every byte value, and both characters that differ from URL-safe base64.
+  std::string all;
+  for (int c = 0; c < 256; ++c) all += static_cast<char>(c);
+  EXPECT_EQ(*DecodeBase64(EncodeBase64(all)), all);
+  EXPECT_EQ(*DecodeBase64("+/+/"), "\xfb\xff\xbf");
+}
+
+TEST(EncodingTest, Base64Rejects) {
+  auto error = [](std::string_view in) {
+    return Message(DecodeBase64(in, "value").status());
+  };
+  EXPECT_EQ(error("ab!c"), "bad base64 in value (character '!' at 2)");
+  EXPECT_EQ(error("Zm9v!"), "bad base64 in value (length 5 is not valid)");
+  EXPECT_EQ(error("Zm9vY!=="), "bad base64 in value (character '!' at 5)");
+  EXPECT_EQ(error("Z"), "bad base64 in value (length 1 is not valid)");
+  EXPECT_EQ(error("Zg="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("Zg==="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("Z==="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("===="), "bad base64 in value (bad padding)");
+  EXPECT_EQ(error("Zg==Zg=="),
+            "bad base64 in value (character 'Z' at 4 after padding)");
+  EXPECT_EQ(error("Zm\nv"), "bad base64 in value (character '\\x0a' at 2)");
+  EXPECT_EQ(error(" Zm9"), "bad base64 in value (character ' ' at 0)");
+  EXPECT_EQ(error("Zm-_"), "bad base64 in value (character '-' at 2)");
+}
+
+TEST(EncodingTest, DecodeIntoReusesTheBuffer) {
+  std::string buffer;
+  absl::StatusOr<std::string_view> a = DecodeHexInto("010203", "key", &buffer);
+  ASSERT_OK(a);
+  EXPECT_EQ(*a, "\x01\x02\x03");
+  absl::StatusOr<std::string_view> b = DecodeBase64Into("BA", "key", &buffer);
+  ASSERT_OK(b);
+  EXPECT_EQ(*b, "\x04");
+  EXPECT_EQ(b->data(), buffer.data());
+  EXPECT_GE(buffer.size(), 3u);  // never shrinks
+}
+
 // Abseil's encoders, as roost-get prints values.
 TEST(EncodingTest, EncodersAreTheInversesOfTheDecoders) {
   const std::string bytes("\x00\x01\xfe\xff a\n", 7);
