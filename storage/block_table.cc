@@ -296,8 +296,8 @@ TableProperties BlockTable::properties() const {
 
 std::string BlockTable::Describe() const {
   std::string out;
-  auto line = [&](std::string_view name, const auto& value) {
-    out += fmt::format("{:<18}{}\n", name, value);
+  auto line = [&out](std::string_view name, const auto& value) {
+    AppendDescribeLine(&out, name, value);
   };
   const BlockTableFooter& f = footer_;
   const uint64_t raw = f.raw_key_bytes + f.raw_value_bytes;

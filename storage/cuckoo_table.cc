@@ -234,8 +234,8 @@ TableProperties CuckooTable::properties() const {
 
 std::string CuckooTable::Describe() const {
   std::string out;
-  auto line = [&](std::string_view name, const auto& value) {
-    out += fmt::format("{:<18}{}\n", name, value);
+  auto line = [&out](std::string_view name, const auto& value) {
+    AppendDescribeLine(&out, name, value);
   };
   const CuckooHeader& h = header_;
   line("format", fmt::format("cuckoo {}.{}", h.major_version, h.minor_version));

@@ -21,7 +21,10 @@
 #ifndef ROOST_STORAGE_TABLE_H_
 #define ROOST_STORAGE_TABLE_H_
 
+#include <fmt/format.h>
+
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <span>
@@ -94,6 +97,13 @@ struct TableProperties {
   std::optional<uint64_t> max_value_length;
   std::optional<uint64_t> key_bytes, value_bytes;  // raw, summed
 };
+
+// One "name  value" line of a Describe(): the name padded to 18 columns.
+template <typename T>
+void AppendDescribeLine(std::string* out, std::string_view name,
+                        const T& value) {
+  fmt::format_to(std::back_inserter(*out), "{:<18}{}\n", name, value);
+}
 
 class Table {
  public:

@@ -67,6 +67,21 @@ std::string Doc(const std::string& name) {
   return std::string(ROOST_SOURCE_DIR) + "/docs/format/" + name;
 }
 
+// The file at `path` is `size` bytes, as docs/format/`doc_name` says, and
+// is that doc's hexdump of `size` bytes, byte for byte.
+void ExpectTheDocsDump(const std::string& path, const std::string& doc_name,
+                       size_t size) {
+  const std::string built = ReadFile(path);
+  ASSERT_EQ(built.size(), size) << "the doc says " << size << " bytes";
+  const std::string doc = DumpOfSize(Doc(doc_name), built.size());
+  ASSERT_EQ(doc.size(), built.size())
+      << "no " << size << "-byte hexdump in the doc";
+  for (size_t i = 0; i < built.size(); ++i) {
+    ASSERT_EQ(static_cast<uint8_t>(built[i]), static_cast<uint8_t>(doc[i]))
+        << "byte " << i << " (0x" << std::hex << i << ")";
+  }
+}
+
 TEST(FormatGoldenTest, TheBlockTableIsItsWorkedExample) {
   // As the program in block_table.md ("Building it") builds it.
   ScratchDir dir;
@@ -86,14 +101,7 @@ TEST(FormatGoldenTest, TheBlockTableIsItsWorkedExample) {
     ASSERT_OK((*builder)->Add(key, value));
   }
   ASSERT_OK((*builder)->Finish());
-  const std::string built = ReadFile(path);
-  ASSERT_EQ(built.size(), 257u) << "the doc says 257 bytes";
-  const std::string doc = DumpOfSize(Doc("block_table.md"), built.size());
-  ASSERT_EQ(doc.size(), built.size()) << "no 257-byte hexdump in the doc";
-  for (size_t i = 0; i < built.size(); ++i) {
-    ASSERT_EQ(static_cast<uint8_t>(built[i]), static_cast<uint8_t>(doc[i]))
-        << "byte " << i << " (0x" << std::hex << i << ")";
-  }
+  ExpectTheDocsDump(path, "block_table.md", 257);
 }
 
 TEST(FormatGoldenTest, TheCuckooTableIsItsWorkedExample) {
@@ -106,14 +114,7 @@ TEST(FormatGoldenTest, TheCuckooTableIsItsWorkedExample) {
                          " -o " + path)
                             .c_str()),
             0);
-  const std::string built = ReadFile(path);
-  ASSERT_EQ(built.size(), 385u) << "the doc says 385 bytes";
-  const std::string doc = DumpOfSize(Doc("cuckoo_table.md"), built.size());
-  ASSERT_EQ(doc.size(), built.size()) << "no 385-byte hexdump in the doc";
-  for (size_t i = 0; i < built.size(); ++i) {
-    ASSERT_EQ(static_cast<uint8_t>(built[i]), static_cast<uint8_t>(doc[i]))
-        << "byte " << i << " (0x" << std::hex << i << ")";
-  }
+  ExpectTheDocsDump(path, "cuckoo_table.md", 385);
 }
 
 }  // namespace
