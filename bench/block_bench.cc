@@ -100,7 +100,7 @@ std::string VariantName(Variant v) {
 struct RoostFile {
   std::string path;
   double build_seconds = 0;
-  BlockTableReport report;
+  BlockBuildReport report;
 };
 
 RoostFile BuildRoost(Keys keys, Variant variant) {
@@ -192,7 +192,7 @@ void RoostTable(benchmark::State& state, Keys keys, Variant variant) {
   const RoostFile& f = Roost(keys, variant);
   state.counters["build_seconds"] = f.build_seconds;
   state.counters["bytes_per_key"] =
-      static_cast<double>(f.report.file_size) / f.report.num_entries;
+      static_cast<double>(f.report.file_size) / f.report.num_keys;
   state.counters["data_blocks"] = f.report.num_data_blocks;
   state.counters["compressed_blocks"] = f.report.compressed_blocks;
   state.counters["is_uniform"] = f.report.is_uniform;

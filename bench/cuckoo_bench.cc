@@ -63,12 +63,13 @@ const RoostTable& Roost() {
     t.path = (BenchDir() / "roost.sst").string();
     const FixedData& data = Data();  // generated outside the timing
     const auto start = std::chrono::steady_clock::now();
-    CuckooTableBuilder builder;
+    auto builder = CuckooTableBuilder::Create(t.path, {});
+    if (!builder.ok()) Die(builder.status().ToString());
     for (const uint64_t k : data.keys) {
       const uint64_t v = ValueOf(k);
-      if (!builder.Add(AsBytes(k), AsBytes(v)).ok()) Die("add failed");
+      if (!(*builder)->Add(AsBytes(k), AsBytes(v)).ok()) Die("add failed");
     }
-    auto report = builder.Finish(t.path);
+    auto report = (*builder)->Finish();
     if (!report.ok()) Die(report.status().ToString());
     t.build_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

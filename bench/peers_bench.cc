@@ -329,11 +329,12 @@ uint64_t BytesUnder(const fs::path& path) {
 uint64_t RoostCuckoo(const Settings& s, const SuiteData& data, Recorder& rec) {
   const std::string path = (s.dir / "roost-cuckoo.sst").string();
   const auto start = std::chrono::steady_clock::now();
-  CuckooTableBuilder builder;
+  auto builder = CuckooTableBuilder::Create(path, {});
+  if (!builder.ok()) Die("roost cuckoo: " + builder.status().ToString());
   ForEachPair(data, false, [&](std::string_view k, std::string_view v) {
-    if (!builder.Add(k, v).ok()) Die("roost cuckoo: Add failed");
+    if (!(*builder)->Add(k, v).ok()) Die("roost cuckoo: Add failed");
   });
-  auto report = builder.Finish(path);
+  auto report = (*builder)->Finish();
   if (!report.ok()) Die("roost cuckoo: " + report.status().ToString());
   const double build_s = SecondsSince(start);
   const uint64_t bytes = report->file_size;
@@ -821,11 +822,13 @@ int Main(int argc, char** argv) {
   run("tinycdb", [&] { TinyCdb(s, data, rec); });
   run("ceiling", [&] {
     if (cuckoo_bytes == 0) {  // the size roost's cuckoo table would have
-      CuckooTableBuilder builder;
+      auto builder =
+          CuckooTableBuilder::Create((s.dir / "size.sst").string(), {});
+      if (!builder.ok()) Die("roost cuckoo: " + builder.status().ToString());
       ForEachPair(data, false, [&](std::string_view k, std::string_view v) {
-        if (!builder.Add(k, v).ok()) Die("roost cuckoo: Add failed");
+        if (!(*builder)->Add(k, v).ok()) Die("roost cuckoo: Add failed");
       });
-      auto report = builder.Finish((s.dir / "size.sst").string());
+      auto report = (*builder)->Finish();
       if (!report.ok()) Die("roost cuckoo: " + report.status().ToString());
       cuckoo_bytes = report->file_size;
       fs::remove(s.dir / "size.sst");

@@ -273,13 +273,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   const std::string cuckoo_path = fuzz::ScratchPath("differential.cuckoo");
   const std::string block_path = fuzz::ScratchPath("differential.block");
-  CuckooTableBuilder cuckoo(cuckoo_options);
+  auto cuckoo = CuckooTableBuilder::Create(cuckoo_path, cuckoo_options);
+  if (!cuckoo.ok()) {
+    fuzz::Fail("CuckooTableBuilder::Create: ", cuckoo.status().ToString());
+  }
   for (const auto& [key, value] : pairs) {
-    if (absl::Status s = cuckoo.Add(key, value); !s.ok()) {
+    if (absl::Status s = (*cuckoo)->Add(key, value); !s.ok()) {
       fuzz::Fail("CuckooTableBuilder::Add: ", s.ToString());
     }
   }
-  auto report = cuckoo.Finish(cuckoo_path);
+  auto report = (*cuckoo)->Finish();
   if (!report.ok())
     fuzz::Fail("CuckooTableBuilder::Finish: ", report.status().ToString(), "\n",
                fuzz::Describe(cuckoo_options, pairs));

@@ -89,12 +89,14 @@ Pairs SortedPairs(size_t n, size_t max_value) {
 
 void CuckooSeed(const std::string& name, const Pairs& pairs,
                 CuckooBuildOptions options = {}) {
-  CuckooTableBuilder builder(options);
-  for (const auto& [k, v] : pairs) {
-    if (!builder.Add(k, v).ok()) Fail("cannot add to ", name);
-  }
   const std::string path = ScratchPath("seed");
-  if (auto r = builder.Finish(path); !r.ok()) {
+  auto builder = CuckooTableBuilder::Create(path, options);
+  if (!builder.ok())
+    Fail("cannot build ", name, ": ", builder.status().ToString());
+  for (const auto& [k, v] : pairs) {
+    if (!(*builder)->Add(k, v).ok()) Fail("cannot add to ", name);
+  }
+  if (auto r = (*builder)->Finish(); !r.ok()) {
     Fail("cannot build ", name, ": ", r.status().ToString());
   }
   Seed("cuckoo_table_fuzz", name, ReadAll(path));

@@ -305,16 +305,17 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   if (job.format == TableFormat::kCuckoo) {
     CuckooBuildOptions options = job.cuckoo;
     options.on_duplicate = job.on_duplicate;
-    CuckooTableBuilder builder(options);
+    ROOST_ASSIGN_OR_RETURN(std::unique_ptr<CuckooTableBuilder> builder,
+                           CuckooTableBuilder::Create(table_path, options));
     ROOST_RETURN_IF_ERROR(
         ReadInputs(job, *inputs, &origins, &read, &summary, progress,
                    [&](std::string_view k, std::string_view v) {
-                     return builder.Add(k, v);
+                     return builder->Add(k, v);
                    }));
     progress->Phase("build");
-    auto report = builder.Finish(table_path);
+    auto report = builder->Finish();
     if (!report.ok()) {
-      if (auto dup = builder.duplicate()) {
+      if (auto dup = builder->duplicate()) {
         return DuplicateError(origins, dup->key, dup->first, dup->second);
       }
       return report.status();

@@ -320,8 +320,8 @@ std::string BlockTable::Describe() const {
   return out;
 }
 
-std::unique_ptr<BlockTable::Iterator> BlockTable::NewIterator() const {
-  return std::unique_ptr<Iterator>(new Iterator(this));
+std::unique_ptr<TableIterator> BlockTable::NewIterator() const {
+  return std::unique_ptr<TableIterator>(new Iterator(this));
 }
 
 bool BlockTable::Iterator::LoadBlock(uint64_t index) {

@@ -13,7 +13,7 @@
 //   BlockTable::Value value;
 //   ROOST_ASSIGN_OR_RETURN(bool found, table->Get("apple", &value));
 //   if (found) Use(value.view());
-//   auto it = table->NewIterator();
+//   std::unique_ptr<TableIterator> it = table->NewIterator();
 //   for (it->Seek("a"); it->Valid(); it->Next()) ...
 #ifndef ROOST_STORAGE_BLOCK_TABLE_H_
 #define ROOST_STORAGE_BLOCK_TABLE_H_
@@ -82,37 +82,10 @@ class BlockTable final : public Table {
                         ValuePins* pins) const override;
   using Table::Get;
 
-  // Ordered scans.
-  class Iterator {
-   public:
-    void SeekToFirst();
-    // The first entry whose key is >= target.
-    void Seek(std::string_view target);
-    // REQUIRES: Valid().
-    void Next();
-    bool Valid() const { return valid_; }
-    // OK, or DataLoss if iteration stopped on a damaged block.
-    absl::Status status() const { return status_; }
-    // REQUIRES: Valid(). Valid until the iterator moves.
-    std::string_view key() const { return entry_->key(); }
-    std::string_view value() const { return entry_->value(); }
-
-   private:
-    friend class BlockTable;
-    explicit Iterator(const BlockTable* table) : table_(table) {}
-    // Loads data block `index` and positions before its first entry.
-    bool LoadBlock(uint64_t index);
-    void SkipExhaustedBlocks();
-
-    const BlockTable* table_;
-    uint64_t block_index_ = 0;
-    std::shared_ptr<const std::string> pin_;
-    std::optional<DataBlock> block_;
-    std::optional<DataBlock::Iterator> entry_;
-    bool valid_ = false;
-    absl::Status status_;
-  };
-  std::unique_ptr<Iterator> NewIterator() const;
+  // Table: a scan in key order, block by block (a compressed block pinned
+  // while the iterator is in it). DataLoss in status() when it meets a
+  // damaged block.
+  std::unique_ptr<TableIterator> NewIterator() const override;
 
   const BlockTableFooter& footer() const { return footer_; }
   TableFormat format() const override { return TableFormat::kBlock; }
@@ -130,6 +103,32 @@ class BlockTable final : public Table {
   absl::Status VerifyChecksums() const override;
 
  private:
+  class Iterator final : public TableIterator {
+   public:
+    void SeekToFirst() override;
+    void Seek(std::string_view target) override;
+    void Next() override;
+    bool Valid() const override { return valid_; }
+    absl::Status status() const override { return status_; }
+    std::string_view key() const override { return entry_->key(); }
+    std::string_view value() const override { return entry_->value(); }
+
+   private:
+    friend class BlockTable;
+    explicit Iterator(const BlockTable* table) : table_(table) {}
+    // Loads data block `index` and positions before its first entry.
+    bool LoadBlock(uint64_t index);
+    void SkipExhaustedBlocks();
+
+    const BlockTable* table_;
+    uint64_t block_index_ = 0;
+    std::shared_ptr<const std::string> pin_;
+    std::optional<DataBlock> block_;
+    std::optional<DataBlock::Iterator> entry_;
+    bool valid_ = false;
+    absl::Status status_;
+  };
+
   BlockTable(std::unique_ptr<MappedFile> file, const BlockTableFooter& footer,
              const BlockReadOptions& options, DataBlock index);
   absl::Status ValidateIndex();

@@ -75,14 +75,14 @@ BlockTableBuilder::~BlockTableBuilder() = default;  // file_ removes itself
 absl::Status BlockTableBuilder::Add(std::string_view key,
                                     std::string_view value) {
   if (!status_.ok()) return status_;
-  if (report_.num_entries > 0 && key <= std::string_view(last_key_)) {
+  if (report_.num_keys > 0 && key <= std::string_view(last_key_)) {
     status_ = absl::InvalidArgumentError(StrCat(
         key == std::string_view(last_key_) ? "duplicate key " : "key ",
         PrintableKey(key),
         key == std::string_view(last_key_)
             ? ""
             : StrCat(" is out of order (after ", PrintableKey(last_key_), ")"),
-        " at entry ", report_.num_entries, " (counting from 0)"));
+        " at entry ", report_.num_keys, " (counting from 0)"));
     file_.reset();
     return status_;
   }
@@ -106,7 +106,7 @@ absl::Status BlockTableBuilder::Add(std::string_view key,
   max_key_length_ = std::max<uint32_t>(max_key_length_, key.size());
   raw_key_bytes_ += key.size();
   raw_value_bytes_ += value.size();
-  ++report_.num_entries;
+  ++report_.num_keys;
   if (data_.SizeEstimate() >= options_.block_size) {
     status_ = FlushDataBlock();
     if (!status_.ok()) file_.reset();
@@ -140,9 +140,9 @@ absl::Status BlockTableBuilder::FlushDataBlock() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<BlockTableReport> BlockTableBuilder::Finish() {
+absl::StatusOr<BlockBuildReport> BlockTableBuilder::Finish() {
   if (!status_.ok()) return status_;
-  absl::StatusOr<BlockTableReport> report = FinishFile();
+  absl::StatusOr<BlockBuildReport> report = FinishFile();
   // Sticky either way: a failed Finish() leaves no file, and a second one
   // must not write again.
   status_ = report.ok()
@@ -152,7 +152,7 @@ absl::StatusOr<BlockTableReport> BlockTableBuilder::Finish() {
   return report;
 }
 
-absl::StatusOr<BlockTableReport> BlockTableBuilder::FinishFile() {
+absl::StatusOr<BlockBuildReport> BlockTableBuilder::FinishFile() {
   ROOST_RETURN_IF_ERROR(FlushDataBlock());
   if (pending_index_) {
     // The last block's separator is its last key.
@@ -208,7 +208,7 @@ absl::StatusOr<BlockTableReport> BlockTableBuilder::FinishFile() {
   footer.block_size = options_.block_size;
   footer.restart_interval = options_.restart_interval;
   footer.max_key_length = max_key_length_;
-  footer.num_entries = report_.num_entries;
+  footer.num_entries = report_.num_keys;
   footer.num_data_blocks = report_.num_data_blocks;
   footer.raw_key_bytes = raw_key_bytes_;
   footer.raw_value_bytes = raw_value_bytes_;

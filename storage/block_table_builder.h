@@ -13,7 +13,7 @@
 //                          BlockTableBuilder::Create("/tmp/t.sst", {}));
 //   ROOST_RETURN_IF_ERROR(builder->Add("apple", "1"));
 //   ROOST_RETURN_IF_ERROR(builder->Add("banana", "2"));
-//   ROOST_ASSIGN_OR_RETURN(BlockTableReport report, builder->Finish());
+//   ROOST_ASSIGN_OR_RETURN(BlockBuildReport report, builder->Finish());
 //
 // See docs/format/block_table.md for the file.
 #ifndef ROOST_STORAGE_BLOCK_TABLE_BUILDER_H_
@@ -54,8 +54,8 @@ struct BlockBuildOptions {
   double uniformity_threshold = 0.2;
 };
 
-struct BlockTableReport {
-  uint64_t num_entries = 0;
+struct BlockBuildReport {
+  uint64_t num_keys = 0;
   uint64_t num_data_blocks = 0;
   uint64_t compressed_blocks = 0;
   uint64_t raw_bytes = 0;  // keys + values
@@ -81,14 +81,15 @@ class BlockTableBuilder {
   // value together must be at most 1 GiB.
   absl::Status Add(std::string_view key, std::string_view value);
   // Writes the index and footer and closes the file (not fsynced).
-  absl::StatusOr<BlockTableReport> Finish();
+  absl::StatusOr<BlockBuildReport> Finish();
 
-  uint64_t num_keys() const { return report_.num_entries; }
+  // Pairs added so far.
+  uint64_t num_added() const { return report_.num_keys; }
 
  private:
   BlockTableBuilder(std::unique_ptr<WritableFile> file,
                     const BlockBuildOptions& options);
-  absl::StatusOr<BlockTableReport> FinishFile();
+  absl::StatusOr<BlockBuildReport> FinishFile();
   absl::Status FlushDataBlock();
   absl::Status WriteBlock(std::string_view raw, Compression type,
                           BlockHandle* handle);
@@ -107,7 +108,7 @@ class BlockTableBuilder {
   std::string compressed_;
   absl::Status status_;  // sticky
   uint32_t max_key_length_ = 0;
-  BlockTableReport report_;
+  BlockBuildReport report_;
   uint64_t raw_key_bytes_ = 0;
   uint64_t raw_value_bytes_ = 0;
 };

@@ -20,8 +20,16 @@ using cuckoo_build::kMaxEntries;
 using cuckoo_build::kPpm;
 using cuckoo_build::Slot;
 
-CuckooTableBuilder::CuckooTableBuilder(CuckooBuildOptions options)
-    : options_(options) {}
+absl::StatusOr<std::unique_ptr<CuckooTableBuilder>> CuckooTableBuilder::Create(
+    const std::string& path, const CuckooBuildOptions& options) {
+  ROOST_RETURN_IF_ERROR(ValidateCuckooBuildOptions(options));
+  return std::unique_ptr<CuckooTableBuilder>(
+      new CuckooTableBuilder(path, options));
+}
+
+CuckooTableBuilder::CuckooTableBuilder(const std::string& path,
+                                       const CuckooBuildOptions& options)
+    : path_(path), options_(options) {}
 
 std::string_view CuckooTableBuilder::key(uint32_t i) const {
   if (uniform_) {
@@ -45,6 +53,7 @@ std::string_view CuckooTableBuilder::value(uint32_t i) const {
 
 absl::Status CuckooTableBuilder::Add(std::string_view key,
                                      std::string_view value) {
+  if (finished_) return absl::FailedPreconditionError("Add() after Finish()");
   constexpr uint64_t kMaxLength = std::numeric_limits<uint32_t>::max();
   if (key.size() >= kMaxLength || value.size() >= kMaxLength) {
     return absl::InvalidArgumentError(StrCat("key ", PrintableKey(key),
@@ -98,9 +107,14 @@ absl::Status ValidateCuckooBuildOptions(const CuckooBuildOptions& o) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::Finish(
-    const std::string& path) {
-  ROOST_RETURN_IF_ERROR(ValidateCuckooBuildOptions(options_));
+absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::Finish() {
+  if (finished_)
+    return absl::FailedPreconditionError("Finish() already called");
+  finished_ = true;
+  return PlaceAndWrite();
+}
+
+absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::PlaceAndWrite() {
   CuckooBuildReport report;
   // Inline when every pair has the same widths, as long as a bucket stays
   // small: past kMaxInlineBucketSize the empty tenth of the buckets would
@@ -140,7 +154,7 @@ absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::Finish(
                                ? 0
                                : static_cast<double>(report.num_keys) /
                                      (num_blocks * geometry.buckets_per_block);
-      ROOST_RETURN_IF_ERROR(WriteTable(path, placement, &report));
+      ROOST_RETURN_IF_ERROR(WriteTable(path_, placement, &report));
       return report;
     }
     if (attempt >= options_.max_retries) break;

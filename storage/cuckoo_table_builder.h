@@ -8,11 +8,15 @@
 // heap record. See docs/format/cuckoo_table.md for the file.
 //
 // Example:
-//   CuckooTableBuilder builder;  // default options
-//   ROOST_RETURN_IF_ERROR(builder.Add("k1", "v1"));
-//   ROOST_RETURN_IF_ERROR(builder.Add("k2", "v2"));
-//   ROOST_ASSIGN_OR_RETURN(CuckooBuildReport report,
-//                          builder.Finish("/tmp/t.sst"));
+//   ROOST_ASSIGN_OR_RETURN(auto builder,
+//                          CuckooTableBuilder::Create("/tmp/t.sst", {}));
+//   ROOST_RETURN_IF_ERROR(builder->Add("k1", "v1"));
+//   ROOST_RETURN_IF_ERROR(builder->Add("k2", "v2"));
+//   ROOST_ASSIGN_OR_RETURN(CuckooBuildReport report, builder->Finish());
+//
+// The shape is BlockTableBuilder's (Create, Add, Finish); unlike it, this
+// builder writes nothing until Finish(), because no key's place is known
+// before every key is.
 //
 // Placement: each key has num_hash_functions candidate blocks (XXH3 with
 // distinct seeds). A key goes to the first candidate block with a free
@@ -25,6 +29,7 @@
 #define ROOST_STORAGE_CUCKOO_TABLE_BUILDER_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,7 +73,7 @@ struct CuckooBuildOptions {
 };
 
 // InvalidArgument naming the first option out of its range (see above).
-// Finish() checks the same; a tool can call it before reading any input.
+// Create() checks the same; a tool can call it before reading any input.
 absl::Status ValidateCuckooBuildOptions(const CuckooBuildOptions& options);
 
 // What Finish() built.
@@ -91,7 +96,10 @@ struct CuckooBuildReport {
 
 class CuckooTableBuilder {
  public:
-  explicit CuckooTableBuilder(CuckooBuildOptions options = {});
+  // A builder of the table at `path`, which is not touched until Finish().
+  // InvalidArgument for bad options.
+  static absl::StatusOr<std::unique_ptr<CuckooTableBuilder>> Create(
+      const std::string& path, const CuckooBuildOptions& options);
   CuckooTableBuilder(const CuckooTableBuilder&) = delete;
   CuckooTableBuilder& operator=(const CuckooTableBuilder&) = delete;
 
@@ -112,14 +120,15 @@ class CuckooTableBuilder {
   };
   std::optional<Duplicate> duplicate() const { return duplicate_; }
 
-  // Places every pair and writes the table to `path` (created or truncated).
-  // A failure never leaves a partial table at `path`: errors found before
-  // writing leave `path` as it was, and a failed write removes the file.
-  // Errors: InvalidArgument for bad options or a duplicate key under kError
-  // (naming the key and the positions of both adds), ResourceExhausted when no
-  // utilization works, I/O errors. The file is not fsynced: a caller that
-  // publishes it syncs it.
-  absl::StatusOr<CuckooBuildReport> Finish(const std::string& path);
+  // Places every pair and writes the table to the path given to Create()
+  // (created or truncated). A failure never leaves a partial table there:
+  // errors found before writing leave the path as it was, and a failed write
+  // removes the file. Errors: InvalidArgument for a duplicate key under
+  // kError (naming the key and the positions of both adds),
+  // ResourceExhausted when no utilization works, I/O errors,
+  // FailedPrecondition when called twice. The file is not fsynced: a caller
+  // that publishes it syncs it.
+  absl::StatusOr<CuckooBuildReport> Finish();
 
  private:
   struct Entry {
@@ -129,12 +138,17 @@ class CuckooTableBuilder {
   };
   class Placement;
 
+  CuckooTableBuilder(const std::string& path,
+                     const CuckooBuildOptions& options);
+  absl::StatusOr<CuckooBuildReport> PlaceAndWrite();
   std::string_view key(uint32_t i) const;
   std::string_view value(uint32_t i) const;
   absl::Status WriteTable(const std::string& path, const Placement& placement,
                           CuckooBuildReport* report) const;
 
-  CuckooBuildOptions options_;
+  const std::string path_;
+  const CuckooBuildOptions options_;
+  bool finished_ = false;
   std::string arena_;  // keys and values, back to back, in add order
   // While every pair has the same widths, entries are implicit (pair i at
   // i * (key_width_ + value_width_)) and entries_ stays empty.

@@ -36,6 +36,32 @@ absl::StatusOr<TableFormat> DetectFormat(const std::string& path) {
       StrCat("corrupt table ", path, ": not a roost table (no magic number)"));
 }
 
+namespace {
+
+class UnorderedIterator final : public TableIterator {
+ public:
+  explicit UnorderedIterator(TableFormat format)
+      : status_(absl::UnimplementedError(
+            StrCat(TableFormatName(format),
+                   " tables keep no key order: there is nothing to scan"))) {}
+  void SeekToFirst() override {}
+  void Seek(std::string_view) override {}
+  void Next() override {}
+  bool Valid() const override { return false; }
+  absl::Status status() const override { return status_; }
+  std::string_view key() const override { return {}; }
+  std::string_view value() const override { return {}; }
+
+ private:
+  const absl::Status status_;
+};
+
+}  // namespace
+
+std::unique_ptr<TableIterator> Table::NewIterator() const {
+  return std::make_unique<UnorderedIterator>(format());
+}
+
 absl::StatusOr<std::unique_ptr<Table>> Table::Open(
     const std::string& path, const TableReadOptions& options) {
   auto format = DetectFormat(path);

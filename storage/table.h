@@ -98,6 +98,30 @@ struct TableProperties {
   std::optional<uint64_t> key_bytes, value_bytes;  // raw, summed
 };
 
+// A scan in key order, as LevelDB's iterators go. A table whose format keeps
+// no order gives one that is never Valid() and whose status() says why.
+//
+// Example:
+//   std::unique_ptr<TableIterator> it = table->NewIterator();
+//   for (it->Seek("user:"); it->Valid(); it->Next()) Use(it->key(),
+//   it->value()); ROOST_RETURN_IF_ERROR(it->status());
+class TableIterator {
+ public:
+  virtual ~TableIterator() = default;
+  virtual void SeekToFirst() = 0;
+  // The first entry whose key is >= target.
+  virtual void Seek(std::string_view target) = 0;
+  // REQUIRES: Valid().
+  virtual void Next() = 0;
+  virtual bool Valid() const = 0;
+  // OK, DataLoss if the scan stopped on a damaged block, Unimplemented for a
+  // format that keeps no order.
+  virtual absl::Status status() const = 0;
+  // REQUIRES: Valid(). Valid until the iterator moves.
+  virtual std::string_view key() const = 0;
+  virtual std::string_view value() const = 0;
+};
+
 // One "name  value" line of a Describe(): the name padded to 18 columns.
 template <typename T>
 void AppendDescribeLine(std::string* out, std::string_view name,
@@ -141,6 +165,11 @@ class Table {
 
   // Recomputes every checksum. DataLoss on a mismatch.
   virtual absl::Status VerifyChecksums() const = 0;
+
+  // A scan in key order. Unless the format keeps its keys sorted (the block
+  // table does; a cuckoo table puts each key where its hash says), the
+  // iterator is never Valid() and its status() is Unimplemented.
+  virtual std::unique_ptr<TableIterator> NewIterator() const;
 
   virtual TableProperties properties() const = 0;
 

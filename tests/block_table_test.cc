@@ -26,7 +26,7 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 // Builds a table of `pairs`, which it sorts first.
-absl::StatusOr<BlockTableReport> Build(Pairs pairs, const std::string& path,
+absl::StatusOr<BlockBuildReport> Build(Pairs pairs, const std::string& path,
                                        BlockBuildOptions options = {}) {
   std::sort(pairs.begin(), pairs.end());
   auto builder = BlockTableBuilder::Create(path, options);

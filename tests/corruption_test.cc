@@ -36,11 +36,12 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 auto Cuckoo() {
   return [](const Pairs& pairs, const std::string& path) -> absl::Status {
-    CuckooTableBuilder builder;
+    auto builder = CuckooTableBuilder::Create(path, {});
+    if (!builder.ok()) return builder.status();
     for (const auto& [k, v] : pairs) {
-      if (absl::Status s = builder.Add(k, v); !s.ok()) return s;
+      if (absl::Status s = (*builder)->Add(k, v); !s.ok()) return s;
     }
-    return builder.Finish(path).status();
+    return (*builder)->Finish().status();
   };
 }
 
@@ -118,14 +119,13 @@ class CorruptionTest : public ::testing::TestWithParam<Case> {
     std::vector<LookupResult> results(keys.size());
     ValuePins pins;
     (*loose)->MultiGet(keys, results, &pins).IgnoreError();
-    if (const auto* block = dynamic_cast<const BlockTable*>(loose->get())) {
-      auto it = block->NewIterator();
-      int steps = 0;
-      for (it->SeekToFirst(); it->Valid() && steps < 10000; it->Next()) {
-        ++steps;
-      }
-      it->Seek("key1050");
+    // A scan (Unimplemented at once for a cuckoo table) must not crash.
+    auto it = (*loose)->NewIterator();
+    int steps = 0;
+    for (it->SeekToFirst(); it->Valid() && steps < 10000; it->Next()) {
+      ++steps;
     }
+    it->Seek("key1050");
   }
 
   ScratchDir dir_;

@@ -21,12 +21,13 @@ namespace {
 absl::StatusOr<CuckooBuildReport> Build(const Pairs& pairs,
                                         const std::string& path,
                                         CuckooBuildOptions options = {}) {
-  CuckooTableBuilder builder(options);
+  auto builder = CuckooTableBuilder::Create(path, options);
+  if (!builder.ok()) return builder.status();
   for (const auto& [k, v] : pairs) {
-    absl::Status s = builder.Add(k, v);
+    absl::Status s = (*builder)->Add(k, v);
     if (!s.ok()) return s;
   }
-  return builder.Finish(path);
+  return (*builder)->Finish();
 }
 
 std::unique_ptr<CuckooTable> OpenOrDie(const std::string& path,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <random>
 #include <unordered_map>
 
@@ -154,6 +155,46 @@ TEST_P(TableBehaviourTest, DuplicateKeys) {
   ASSERT_OK(harness_->Open(last));
   EXPECT_EQ(harness_->Get("a"), "5");
   EXPECT_EQ(harness_->Get("c"), "4");
+}
+
+// Through the Table interface: a sorted format scans every pair in key
+// order and seeks to the first key at or after a target; a cuckoo table says
+// it keeps no order instead of giving pairs in some order.
+TEST_P(TableBehaviourTest, ScanInKeyOrderWhereTheFormatIsSorted) {
+  const Pairs pairs = RandomVariablePairs(12, 5000, 0, 24, 0, 40);
+  const std::map<std::string, std::string> expected(pairs.begin(), pairs.end());
+  const std::string path = dir_.File("scan.sst");
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, path));
+  ASSERT_OK(harness_->Open(path));
+  std::unique_ptr<TableIterator> it = harness_->table().NewIterator();
+  if (harness_->table().format() == TableFormat::kCuckoo) {
+    it->SeekToFirst();
+    EXPECT_FALSE(it->Valid());
+    EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kUnimplemented,
+                                       "cuckoo tables keep no key order: "
+                                       "there is nothing to scan"));
+    return;
+  }
+  auto want = expected.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++want) {
+    ASSERT_NE(want, expected.end()) << PrintableKey(it->key());
+    ASSERT_EQ(it->key(), want->first);
+    ASSERT_EQ(it->value(), want->second) << PrintableKey(want->first);
+  }
+  ASSERT_OK(it->status());
+  EXPECT_EQ(want, expected.end());
+
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 2000; ++i) {
+    const std::string target = RandomBytes(rng, rng() % 25);
+    it->Seek(target);
+    ASSERT_OK(it->status());
+    const auto at = expected.lower_bound(target);
+    ASSERT_EQ(it->Valid(), at != expected.end()) << PrintableKey(target);
+    if (it->Valid()) {
+      ASSERT_EQ(it->key(), at->first) << PrintableKey(target);
+    }
+  }
 }
 
 TEST_P(TableBehaviourTest, SameInputGivesIdenticalBytes) {

@@ -41,12 +41,13 @@ class CuckooHarness : public TableHarness {
                      const std::string& path) override {
     CuckooBuildOptions options = options_;
     options.on_duplicate = policy;
-    CuckooTableBuilder builder(options);
+    auto builder = CuckooTableBuilder::Create(path, options);
+    if (!builder.ok()) return builder.status();
     for (const auto& [k, v] : pairs) {
-      absl::Status s = builder.Add(k, v);
+      absl::Status s = (*builder)->Add(k, v);
       if (!s.ok()) return s;
     }
-    return builder.Finish(path).status();
+    return (*builder)->Finish().status();
   }
 
   absl::Status Open(const std::string& path) override {

@@ -35,6 +35,8 @@ class TableHarness {
   std::optional<std::string> Get(const std::string& key);
   std::vector<std::optional<std::string>> MultiGet(
       const std::vector<std::string>& keys);
+  // What Open() opened. REQUIRES: Open() succeeded.
+  const Table& table() const { return *table_; }
 
  protected:
   std::unique_ptr<Table> table_;
