@@ -1,6 +1,8 @@
 // TableRegistry's Prometheus collector: the registry's state, gauges and
 // counters per table, made when Prometheus scrapes (not kept up to date on
-// the lookup path). The registry loop is table_registry.cc.
+// the lookup path), and the resident bytes it reports, counted on the
+// registry thread every --resident-refresh-seconds. The registry loop is
+// table_registry.cc.
 #include "server/table_registry.h"
 #include "util/str_cat.h"
 
@@ -152,6 +154,15 @@ void TableRegistry::CollectMetrics(
        {&lookups, &probes, &info, &serving, &keys, &mapped, &resident, &swaps,
         &failures, &pinned, &leased, &tables, &ignored, &stalled, &load_age}) {
     out->push_back(std::move(*f));
+  }
+}
+
+void TableRegistry::RefreshResidentBytes() {
+  for (auto& [name, state] : states_) {
+    const uint64_t resident =
+        state.serving ? ResidentBytes(state.serving->table().file_data()) : 0;
+    std::lock_guard lock(mu_);
+    state.resident_bytes = resident;
   }
 }
 

@@ -1,7 +1,12 @@
+// TableRegistry's loop and scan: the registry thread wakes on a change in
+// the data directory (or the poll interval), finds each table's versions
+// and the one to serve, and hands loads to the workers. Its other rooms: a
+// version's load, serving, drop and pruning (registry_versions.cc), admin
+// commands and rollback pins (registry_admin.cc), the Prometheus collector
+// and resident bytes (registry_metrics.cc).
 #include "server/table_registry.h"
 
 #include <malloc.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,24 +31,6 @@ int64_t NowNanos() {
 Clock::duration Seconds(double s) {
   return std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(s));
-}
-
-// What a version's files look like now: changes when any of them is
-// written, replaced, renamed in or out, or has its permissions changed.
-std::string Fingerprint(const std::string& dir) {
-  std::string out;
-  for (const std::string& path : {dir, StrCat(dir, "/", kManifestName),
-                                  StrCat(dir, "/", kTableFileName)}) {
-    struct stat st;
-    if (::stat(path.c_str(), &st) != 0) {
-      out += StrCat("-", errno, ";");
-      continue;
-    }
-    out += StrCat(st.st_ino, ":", st.st_size, ":", st.st_mode, ":",
-                  st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec, ":",
-                  st.st_ctim.tv_sec, ".", st.st_ctim.tv_nsec, ";");
-  }
-  return out;
 }
 
 }  // namespace
@@ -300,7 +287,7 @@ void TableRegistry::ScanTable(TableState* state) {
     } else if (!v.problem.empty()) {
       // A version directory that cannot be searched, say: a failed
       // version (reason "open"), tried again if that changes.
-      const std::string fingerprint = Fingerprint(v.path);
+      const std::string fingerprint = VersionFingerprint(v.path);
       auto failed = state->failed.find(v.version);
       if (failed == state->failed.end() ||
           failed->second.fingerprint != fingerprint) {
@@ -319,8 +306,8 @@ void TableRegistry::ScanTable(TableState* state) {
   for (auto it = state->failed.begin(); it != state->failed.end();) {
     const bool listed =
         std::binary_search(complete.begin(), complete.end(), it->first);
-    if (listed &&
-        Fingerprint(VersionDir(*state, it->first)) != it->second.fingerprint) {
+    if (listed && VersionFingerprint(VersionDir(*state, it->first)) !=
+                      it->second.fingerprint) {
       if (it->second.reason == "modified") state->recheck.insert(it->first);
       it = state->failed.erase(it);
     } else {
@@ -352,213 +339,6 @@ void TableRegistry::ScanTable(TableState* state) {
     if (const uint64_t target = Target(*state)) StartLoad(state, target);
   }
   PruneVersions(state);
-}
-
-void TableRegistry::StartLoad(TableState* state, uint64_t version,
-                              std::function<void(Loaded&)> then) {
-  state->loading.insert(version);
-  LoadOptions options;
-  options.open.read.verify_checksums = options_.verify_checksums;
-  options.open.read.load_mode = options_.load_mode;
-  // Leased in every load mode: a private copy (huge-pages) cannot be pulled
-  // from under the server, but a version whose file changes is no longer
-  // the version its MANIFEST describes, and is dropped all the same.
-  options.lease = true;
-  // A version that was modified while served must match its MANIFEST byte
-  // for byte before it is served again: another table's file, copied over
-  // it, would pass every check of its own.
-  options.open.check_file_checksum = state->recheck.count(version) > 0;
-  Loaded job;
-  job.table = state->entry->name;
-  job.table_id = state->id;
-  job.version = version;
-  job.then = std::move(then);
-  const std::string dir = VersionDir(*state, version);
-  // Taken before the load, so that a change during it makes a retry.
-  job.fingerprint = Fingerprint(dir);
-  workers_.Submit([dir, options, job = std::move(job), inbox = inbox_,
-                   watcher = watcher_]() mutable {
-    job.outcome = LoadVersion(dir, job.version, options);
-    {
-      std::lock_guard lock(inbox->mu);
-      inbox->loaded.push_back(std::move(job));
-    }
-    watcher->Wake();
-  });
-}
-
-void TableRegistry::TakeLoaded() {
-  std::deque<Loaded> loaded;
-  {
-    std::lock_guard lock(inbox_->mu);
-    loaded.swap(inbox_->loaded);
-  }
-  for (Loaded& l : loaded) Apply(l);
-}
-
-void TableRegistry::Apply(Loaded& loaded) {
-  TableState* state = Present(loaded.table);
-  if (state == nullptr || state->id != loaded.table_id) {
-    if (loaded.then) loaded.then(loaded);  // reports the table gone
-    return;                                // the table went away meanwhile
-  }
-  state->loading.erase(state->loading.find(loaded.version));
-  auto& outcome = loaded.outcome;
-  if (!outcome.lease_problem.empty() && !state->lease_problem_logged) {
-    Log("serving ", loaded.table, " without a lease: ", outcome.lease_problem,
-        " (a writer that truncates a served file can crash the server; "
-        "see docs/operations.md)");
-    state->lease_problem_logged = true;
-  }
-  const std::string version_name = VersionDirName(loaded.version);
-  if (outcome.version.ok()) {
-    state->busy_logged.erase(loaded.version);
-    state->recheck.erase(loaded.version);
-  } else if (outcome.version.status().code() == absl::StatusCode::kAborted) {
-    // Open for writing: tried again on the next scan.
-    if (state->busy_logged.insert(loaded.version).second) {
-      Log("not loading ", loaded.table, " ", version_name,
-          " yet: ", outcome.version.status().message());
-    }
-  } else {
-    Fail(state, loaded.version, outcome.version.status(), loaded.fingerprint);
-  }
-  if (loaded.then) {
-    loaded.then(loaded);
-  } else if (outcome.version.ok() && Target(*state) == loaded.version &&
-             Serve(state, *outcome.version) == ServeResult::kBusy) {
-    state->waiting = *outcome.version;
-  }
-  if (state->loading.empty()) {
-    if (const uint64_t target = Target(*state)) StartLoad(state, target);
-  }
-}
-
-void TableRegistry::Fail(TableState* state, uint64_t version,
-                         const absl::Status& status,
-                         const std::string& fingerprint) {
-  const std::string reason = LoadFailureReason(status);
-  Log("cannot load ", state->entry->name, " ", VersionDirName(version), ": ",
-      status.message(),
-      reason == "incomplete" ? " (tried again when its files change)" : "");
-  std::lock_guard lock(mu_);
-  state->failed[version] = {reason, fingerprint};
-  state->failures[reason]++;
-  if (reason != "incomplete") state->swaps_failed++;
-}
-
-TableRegistry::ServeResult TableRegistry::Serve(
-    TableState* state, std::shared_ptr<const ServingVersion> v) {
-  if (v->lease && !v->lease->Held()) {
-    // A writer asked for the file after it was checked: the next scan
-    // loads it again.
-    Log("not serving ", state->entry->name, " ", v->version_name,
-        ": its table file was opened for writing since it was checked");
-    return ServeResult::kStale;
-  }
-  if (!state->entry->slots.Publish(v)) {
-    if (state->waiting != v) {
-      Log("cannot swap in ", state->entry->name, " ", v->version_name,
-          " yet: older versions are still in use; will retry");
-    }
-    return ServeResult::kBusy;
-  }
-  Log("serving ", state->entry->name, " ", v->version_name, " (",
-      TableFormatName(v->table().format()), ", ", v->table().num_keys(),
-      " keys)");
-  {
-    std::lock_guard lock(mu_);
-    state->serving = std::move(v);
-    state->swaps_ok++;
-  }
-  Changed(state->entry->name);
-  return ServeResult::kServed;
-}
-
-void TableRegistry::Drop(TableState* state, const std::string& why) {
-  const uint64_t version = state->serving->version;
-  Log("stopped serving ", state->entry->name, " ", VersionDirName(version),
-      ": ", why);
-  state->entry->slots.Clear();
-  {
-    std::lock_guard lock(mu_);
-    state->serving.reset();
-    // Fingerprinted now, while the writer waits for the lease: whatever it
-    // writes makes the version be tried again (recheck).
-    state->failed[version] = {"modified",
-                              Fingerprint(VersionDir(*state, version))};
-    state->failures["modified"]++;
-    state->swaps_failed++;
-  }
-  Changed(state->entry->name);
-}
-
-void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
-  if (events.lease_breaks.empty() && !events.lease_overflow) return;
-  std::vector<TableState*> dropped;
-  for (auto& [name, state] : states_) {
-    const auto& v = state.serving;
-    if (!v || !v->lease) continue;
-    const bool broken =
-        events.lease_overflow
-            ? !v->lease->Held()
-            : std::count(events.lease_breaks.begin(), events.lease_breaks.end(),
-                         v->lease->fd()) > 0;
-    if (broken) {
-      Drop(&state,
-           "its table file is being opened for writing or truncated "
-           "(published versions must not change)");
-      dropped.push_back(&state);
-    }
-  }
-  // The writer waits until the lease goes with the mapping: unmap now if
-  // no request reads it, and keep reclaiming until then.
-  Reclaim();
-  for (TableState* state : dropped) {
-    // Fingerprinted after the writer is done: tried again if it changed.
-    if (state->loading.empty()) {
-      if (const uint64_t target = Target(*state)) StartLoad(state, target);
-    }
-  }
-}
-
-void TableRegistry::PruneVersions(TableState* state) {
-  const size_t keep = options_.keep_versions;
-  if (keep == 0 || state->on_disk.size() <= keep) return;
-  std::vector<uint64_t> kept;
-  for (uint64_t v : state->on_disk) {
-    const bool newest = v >= state->on_disk[state->on_disk.size() - keep];
-    const bool serving = state->serving && state->serving->version == v;
-    if (newest || serving || state->pinned == v || state->loading.count(v)) {
-      kept.push_back(v);
-      continue;
-    }
-    // Requests may still read it: unlinking a mapped file is safe, and the
-    // mapping lasts until the version is reclaimed. roost-load publishes
-    // versions read-only, so the directory is made writable first.
-    const fs::path dir = VersionDir(*state, v);
-    std::error_code ec;
-    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(dir, ec);
-    if (ec) {
-      Log("cannot remove ", dir.string(), ": ", ec.message());
-      kept.push_back(v);
-    } else {
-      Log("removed ", state->entry->name, " ", VersionDirName(v),
-          " (--keep-versions ", keep, ")");
-    }
-  }
-  std::lock_guard lock(mu_);
-  state->on_disk = std::move(kept);
-}
-
-void TableRegistry::RefreshResidentBytes() {
-  for (auto& [name, state] : states_) {
-    const uint64_t resident =
-        state.serving ? ResidentBytes(state.serving->table().file_data()) : 0;
-    std::lock_guard lock(mu_);
-    state.resident_bytes = resident;
-  }
 }
 
 }  // namespace roost

@@ -98,6 +98,23 @@ absl::StatusOr<uint64_t> NextVersion(
   return newest + 1;
 }
 
+std::string VersionFingerprint(const std::string& version_dir) {
+  std::string out;
+  for (const std::string& path :
+       {version_dir, StrCat(version_dir, "/", kManifestName),
+        StrCat(version_dir, "/", kTableFileName)}) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      out += StrCat("-", errno, ";");
+      continue;
+    }
+    out += StrCat(st.st_ino, ":", st.st_size, ":", st.st_mode, ":",
+                  st.st_mtim.tv_sec, ".", st.st_mtim.tv_nsec, ":",
+                  st.st_ctim.tv_sec, ".", st.st_ctim.tv_nsec, ";");
+  }
+  return out;
+}
+
 absl::StatusOr<ResolvedTable> ResolveTablePath(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_directory(path, ec)) {

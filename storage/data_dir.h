@@ -52,6 +52,12 @@ absl::StatusOr<std::vector<TableVersion>> ListVersions(
 // FailedPrecondition when the newest is already the largest number there is.
 absl::StatusOr<uint64_t> NextVersion(const std::vector<TableVersion>& versions);
 
+// What a version directory's files look like now, as one string that
+// changes when the directory, its MANIFEST or its table file is written,
+// replaced, renamed in or out, or has its permissions changed (inode, size,
+// mode, mtime and ctime of each; the errno of one that cannot be stat'ed).
+std::string VersionFingerprint(const std::string& version_dir);
+
 // What an inspect/verify/get argument names: a table file; a version
 // directory (with a MANIFEST); or a table directory, meaning its newest
 // complete version.

@@ -1,0 +1,217 @@
+// TableRegistry: a version's way in and out of service. A load runs on a
+// worker (StartLoad) and comes back through the inbox (TakeLoaded, Apply);
+// a loaded version is published to the table's slots (Serve), dropped when
+// a writer breaks its lease (OnLeaseBreaks, Drop), and removed from disk
+// past --keep-versions (PruneVersions). Every method runs on the registry
+// thread; the registry loop is table_registry.cc.
+#include <algorithm>
+#include <filesystem>
+
+#include "server/log.h"
+#include "server/table_registry.h"
+#include "storage/data_dir.h"
+#include "util/str_cat.h"
+
+namespace roost {
+
+namespace fs = std::filesystem;
+
+void TableRegistry::StartLoad(TableState* state, uint64_t version,
+                              std::function<void(Loaded&)> then) {
+  state->loading.insert(version);
+  LoadOptions options;
+  options.open.read.verify_checksums = options_.verify_checksums;
+  options.open.read.load_mode = options_.load_mode;
+  // Leased in every load mode: a private copy (huge-pages) cannot be pulled
+  // from under the server, but a version whose file changes is no longer
+  // the version its MANIFEST describes, and is dropped all the same.
+  options.lease = true;
+  // A version that was modified while served must match its MANIFEST byte
+  // for byte before it is served again: another table's file, copied over
+  // it, would pass every check of its own.
+  options.open.check_file_checksum = state->recheck.count(version) > 0;
+  Loaded job;
+  job.table = state->entry->name;
+  job.table_id = state->id;
+  job.version = version;
+  job.then = std::move(then);
+  const std::string dir = VersionDir(*state, version);
+  // Taken before the load, so that a change during it makes a retry.
+  job.fingerprint = VersionFingerprint(dir);
+  workers_.Submit([dir, options, job = std::move(job), inbox = inbox_,
+                   watcher = watcher_]() mutable {
+    job.outcome = LoadVersion(dir, job.version, options);
+    {
+      std::lock_guard lock(inbox->mu);
+      inbox->loaded.push_back(std::move(job));
+    }
+    watcher->Wake();
+  });
+}
+
+void TableRegistry::TakeLoaded() {
+  std::deque<Loaded> loaded;
+  {
+    std::lock_guard lock(inbox_->mu);
+    loaded.swap(inbox_->loaded);
+  }
+  for (Loaded& l : loaded) Apply(l);
+}
+
+void TableRegistry::Apply(Loaded& loaded) {
+  TableState* state = Present(loaded.table);
+  if (state == nullptr || state->id != loaded.table_id) {
+    if (loaded.then) loaded.then(loaded);  // reports the table gone
+    return;                                // the table went away meanwhile
+  }
+  state->loading.erase(state->loading.find(loaded.version));
+  auto& outcome = loaded.outcome;
+  if (!outcome.lease_problem.empty() && !state->lease_problem_logged) {
+    Log("serving ", loaded.table, " without a lease: ", outcome.lease_problem,
+        " (a writer that truncates a served file can crash the server; "
+        "see docs/operations.md)");
+    state->lease_problem_logged = true;
+  }
+  const std::string version_name = VersionDirName(loaded.version);
+  if (outcome.version.ok()) {
+    state->busy_logged.erase(loaded.version);
+    state->recheck.erase(loaded.version);
+  } else if (outcome.version.status().code() == absl::StatusCode::kAborted) {
+    // Open for writing: tried again on the next scan.
+    if (state->busy_logged.insert(loaded.version).second) {
+      Log("not loading ", loaded.table, " ", version_name,
+          " yet: ", outcome.version.status().message());
+    }
+  } else {
+    Fail(state, loaded.version, outcome.version.status(), loaded.fingerprint);
+  }
+  if (loaded.then) {
+    loaded.then(loaded);
+  } else if (outcome.version.ok() && Target(*state) == loaded.version &&
+             Serve(state, *outcome.version) == ServeResult::kBusy) {
+    state->waiting = *outcome.version;
+  }
+  if (state->loading.empty()) {
+    if (const uint64_t target = Target(*state)) StartLoad(state, target);
+  }
+}
+
+void TableRegistry::Fail(TableState* state, uint64_t version,
+                         const absl::Status& status,
+                         const std::string& fingerprint) {
+  const std::string reason = LoadFailureReason(status);
+  Log("cannot load ", state->entry->name, " ", VersionDirName(version), ": ",
+      status.message(),
+      reason == "incomplete" ? " (tried again when its files change)" : "");
+  std::lock_guard lock(mu_);
+  state->failed[version] = {reason, fingerprint};
+  state->failures[reason]++;
+  if (reason != "incomplete") state->swaps_failed++;
+}
+
+TableRegistry::ServeResult TableRegistry::Serve(
+    TableState* state, std::shared_ptr<const ServingVersion> v) {
+  if (v->lease && !v->lease->Held()) {
+    // A writer asked for the file after it was checked: the next scan
+    // loads it again.
+    Log("not serving ", state->entry->name, " ", v->version_name,
+        ": its table file was opened for writing since it was checked");
+    return ServeResult::kStale;
+  }
+  if (!state->entry->slots.Publish(v)) {
+    if (state->waiting != v) {
+      Log("cannot swap in ", state->entry->name, " ", v->version_name,
+          " yet: older versions are still in use; will retry");
+    }
+    return ServeResult::kBusy;
+  }
+  Log("serving ", state->entry->name, " ", v->version_name, " (",
+      TableFormatName(v->table().format()), ", ", v->table().num_keys(),
+      " keys)");
+  {
+    std::lock_guard lock(mu_);
+    state->serving = std::move(v);
+    state->swaps_ok++;
+  }
+  Changed(state->entry->name);
+  return ServeResult::kServed;
+}
+
+void TableRegistry::Drop(TableState* state, const std::string& why) {
+  const uint64_t version = state->serving->version;
+  Log("stopped serving ", state->entry->name, " ", VersionDirName(version),
+      ": ", why);
+  state->entry->slots.Clear();
+  {
+    std::lock_guard lock(mu_);
+    state->serving.reset();
+    // Fingerprinted now, while the writer waits for the lease: whatever it
+    // writes makes the version be tried again (recheck).
+    state->failed[version] = {"modified",
+                              VersionFingerprint(VersionDir(*state, version))};
+    state->failures["modified"]++;
+    state->swaps_failed++;
+  }
+  Changed(state->entry->name);
+}
+
+void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
+  if (events.lease_breaks.empty() && !events.lease_overflow) return;
+  std::vector<TableState*> dropped;
+  for (auto& [name, state] : states_) {
+    const auto& v = state.serving;
+    if (!v || !v->lease) continue;
+    const bool broken =
+        events.lease_overflow
+            ? !v->lease->Held()
+            : std::count(events.lease_breaks.begin(), events.lease_breaks.end(),
+                         v->lease->fd()) > 0;
+    if (broken) {
+      Drop(&state,
+           "its table file is being opened for writing or truncated "
+           "(published versions must not change)");
+      dropped.push_back(&state);
+    }
+  }
+  // The writer waits until the lease goes with the mapping: unmap now if
+  // no request reads it, and keep reclaiming until then.
+  Reclaim();
+  for (TableState* state : dropped) {
+    // Fingerprinted after the writer is done: tried again if it changed.
+    if (state->loading.empty()) {
+      if (const uint64_t target = Target(*state)) StartLoad(state, target);
+    }
+  }
+}
+
+void TableRegistry::PruneVersions(TableState* state) {
+  const size_t keep = options_.keep_versions;
+  if (keep == 0 || state->on_disk.size() <= keep) return;
+  std::vector<uint64_t> kept;
+  for (uint64_t v : state->on_disk) {
+    const bool newest = v >= state->on_disk[state->on_disk.size() - keep];
+    const bool serving = state->serving && state->serving->version == v;
+    if (newest || serving || state->pinned == v || state->loading.count(v)) {
+      kept.push_back(v);
+      continue;
+    }
+    // Requests may still read it: unlinking a mapped file is safe, and the
+    // mapping lasts until the version is reclaimed. roost-load publishes
+    // versions read-only, so the directory is made writable first.
+    const fs::path dir = VersionDir(*state, v);
+    std::error_code ec;
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add, ec);
+    fs::remove_all(dir, ec);
+    if (ec) {
+      Log("cannot remove ", dir.string(), ": ", ec.message());
+      kept.push_back(v);
+    } else {
+      Log("removed ", state->entry->name, " ", VersionDirName(v),
+          " (--keep-versions ", keep, ")");
+    }
+  }
+  std::lock_guard lock(mu_);
+  state->on_disk = std::move(kept);
+}
+
+}  // namespace roost
