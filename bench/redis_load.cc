@@ -1,7 +1,7 @@
 // redis_load: Redis's counterpart of bench/server_load.cc, over loopback
 // only: the same keys, the same closed loop, the same histogram and JSON
-// line, so that a report can set Redis beside roost-server. It speaks RESP2
-// on plain sockets (bench/resp.h); no hiredis.
+// line, so that a report can set Redis beside roost-server. It speaks to
+// Redis through hiredis, the client most Redis users run.
 //
 //   redis_load fill --addr 127.0.0.1:6379 --keys 10000000
 //   redis_load run --addr 127.0.0.1:6379 --method mget --batch 1000
@@ -11,27 +11,31 @@
 // (bench/generated_pairs.h: key i = Mix(base + i), value = Mix(key ^ c),
 // each the 8 bytes of the number as they lie in memory).
 //
-// fill: MSETs of --batch pairs each, on one connection, --pipeline of them
-// in flight (written ahead, their "+OK"s read as they come); then checks
-// that DBSIZE is --keys and that a few hundred keys hold their values. One
-// JSON line: {"keys":N,"seconds":S,"keys_per_s":R,"commands":C}, where S
-// covers the MSETs only, not the check.
+// fill: MSETs of --batch pairs each, on one blocking connection, --pipeline
+// of them in flight (appended ahead, their "+OK"s read as they come); then
+// checks that DBSIZE is --keys and that a few hundred keys hold their
+// values. One JSON line: {"keys":N,"seconds":S,"keys_per_s":R,"commands":C},
+// where S covers the MSETs only, not the check.
 //
-// run: --connections TCP connections (TCP_NODELAY), each with one request
-// in flight, so that the concurrency is the number of connections: GET of
-// one key, or MGET of --batch keys, drawn uniformly at random from the set.
-// One thread drives them all from one epoll loop: Redis executes commands on
-// one thread, and the client costs less than the server it loads. On the
-// 2-core machine this was written on, at K=64, GET at 200k QPS took the loop
-// 0.39 CPU-seconds a second and Redis 0.60; MGET of 100 keys, 0.06 and 0.94
-// (client_cpu_s and server_cpu_s in the JSON line). A second client thread
-// would only compete with Redis for the cores.
+// run: --connections TCP connections (hiredis sets TCP_NODELAY), each with
+// one request in flight, so that the concurrency is the number of
+// connections: GET of one key, or MGET of --batch keys, drawn uniformly at
+// random from the set. One thread drives them all from one epoll loop, each
+// connection a non-blocking redisContext (redisAppendCommandArgv, then
+// redisBufferWrite when writable, redisBufferRead and
+// redisGetReplyFromReader when readable): Redis executes commands on one
+// thread, and the client costs less than the server it loads. On the 2-core
+// machine this was written on, at K=64, GET at 200k QPS took the loop 0.39
+// CPU-seconds a second and Redis 0.60; MGET of 100 keys, 0.06 and 0.94
+// (client_cpu_s and server_cpu_s in the JSON line; measured with the
+// hand-written RESP client this program had before hiredis). A second
+// client thread would only compete with Redis for the cores.
 //
-// Every reply is parsed whole and checked. A nil for a key of the set is a
-// miss, a wrong value a bad value; an error reply, a malformed reply, no
-// reply within --timeout or a broken connection is a failed request (and,
-// but for an error reply, the connection is opened anew: its stream is out
-// of step). After --warmup seconds, the loop measures for --duration seconds:
+// Every reply is checked whole. A nil for a key of the set is a miss, a
+// wrong value a bad value; an error reply, a malformed reply, no reply
+// within --timeout or a broken connection is a failed request (and, but for
+// an error reply, the connection is opened anew: its stream is out of
+// step). After --warmup seconds, the loop measures for --duration seconds:
 // latencies, from a request's first byte sent to its reply's last byte
 // parsed, of the requests that completed in the window without error. One
 // JSON line with server_load's fields (bench/load_stats.h), "channels" and
@@ -40,18 +44,23 @@
 // had no errors, 1 when it had some, 2 for bad usage or a server that does
 // not answer at all.
 
-#include <fcntl.h>
+#include <hiredis/hiredis.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,40 +69,133 @@
 
 #include "bench/generated_pairs.h"
 #include "bench/load_stats.h"
-#include "bench/resp.h"
-#include "bench/resp_client.h"
 #include "fmt/format.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-using roost::bench::AppendArrayHeader;
-using roost::bench::AppendBulk;
-using roost::bench::Describe;
-using roost::bench::Endpoint;
-using roost::bench::Excerpt;
 using roost::bench::GeneratedPairs;
 using roost::bench::Histogram;
 using roost::bench::LoadReport;
 using roost::bench::LoadReportJson;
 using roost::bench::Mix;
-using roost::bench::OpenSocket;
-using roost::bench::ParseLoopback;
-using roost::bench::ParseRespElement;
 using roost::bench::ProcessCpuSeconds;
-using roost::bench::ReadBuffer;
-using roost::bench::RespElement;
-using roost::bench::RespParse;
-using roost::bench::RespType;
 using roost::bench::SelfCpuSeconds;
-using roost::bench::SyncConnection;
 
 constexpr int kExitErrors = 1;
 constexpr int kExitUsage = 2;  // also: the server does not answer at all
 
+struct ContextFree {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+struct ReplyFree {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+// A hiredis connection, and a reply; both freed with hiredis's own calls.
+using Context = std::unique_ptr<redisContext, ContextFree>;
+using Reply = std::unique_ptr<redisReply, ReplyFree>;
+
 std::string_view Bytes(const uint64_t& v) {
   return {reinterpret_cast<const char*>(&v), sizeof(v)};
+}
+
+// A loopback address as hiredis takes it.
+struct Endpoint {
+  std::string host;  // "127.0.0.1" or "::1"
+  int port = 0;
+};
+
+// 127.0.0.1:PORT, localhost:PORT (as 127.0.0.1) or [::1]:PORT; nullopt for
+// anything else.
+std::optional<Endpoint> ParseLoopback(std::string_view s) {
+  struct Host {
+    std::string_view prefix;
+    const char* host;
+  };
+  for (const Host& h :
+       {Host{"127.0.0.1:", "127.0.0.1"}, Host{"localhost:", "127.0.0.1"},
+        Host{"[::1]:", "::1"}}) {
+    if (s.substr(0, h.prefix.size()) != h.prefix) continue;
+    const std::string_view digits = s.substr(h.prefix.size());
+    int port = 0;
+    const char* end = digits.data() + digits.size();
+    const auto [ptr, ec] = std::from_chars(digits.data(), end, port);
+    if (digits.empty() || ec != std::errc() || ptr != end || port <= 0 ||
+        port > 65535) {
+      return std::nullopt;
+    }
+    return Endpoint{h.host, port};
+  }
+  return std::nullopt;
+}
+
+timeval Timeval(double seconds) {
+  timeval t{};
+  t.tv_sec = static_cast<time_t>(seconds);
+  t.tv_usec = static_cast<suseconds_t>((seconds - t.tv_sec) * 1e6);
+  return t;
+}
+
+// Up to 48 bytes of `s`, quoted, with what is not printable escaped.
+std::string Excerpt(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s.substr(0, 48)) {
+    if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += c;
+    } else {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    }
+  }
+  out += s.size() > 48 ? "\"..." : "\"";
+  return out;
+}
+
+// A reply as an error message shows it.
+std::string Describe(const redisReply& r) {
+  const std::string_view text(r.str != nullptr ? r.str : "", r.len);
+  switch (r.type) {
+    case REDIS_REPLY_STATUS:
+      return "simple string " + Excerpt(text);
+    case REDIS_REPLY_ERROR:
+      return "error " + Excerpt(text);
+    case REDIS_REPLY_STRING:
+      return "bulk string " + Excerpt(text);
+    case REDIS_REPLY_INTEGER:
+      return fmt::format("integer {}", r.integer);
+    case REDIS_REPLY_ARRAY:
+      return fmt::format("array {}", r.elements);
+    default:
+      return "nil";
+  }
+}
+
+bool IsString(const redisReply& r, int type, std::string_view text) {
+  return r.type == type && std::string_view(r.str, r.len) == text;
+}
+
+// What a context's error says, as this program words it.
+std::string ContextError(const redisContext& c) {
+  switch (c.err) {
+    case REDIS_ERR_EOF:
+      return "the server closed the connection";
+    case REDIS_ERR_PROTOCOL:
+      return fmt::format("malformed reply ({})", c.errstr);
+    default:
+      return c.errstr;
+  }
+}
+
+// Bytes read and not parsed into a reply yet.
+std::string_view Unparsed(const redisContext& c) {
+  return {c.reader->buf + c.reader->pos, c.reader->len - c.reader->pos};
 }
 
 // --- fill -------------------------------------------------------------------
@@ -111,56 +213,86 @@ struct FillFlags {
 constexpr int kCheckedKeys = 300;
 
 int RunFill(const FillFlags& f, const Endpoint& endpoint) {
-  SyncConnection conn;
-  std::string error;
-  if (!conn.Open(endpoint, f.timeout, &error)) {
-    fmt::print(stderr, "redis_load: {}: {}\n", f.addr, error);
+  // A blocking context: redisGetReply writes what was appended, then waits
+  // for the next reply; a wait past --timeout fails.
+  const Context conn(redisConnectWithTimeout(
+      endpoint.host.c_str(), endpoint.port, Timeval(f.timeout)));
+  if (conn == nullptr || conn->err != 0) {
+    fmt::print(stderr, "redis_load: {}: {}\n", f.addr,
+               conn == nullptr ? "out of memory" : ContextError(*conn));
     return kExitUsage;
   }
+  redisSetTimeout(conn.get(), Timeval(f.timeout));
   auto fail = [](std::string_view what) {
     fmt::print(stderr, "redis_load: fill: {}\n", what);
     return kExitErrors;
   };
+  auto next_reply = [&conn](Reply* reply) {
+    void* r = nullptr;
+    const bool ok = redisGetReply(conn.get(), &r) == REDIS_OK;
+    reply->reset(static_cast<redisReply*>(r));
+    return ok;
+  };
+  auto call = [&conn](std::initializer_list<std::string_view> args) {
+    std::vector<const char*> argv;
+    std::vector<size_t> argvlen;
+    for (const std::string_view a : args) {
+      argv.push_back(a.data());
+      argvlen.push_back(a.size());
+    }
+    return Reply(static_cast<redisReply*>(
+        redisCommandArgv(conn.get(), static_cast<int>(argv.size()), argv.data(),
+                         argvlen.data())));
+  };
 
   const GeneratedPairs pairs(f.seed);
   const uint64_t commands = (f.keys + f.batch - 1) / f.batch;
-  std::string request;
+  // One MSET's arguments: its name, then key and value of each pair.
+  std::vector<uint64_t> numbers(2 * size_t{f.batch});
+  std::vector<const char*> argv(1 + numbers.size());
+  std::vector<size_t> argvlen(argv.size(), sizeof(uint64_t));
+  argv[0] = "MSET";
+  argvlen[0] = 4;
+  for (size_t j = 0; j < numbers.size(); ++j) {
+    argv[1 + j] = reinterpret_cast<const char*>(&numbers[j]);
+  }
   uint64_t sent = 0;
-  RespElement e;
+  Reply reply;
   const Clock::time_point t0 = Clock::now();
   for (uint64_t answered = 0; answered < commands; ++answered) {
-    // Write ahead up to --pipeline MSETs, in one send.
-    request.clear();
+    // Append up to --pipeline MSETs ahead; the next redisGetReply writes
+    // them in one send.
     for (; sent < commands && sent - answered < f.pipeline; ++sent) {
       const uint64_t first = sent * f.batch;
       const uint64_t end = std::min(f.keys, first + f.batch);
-      AppendArrayHeader(&request, 1 + 2 * (end - first));
-      AppendBulk(&request, "MSET");
       for (uint64_t i = first; i < end; ++i) {
         const uint64_t key = pairs.Key(i);
-        const uint64_t value = GeneratedPairs::ValueOf(key);
-        AppendBulk(&request, Bytes(key));
-        AppendBulk(&request, Bytes(value));
+        numbers[2 * (i - first)] = key;
+        numbers[2 * (i - first) + 1] = GeneratedPairs::ValueOf(key);
       }
+      redisAppendCommandArgv(conn.get(),
+                             static_cast<int>(1 + 2 * (end - first)),
+                             argv.data(), argvlen.data());
     }
-    if (!request.empty() && !conn.Send(request, &error)) return fail(error);
-    if (!conn.Next(&e, &error)) {
-      return fail(fmt::format("MSET #{}: {}", answered, error));
+    if (!next_reply(&reply)) {
+      return fail(fmt::format("MSET #{}: {}", answered, ContextError(*conn)));
     }
-    if (e.type != RespType::kSimpleString || e.text != "OK") {
-      return fail(fmt::format("MSET #{} answered {}", answered, Describe(e)));
+    if (!IsString(*reply, REDIS_REPLY_STATUS, "OK")) {
+      return fail(
+          fmt::format("MSET #{} answered {}", answered, Describe(*reply)));
     }
   }
   const double seconds =
       std::chrono::duration<double>(Clock::now() - t0).count();
 
-  if (!conn.Call({"DBSIZE"}, &e, &error)) return fail("DBSIZE: " + error);
-  if (e.type != RespType::kInteger ||
-      e.integer != static_cast<int64_t>(f.keys)) {
+  reply = call({"DBSIZE"});
+  if (reply == nullptr) return fail("DBSIZE: " + ContextError(*conn));
+  if (reply->type != REDIS_REPLY_INTEGER ||
+      reply->integer != static_cast<long long>(f.keys)) {
     return fail(
         fmt::format("DBSIZE answered {}, not {}: the database held other keys "
                     "(FLUSHALL it first)",
-                    Describe(e), f.keys));
+                    Describe(*reply), f.keys));
   }
   for (int c = 0; c < kCheckedKeys; ++c) {
     const uint64_t i = c == 0   ? 0
@@ -168,12 +300,13 @@ int RunFill(const FillFlags& f, const Endpoint& endpoint) {
                                 : Mix(f.seed + 0x2000 + c) % f.keys;
     const uint64_t key = pairs.Key(i);
     const uint64_t value = GeneratedPairs::ValueOf(key);
-    if (!conn.Call({"GET", Bytes(key)}, &e, &error)) {
-      return fail(fmt::format("GET of key #{}: {}", i, error));
+    reply = call({"GET", Bytes(key)});
+    if (reply == nullptr) {
+      return fail(fmt::format("GET of key #{}: {}", i, ContextError(*conn)));
     }
-    if (e.type != RespType::kBulkString || e.text != Bytes(value)) {
+    if (!IsString(*reply, REDIS_REPLY_STRING, Bytes(value))) {
       return fail(fmt::format("GET of key #{} answered {}, not its value {}", i,
-                              Describe(e), Excerpt(Bytes(value))));
+                              Describe(*reply), Excerpt(Bytes(value))));
     }
   }
   fmt::print(
@@ -198,20 +331,79 @@ struct RunFlags {
   double timeout = 10;
 };
 
+// A non-blocking context connected to `e` within `timeout_s` seconds; null
+// (and *error) when it is not.
+Context ConnectNonBlock(const Endpoint& e, double timeout_s,
+                        std::string* error) {
+  Context c(redisConnectNonBlock(e.host.c_str(), e.port));
+  if (c == nullptr || c->err != 0) {
+    *error = c == nullptr ? "out of memory" : ContextError(*c);
+    return nullptr;
+  }
+  pollfd p{c->fd, POLLOUT, 0};
+  const int n = poll(&p, 1, static_cast<int>(timeout_s * 1e3));
+  int so_error = 0;
+  socklen_t len = sizeof(so_error);
+  if (n == 0) {
+    *error = fmt::format("connect: no connection within {} s", timeout_s);
+    return nullptr;
+  }
+  if (n < 0 || getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &so_error, &len) != 0 ||
+      so_error != 0) {
+    *error =
+        fmt::format("connect: {}", std::strerror(n < 0 ? errno : so_error));
+    return nullptr;
+  }
+  return c;
+}
+
+// Writes what was appended to the non-blocking `c` and waits up to
+// `timeout_s` seconds for the next reply; false (and *error) without one.
+bool AwaitReply(redisContext* c, double timeout_s, Reply* reply,
+                std::string* error) {
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeout_s));
+  int written = 0;
+  while (true) {
+    void* r = nullptr;
+    if (redisGetReplyFromReader(c, &r) != REDIS_OK ||
+        (written == 0 && redisBufferWrite(c, &written) != REDIS_OK)) {
+      *error = ContextError(*c);
+      return false;
+    }
+    if (r != nullptr) {
+      reply->reset(static_cast<redisReply*>(r));
+      return true;
+    }
+    const auto left =
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
+    pollfd p{c->fd,
+             static_cast<short>(written == 0 ? POLLIN | POLLOUT : POLLIN), 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) == 0) {
+      *error = fmt::format("no reply within {} s", timeout_s);
+      return false;
+    }
+    if ((p.revents & (POLLIN | POLLERR | POLLHUP)) != 0 &&
+        redisBufferRead(c) != REDIS_OK) {
+      *error = ContextError(*c);
+      return false;
+    }
+  }
+}
+
 enum class Phase { kWarmup, kMeasure, kStop };
 
 // One connection of the closed loop, and its one request in flight.
 struct Slot {
-  int fd = -1;  // -1: broken, and not reopened
-  ReadBuffer in{32 * 1024};
-  std::string request;      // the command; its keys rewritten for each request
-  size_t written = 0;       // bytes of `request` sent
-  bool want_write = false;  // EPOLLOUT on: `request` only partly sent
-  bool in_flight = false;   // a request sent, its reply not parsed
-  std::vector<uint64_t> picked;  // the key numbers of the request
-  int64_t awaited = -1;          // MGET elements to come; -1: the header
-  size_t next = 0;               // the key the next element answers
-  bool answer_ok = true;         // no error in the reply so far
+  Context conn;                   // null: broken, and not reopened
+  bool want_write = false;        // EPOLLOUT on: the request only partly sent
+  bool in_flight = false;         // a request sent, its reply not parsed
+  std::vector<uint64_t> picked;   // the key numbers of the request
+  std::vector<uint64_t> keys;     // their keys, where argv points
+  std::vector<const char*> argv;  // GET k, or MGET k1 ... kB
+  std::vector<size_t> argvlen;
+  bool answer_ok = true;  // no error in the reply so far
   Clock::time_point start;
   uint64_t rng = 0;
 };
@@ -227,25 +419,23 @@ class ClosedLoop {
         timeout_(std::chrono::duration_cast<Clock::duration>(
             std::chrono::duration<double>(flags.timeout))),
         slots_(static_cast<size_t>(flags.connections)) {
-    // The command, with zeros for keys: GET k, or MGET k1 ... kB.
-    std::string request;
-    AppendArrayHeader(&request, 1 + flags.batch);
-    AppendBulk(&request, mget_ ? "MGET" : "GET");
-    for (uint32_t j = 0; j < flags.batch; ++j) {
-      key_offsets_.push_back(AppendBulk(&request, Bytes(uint64_t{0})));
-    }
     for (size_t i = 0; i < slots_.size(); ++i) {
-      slots_[i].request = request;
-      slots_[i].picked.resize(flags.batch);
-      slots_[i].rng = Mix(flags.seed + 0x1000 + i);
+      Slot& s = slots_[i];
+      s.picked.resize(flags.batch);
+      s.keys.resize(flags.batch);
+      s.argv.push_back(mget_ ? "MGET" : "GET");
+      s.argvlen.push_back(mget_ ? 4 : 3);
+      for (const uint64_t& key : s.keys) {
+        s.argv.push_back(reinterpret_cast<const char*>(&key));
+        s.argvlen.push_back(sizeof(key));
+      }
+      s.rng = Mix(flags.seed + 0x1000 + i);
     }
   }
   ClosedLoop(const ClosedLoop&) = delete;
   ClosedLoop& operator=(const ClosedLoop&) = delete;
   ~ClosedLoop() {
-    for (Slot& s : slots_) {
-      if (s.fd >= 0) close(s.fd);
-    }
+    slots_.clear();
     if (epoll_ >= 0) close(epoll_);
   }
 
@@ -258,17 +448,23 @@ class ClosedLoop {
       return false;
     }
     for (size_t i = 0; i < slots_.size(); ++i) {
-      SyncConnection conn;
-      RespElement e;
-      if (!conn.Open(endpoint_, flags_.timeout, error) ||
-          !conn.Call({"PING"}, &e, error)) {
+      Slot& s = slots_[i];
+      s.conn = ConnectNonBlock(endpoint_, flags_.timeout, error);
+      if (s.conn == nullptr) return false;
+      Reply pong;
+      redisAppendCommand(s.conn.get(), "PING");
+      if (!AwaitReply(s.conn.get(), flags_.timeout, &pong, error)) {
         return false;
       }
-      if (e.type != RespType::kSimpleString || e.text != "PONG") {
-        *error = fmt::format("PING answered {}", Describe(e));
+      if (!IsString(*pong, REDIS_REPLY_STATUS, "PONG")) {
+        *error = fmt::format("PING answered {}", Describe(*pong));
         return false;
       }
-      if (!Adopt(i, conn.Release(), error)) return false;
+      if (!Unparsed(*s.conn).empty()) {
+        *error = "bytes after PING's reply";
+        return false;
+      }
+      if (!Watch(i, error)) return false;
     }
     return true;
   }
@@ -292,7 +488,7 @@ class ClosedLoop {
       while (!reopened_.empty()) {
         Slot& s = slots_[reopened_.back()];
         reopened_.pop_back();
-        if (phase_ != Phase::kStop && s.fd >= 0) Issue(s);
+        if (phase_ != Phase::kStop && s.conn != nullptr) Issue(s);
       }
       int wait_ms = 50;
       if (phase_ != Phase::kStop) {
@@ -309,9 +505,10 @@ class ClosedLoop {
       }
       for (int k = 0; k < n; ++k) {
         Slot& s = slots_[events[k].data.u32];
-        if (s.fd < 0) continue;
+        if (s.conn == nullptr) continue;
         if ((events[k].events & EPOLLOUT) != 0) Flush(s);
-        if ((events[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) {
+        if (s.conn != nullptr &&
+            (events[k].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) != 0) {
           OnReadable(s);
         }
       }
@@ -345,24 +542,14 @@ class ClosedLoop {
   int lost_connections() const { return lost_connections_; }
 
  private:
-  // What one element of a reply did.
-  enum class Step { kMore, kDone, kOutOfStep };
-
-  // Makes `fd` slot i's connection, non-blocking, in the epoll set.
-  bool Adopt(size_t i, int fd, std::string* error) {
-    Slot& s = slots_[i];
-    s.fd = fd;
-    s.in.Clear();
-    s.want_write = false;
+  // Puts slot i's connection in the epoll set, for reading.
+  bool Watch(size_t i, std::string* error) {
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = static_cast<uint32_t>(i);
-    if (fd < 0 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0 ||
-        epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      *error = fd < 0 ? "bytes after PING's reply"
-                      : fmt::format("epoll_ctl: {}", std::strerror(errno));
-      if (fd >= 0) close(fd);
-      s.fd = -1;
+    slots_[i].want_write = false;
+    if (epoll_ctl(epoll_, EPOLL_CTL_ADD, slots_[i].conn->fd, &ev) != 0) {
+      *error = fmt::format("epoll_ctl: {}", std::strerror(errno));
       return false;
     }
     return true;
@@ -373,110 +560,99 @@ class ClosedLoop {
   void Issue(Slot& s) {
     for (size_t j = 0; j < s.picked.size(); ++j) {
       s.picked[j] = NextRandom(s) % flags_.keys;
-      const uint64_t key = pairs_.Key(s.picked[j]);
-      std::memcpy(s.request.data() + key_offsets_[j], &key, sizeof(key));
+      s.keys[j] = pairs_.Key(s.picked[j]);
     }
-    s.written = 0;
     s.in_flight = true;
-    s.awaited = -1;
-    s.next = 0;
     s.answer_ok = true;
     ++in_flight_;
     s.start = Clock::now();
+    if (redisAppendCommandArgv(s.conn.get(), static_cast<int>(s.argv.size()),
+                               s.argv.data(), s.argvlen.data()) != REDIS_OK) {
+      return Broken(s, ContextError(*s.conn));
+    }
     Flush(s);
   }
 
   // Sends what is left of the request; waits for EPOLLOUT if it cannot.
   void Flush(Slot& s) {
-    while (s.written < s.request.size()) {
-      const ssize_t n = send(s.fd, s.request.data() + s.written,
-                             s.request.size() - s.written, MSG_NOSIGNAL);
-      if (n > 0) {
-        s.written += static_cast<size_t>(n);
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        if (!s.want_write) SetWantWrite(s, true);
-        return;
-      } else {
-        return Broken(s, fmt::format("send: {}", std::strerror(errno)));
-      }
+    int done = 0;
+    if (redisBufferWrite(s.conn.get(), &done) != REDIS_OK) {
+      return Broken(s, fmt::format("send: {}", ContextError(*s.conn)));
     }
-    if (s.want_write) SetWantWrite(s, false);
+    if (done == 0 && !s.want_write) SetWantWrite(s, true);
+    if (done != 0 && s.want_write) SetWantWrite(s, false);
   }
 
   void SetWantWrite(Slot& s, bool on) {
     epoll_event ev{};
     ev.events = on ? EPOLLIN | EPOLLOUT : EPOLLIN;
     ev.data.u32 = static_cast<uint32_t>(&s - slots_.data());
-    epoll_ctl(epoll_, EPOLL_CTL_MOD, s.fd, &ev);
+    epoll_ctl(epoll_, EPOLL_CTL_MOD, s.conn->fd, &ev);
     s.want_write = on;
   }
 
   void OnReadable(Slot& s) {
-    const ssize_t n = s.in.ReadFrom(s.fd);
-    if (n == 0) return Broken(s, "the server closed the connection");
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
-      return Broken(s, fmt::format("read: {}", std::strerror(errno)));
+    if (redisBufferRead(s.conn.get()) != REDIS_OK) {
+      return Broken(s, s.conn->err == REDIS_ERR_EOF
+                           ? ContextError(*s.conn)
+                           : fmt::format("read: {}", ContextError(*s.conn)));
     }
-    while (s.fd >= 0 && !s.in.view().empty()) {
+    while (s.conn != nullptr) {
+      void* r = nullptr;
+      if (redisGetReplyFromReader(s.conn.get(), &r) != REDIS_OK) {
+        return Broken(s, fmt::format("{}: {}", ContextError(*s.conn),
+                                     Excerpt(Unparsed(*s.conn))));
+      }
+      if (r == nullptr) return;
+      const Reply reply(static_cast<redisReply*>(r));
       if (!s.in_flight) {
-        return Broken(s, fmt::format("bytes that answer no request: {}",
-                                     Excerpt(s.in.view())));
+        return Broken(s, fmt::format("a reply that answers no request: {}",
+                                     Describe(*reply)));
       }
-      RespElement e;
-      const RespParse r = ParseRespElement(s.in.view(), &e);
-      if (r == RespParse::kIncomplete) return;
-      if (r == RespParse::kMalformed) {
-        return Broken(s, fmt::format("malformed reply ({}): {}", e.text,
-                                     Excerpt(s.in.view())));
-      }
-      const Step step = OnElement(s, e);
-      s.in.Consume(e.size);
-      if (step == Step::kOutOfStep) {
-        return Broken(s, fmt::format("{} answered {}", mget_ ? "MGET" : "GET",
-                                     Describe(e)));
-      }
-      if (step == Step::kDone) Complete(s);
+      OnReply(s, *reply);
     }
   }
 
-  Step OnElement(Slot& s, const RespElement& e) {
-    if (s.awaited < 0) {  // the reply's first element
-      if (e.type == RespType::kError) {
-        RpcError(s, fmt::format("{} answered {}", mget_ ? "MGET" : "GET",
-                                Describe(e)));
-        return Step::kDone;
-      }
-      if (!mget_) return Check(s, e) ? Step::kDone : Step::kOutOfStep;
-      if (e.type != RespType::kArray ||
-          e.integer != static_cast<int64_t>(s.picked.size())) {
-        return Step::kOutOfStep;
-      }
-      s.awaited = e.integer;
-      return s.awaited == 0 ? Step::kDone : Step::kMore;
+  void OnReply(Slot& s, const redisReply& r) {
+    const char* command = mget_ ? "MGET" : "GET";
+    if (r.type == REDIS_REPLY_ERROR) {
+      RpcError(s, fmt::format("{} answered {}", command, Describe(r)));
+      return Complete(s);
     }
-    if (!Check(s, e)) return Step::kOutOfStep;
-    return --s.awaited == 0 ? Step::kDone : Step::kMore;
+    if (!mget_) {
+      if (!Check(s, 0, r)) {
+        return Broken(s, fmt::format("GET answered {}", Describe(r)));
+      }
+      return Complete(s);
+    }
+    if (r.type != REDIS_REPLY_ARRAY || r.elements != s.picked.size()) {
+      return Broken(s, fmt::format("MGET answered {}", Describe(r)));
+    }
+    for (size_t j = 0; j < r.elements; ++j) {
+      if (!Check(s, j, *r.element[j])) {
+        return Broken(s,
+                      fmt::format("MGET answered {}", Describe(*r.element[j])));
+      }
+    }
+    Complete(s);
   }
 
-  // Checks the answer for the next key of s.picked: false when it is
-  // neither a value nor nil.
-  bool Check(Slot& s, const RespElement& e) {
-    const uint64_t i = s.picked[s.next++];
-    if (e.type == RespType::kNil) {
+  // Checks the answer for key s.picked[j]: false when it is neither a value
+  // nor nil.
+  bool Check(Slot& s, size_t j, const redisReply& r) {
+    const uint64_t i = s.picked[j];
+    if (r.type == REDIS_REPLY_NIL) {
       s.answer_ok = false;
       Count(&misses_, fmt::format("key #{} not found", i));
       return true;
     }
-    if (e.type != RespType::kBulkString) return false;
+    if (r.type != REDIS_REPLY_STRING) return false;
     const uint64_t value = GeneratedPairs::ValueOf(pairs_.Key(i));
-    if (e.text.size() != sizeof(value)) {
+    if (r.len != sizeof(value)) {
       s.answer_ok = false;
-      Count(&bad_values_, fmt::format("key #{}: a value of {} bytes, not 8", i,
-                                      e.text.size()));
-    } else if (std::memcmp(e.text.data(), &value, sizeof(value)) != 0) {
+      Count(&bad_values_,
+            fmt::format("key #{}: a value of {} bytes, not 8", i, r.len));
+    } else if (std::memcmp(r.str, &value, sizeof(value)) != 0) {
       s.answer_ok = false;
       Count(&bad_values_, fmt::format("key #{}: not the key's value", i));
     }
@@ -487,7 +663,7 @@ class ClosedLoop {
     const Clock::time_point now = Clock::now();
     s.in_flight = false;
     --in_flight_;
-    if (s.written < s.request.size()) {
+    if (s.want_write) {
       return Broken(s, "a reply before the whole request was sent");
     }
     Tick(now);
@@ -498,9 +674,12 @@ class ClosedLoop {
           std::chrono::duration_cast<std::chrono::nanoseconds>(now - s.start)
               .count()));
     }
-    // One request in flight: more bytes now answer nothing (the loop in
-    // OnReadable reports them).
-    if (phase_ != Phase::kStop && s.in.view().empty()) Issue(s);
+    // One request in flight: more bytes now answer nothing.
+    if (const std::string_view more = Unparsed(*s.conn); !more.empty()) {
+      return Broken(
+          s, fmt::format("bytes that answer no request: {}", Excerpt(more)));
+    }
+    if (phase_ != Phase::kStop) Issue(s);
   }
 
   // A failed request whose connection stays in step (an error reply).
@@ -517,17 +696,16 @@ class ClosedLoop {
       --in_flight_;
     }
     Count(&rpc_errors_, std::move(what));
-    close(s.fd);  // which takes it out of the epoll set
-    s.fd = -1;
-    s.in.Clear();
+    s.conn.reset();  // closing the socket takes it out of the epoll set
     s.want_write = false;
     if (phase_ == Phase::kStop) return;
     std::string error;
     const size_t i = static_cast<size_t>(&s - slots_.data());
-    const int fd = OpenSocket(endpoint_, &error);
-    if (fd >= 0 && Adopt(i, fd, &error)) {
+    s.conn = ConnectNonBlock(endpoint_, flags_.timeout, &error);
+    if (s.conn != nullptr && Watch(i, &error)) {
       reopened_.push_back(i);
     } else {
+      s.conn.reset();
       ++lost_connections_;
     }
   }
@@ -572,7 +750,6 @@ class ClosedLoop {
   const GeneratedPairs pairs_;
   const bool mget_;
   const Clock::duration timeout_;
-  std::vector<size_t> key_offsets_;  // in the request, of each key's bytes
   std::vector<Slot> slots_;
   std::vector<size_t> reopened_;  // slots reconnected, to issue from
   int epoll_ = -1;
