@@ -45,16 +45,6 @@ std::unique_ptr<rocksdb::DB> OpenDb(const rocksdb::Options& options,
   return std::unique_ptr<rocksdb::DB>(db);
 }
 
-rocksdb::Options BaseRocksOptions() {
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  options.disable_auto_compactions = true;
-  options.max_open_files = -1;
-  options.compression = rocksdb::kNoCompression;
-  options.bottommost_compression = rocksdb::kNoCompression;
-  return options;
-}
-
 void FlushBuild(const SuiteData& data, rocksdb::Options options,
                 const std::string& dir, const std::string& name) {
   options.write_buffer_size = size_t{64} << 30;  // one memtable, one SST

@@ -1,5 +1,5 @@
-// What the RocksDB peers share: options without compression or
-// compaction, the two ways a table is built (one flushed memtable, or an
+// What the RocksDB peers share (their options are rocksdb_options.h): the
+// two ways a table is built (one flushed memtable, or an
 // ingested SstFileWriter file), and the measurement of a table through a DB
 // opened read-only (DB::Get, DB::MultiGet), as a server would read it.
 #ifndef ROOST_BENCH_PEERS_ROCKSDB_H_
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bench/peers/recorder.h"
+#include "bench/peers/rocksdb_options.h"
 #include "bench/suite_data.h"
 
 namespace roost::bench {
@@ -23,9 +24,6 @@ void CheckOk(const rocksdb::Status& st, const std::string& what);
 std::unique_ptr<rocksdb::DB> OpenDb(const rocksdb::Options& options,
                                     const std::string& dir, bool read_only,
                                     const std::string& name);
-
-// Creates the DB if missing; no compression, no automatic compaction.
-rocksdb::Options BaseRocksOptions();
 
 // Writes every pair into one memtable and flushes it: the path RocksDB's
 // CuckooTable and PlainTable builders are written for.

@@ -3,7 +3,6 @@
 // through a DB opened read-only.
 
 #include <rocksdb/cache.h>
-#include <rocksdb/table.h>
 
 #include <chrono>
 #include <filesystem>
@@ -23,19 +22,12 @@ namespace fs = std::filesystem;
 void RocksBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
   const char* system = "RocksDB block-based";
   for (const bool hash : {false, true}) {
-    rocksdb::BlockBasedTableOptions table;
-    table.block_size = 4096;
-    table.data_block_index_type =
-        hash ? rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash
-             : rocksdb::BlockBasedTableOptions::kDataBlockBinarySearch;
-    table.data_block_hash_table_util_ratio = 0.75;
     // Room for every block: the pairs, with their per-entry overhead.
     const uint64_t raw =
         s.keys *
         (data.fixed_width() ? 16 : SuiteData::kMaxKey + SuiteData::kMaxValue);
-    table.block_cache = rocksdb::NewLRUCache(raw * 2 + (64 << 20));
-    rocksdb::Options options = BaseRocksOptions();
-    options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+    const rocksdb::Options options =
+        RocksBlockOptions(hash, rocksdb::NewLRUCache(raw * 2 + (64 << 20)));
     const std::string dir =
         (s.dir / (hash ? "rocksdb-block-hash" : "rocksdb-block")).string();
     const auto start = std::chrono::steady_clock::now();

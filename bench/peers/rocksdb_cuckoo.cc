@@ -1,8 +1,6 @@
 // RocksDB's CuckooTable in the suite (fixed-width keys and values only),
 // read through a DB opened read-only.
 
-#include <rocksdb/table.h>
-
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -25,10 +23,7 @@ void RocksCuckoo(const Settings& s, const SuiteData& data, Recorder& rec) {
              "CuckooTable takes only fixed-size keys and values");
     return;
   }
-  rocksdb::Options options = BaseRocksOptions();
-  options.allow_mmap_reads = true;  // CuckooTable requires it
-  options.table_factory.reset(
-      rocksdb::NewCuckooTableFactory(rocksdb::CuckooTableOptions()));
+  const rocksdb::Options options = RocksCuckooOptions();
   const std::string dir = (s.dir / "rocksdb-cuckoo").string();
   const auto start = std::chrono::steady_clock::now();
   FlushBuild(data, options, dir, system);
