@@ -21,7 +21,6 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 #include <rocksdb/sst_file_writer.h>
-#include <rocksdb/table.h>
 
 #include <chrono>
 #include <cstdio>
@@ -32,6 +31,7 @@
 #include <tuple>
 
 #include "bench/bench_data.h"
+#include "bench/peers/rocksdb_options.h"
 #include "storage/block_table.h"
 #include "storage/block_table_builder.h"
 #include "util/str_cat.h"
@@ -240,21 +240,9 @@ RocksTable MakeRocks(Keys keys, bool hash_index) {
   RocksTable out;
   const std::string name =
       KeysName(keys) + (hash_index ? "-binary_and_hash" : "-binary");
-  rocksdb::BlockBasedTableOptions table;
   out.cache = rocksdb::NewLRUCache(kCacheBytes);
-  table.block_cache = out.cache;
-  table.block_size = 4096;
-  table.data_block_index_type =
-      hash_index ? rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash
-                 : rocksdb::BlockBasedTableOptions::kDataBlockBinarySearch;
-  table.data_block_hash_table_util_ratio = 0.75;
-  rocksdb::Options options;
-  options.create_if_missing = true;
-  options.disable_auto_compactions = true;
-  options.max_open_files = -1;
-  options.compression = rocksdb::kNoCompression;
-  options.bottommost_compression = rocksdb::kNoCompression;
-  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  // The suite's configuration (bench/peers/rocksdb_options.h).
+  const rocksdb::Options options = RocksBlockOptions(hash_index, out.cache);
   const std::string dir = (BenchDir() / ("rocksdb-" + name)).string();
   const std::string sst = (BenchDir() / ("rocksdb-" + name + ".sst")).string();
   const DataSet& d = Data(keys);  // generated and sorted outside the timing

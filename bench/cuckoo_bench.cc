@@ -12,7 +12,6 @@
 #include <benchmark/benchmark.h>
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
-#include <rocksdb/table.h>
 #include <sys/mman.h>
 
 #include <chrono>
@@ -21,6 +20,7 @@
 #include <memory>
 
 #include "bench/bench_data.h"
+#include "bench/peers/rocksdb_options.h"
 #include "storage/cuckoo_table.h"
 #include "storage/cuckoo_table_builder.h"
 
@@ -200,14 +200,10 @@ struct RocksCuckoo {
 RocksCuckoo& Rocks() {
   static RocksCuckoo r = [] {
     RocksCuckoo out;
-    rocksdb::Options options;
-    options.create_if_missing = true;
-    options.allow_mmap_reads = true;  // CuckooTable requires it
-    options.disable_auto_compactions = true;
+    // The suite's configuration (bench/peers/rocksdb_options.h); its "no
+    // compression" changes nothing here: the cuckoo format has none.
+    rocksdb::Options options = RocksCuckooOptions();
     options.write_buffer_size = size_t{8} << 30;  // one memtable, one SST
-    options.max_open_files = -1;
-    rocksdb::CuckooTableOptions cuckoo;  // hash_table_ratio 0.9 by default
-    options.table_factory.reset(rocksdb::NewCuckooTableFactory(cuckoo));
     const std::string path = (BenchDir() / "rocksdb-cuckoo").string();
     const FixedData& data = Data();  // generated outside the timing
     rocksdb::DB* db = nullptr;

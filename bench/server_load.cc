@@ -37,7 +37,6 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -52,22 +51,23 @@
 #include <thread>
 #include <vector>
 
+#include "bench/closed_loop.h"
 #include "bench/generated_pairs.h"
-#include "bench/load_stats.h"
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
+using roost::bench::AddWindowFlags;
+using roost::bench::CheckLoadFlags;
+using roost::bench::Clock;
+using roost::bench::Finish;
 using roost::bench::GeneratedPairs;
-using roost::bench::Histogram;
-using roost::bench::LoadReport;
-using roost::bench::LoadReportJson;
-using roost::bench::Mix;
-using roost::bench::ProcessCpuSeconds;
-using roost::bench::SelfCpuSeconds;
+using roost::bench::KeySchedule;
+using roost::bench::LoadCounts;
+using roost::bench::LoadFlags;
+using roost::bench::Phase;
+using roost::bench::Window;
 
 // The keys the server holds, and their values.
 class KeySet {
@@ -118,8 +118,6 @@ class KeySet {
   size_t value_size_ = 8;
 };
 
-enum class Phase { kWarmup, kMeasure, kStop };
-
 struct Config {
   bool multiget = false;
   uint32_t batch = 1;
@@ -128,17 +126,16 @@ struct Config {
   std::chrono::milliseconds timeout{10000};
 };
 
-// What the callers share: the phase, the counters, and the count of callers
+// What the callers share: the window, the counts, and the count of callers
 // still running.
 class Load {
  public:
-  Load(const Config& config, const KeySet& keys)
-      : config_(config), keys_(keys) {}
+  Load(const Config& config, const KeySet& keys, const Window& window)
+      : config_(config), keys_(keys), window_(window) {}
 
   const Config& config() const { return config_; }
   const KeySet& keys() const { return keys_; }
-  Phase phase() const { return phase_.load(std::memory_order_acquire); }
-  void set_phase(Phase p) { phase_.store(p, std::memory_order_release); }
+  Phase phase() const { return window_.phase(); }
 
   void AddRunning(int n) {
     std::lock_guard lock(mu_);
@@ -156,52 +153,26 @@ class Load {
     return cv_.wait_for(lock, limit, [this] { return running_ == 0; });
   }
 
-  void RpcError(const grpc::Status& s) {
-    if (rpc_errors.fetch_add(1) == 0) {
-      std::lock_guard lock(mu_);
-      if (first_error_.empty()) {
-        first_error_ =
-            fmt::format("RPC failed: code {}: {}",
-                        static_cast<int>(s.error_code()), s.error_message());
-      }
-    }
-  }
-  void BadAnswer(std::atomic<uint64_t>& counter, std::string what) {
-    if (counter.fetch_add(1) == 0) {
-      std::lock_guard lock(mu_);
-      if (first_error_.empty()) first_error_ = std::move(what);
-    }
-  }
-  std::string first_error() {
-    std::lock_guard lock(mu_);
-    return first_error_;
-  }
-
-  // The whole run's.
-  std::atomic<uint64_t> rpc_errors{0};
-  std::atomic<uint64_t> misses{0};
-  std::atomic<uint64_t> bad_values{0};
-  // The measured window's (RPCs completed in it without error).
-  std::atomic<uint64_t> rpcs{0};
-  std::atomic<uint64_t> keys_done{0};
-  Histogram latency;
+  LoadCounts counts;
 
  private:
   const Config& config_;
   const KeySet& keys_;
-  std::atomic<Phase> phase_{Phase::kWarmup};
+  const Window& window_;
   std::mutex mu_;
   std::condition_variable cv_;
   int running_ = 0;
-  std::string first_error_;
 };
 
 // One slot of the fixed concurrency: one RPC in flight at a time, the next
 // one issued from the completion callback of the last.
 class Caller {
  public:
-  Caller(Load* load, roost::v1::Lookup::Stub* stub, uint64_t seed)
-      : load_(load), stub_(stub), rng_(seed), picked_(load->config().batch) {
+  Caller(Load* load, roost::v1::Lookup::Stub* stub, KeySchedule schedule)
+      : load_(load),
+        stub_(stub),
+        schedule_(schedule),
+        picked_(load->config().batch) {
     get_request_.set_table(load->config().table);
     multiget_request_.set_table(load->config().table);
     for (uint32_t j = 0; j < load->config().batch; ++j) {
@@ -212,7 +183,7 @@ class Caller {
   void Issue() {
     const Config& config = load_->config();
     const KeySet& keys = load_->keys();
-    for (uint64_t& i : picked_) i = Next() % keys.size();
+    for (uint64_t& i : picked_) i = schedule_.Next(keys.size());
     context_.emplace();
     context_->set_deadline(std::chrono::system_clock::now() + config.timeout);
     start_ = Clock::now();
@@ -231,19 +202,17 @@ class Caller {
   }
 
  private:
-  uint64_t Next() { return Mix(rng_ += 0x9e3779b97f4a7c15ULL); }
-
   void Done(const grpc::Status& s) {
     const uint64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             Clock::now() - start_)
                             .count();
     const Phase phase = load_->phase();
     if (!s.ok()) {
-      load_->RpcError(s);
-    } else if (Check() && phase == Phase::kMeasure) {
-      load_->rpcs.fetch_add(1, std::memory_order_relaxed);
-      load_->keys_done.fetch_add(picked_.size(), std::memory_order_relaxed);
-      load_->latency.Record(ns);
+      load_->counts.RpcError(fmt::format("RPC failed: code {}: {}",
+                                         static_cast<int>(s.error_code()),
+                                         s.error_message()));
+    } else if (Check()) {
+      load_->counts.Done(phase, picked_.size(), ns);
     }
     if (load_->phase() == Phase::kStop) {
       load_->CallerDone();
@@ -258,13 +227,11 @@ class Caller {
     const bool exact = load_->config().exact;
     auto check_one = [&](size_t j, const roost::v1::GetResponse& r) {
       if (!r.found()) {
-        load_->BadAnswer(load_->misses,
-                         fmt::format("key #{} not found", picked_[j]));
+        load_->counts.Miss(fmt::format("key #{} not found", picked_[j]));
         return false;
       }
       if (!keys.ValueOk(picked_[j], r.value(), exact)) {
-        load_->BadAnswer(
-            load_->bad_values,
+        load_->counts.BadValue(
             r.value().size() == keys.value_size()
                 ? fmt::format("key #{}: not the key's value", picked_[j])
                 : fmt::format("key #{}: a value of {} bytes, not {}",
@@ -276,9 +243,9 @@ class Caller {
     if (!load_->config().multiget) return check_one(0, get_response_);
     const auto& results = multiget_response_.results();
     if (static_cast<size_t>(results.size()) != picked_.size()) {
-      load_->BadAnswer(load_->bad_values,
-                       fmt::format("MultiGet of {} keys answered {} results",
-                                   picked_.size(), results.size()));
+      load_->counts.BadValue(
+          fmt::format("MultiGet of {} keys answered {} results", picked_.size(),
+                      results.size()));
       return false;
     }
     bool ok = true;
@@ -290,7 +257,7 @@ class Caller {
 
   Load* load_;
   roost::v1::Lookup::Stub* stub_;
-  uint64_t rng_;
+  KeySchedule schedule_;
   std::vector<uint64_t> picked_;  // the key numbers of the RPC in flight
   std::optional<grpc::ClientContext> context_;  // one per RPC
   Clock::time_point start_;
@@ -299,18 +266,6 @@ class Caller {
   roost::v1::MultiGetRequest multiget_request_;
   roost::v1::MultiGetResponse multiget_response_;
 };
-
-// Whether `addr` is HOST:PORT with a loopback HOST.
-bool IsLoopback(std::string_view addr) {
-  for (std::string_view host : {"127.0.0.1:", "localhost:", "[::1]:"}) {
-    if (addr.substr(0, host.size()) != host) continue;
-    const std::string_view port = addr.substr(host.size());
-    return !port.empty() && port.size() <= 5 &&
-           std::all_of(port.begin(), port.end(),
-                       [](char c) { return c >= '0' && c <= '9'; });
-  }
-  return false;
-}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -321,22 +276,15 @@ std::string ReadFile(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string addr;
+  LoadFlags flags;
+  flags.keys = 10000000;
   std::string table = "bench";
-  std::string method = "get";
-  uint32_t batch = 0;
   int channels = 4;
   int concurrency = 64;
-  double duration = 10;
-  double warmup = 2;
-  uint64_t num_keys = 10000000;
-  uint64_t seed = 20261122;
   std::string records;
   size_t key_size = 8;
   size_t value_size = 8;
   std::string check = "full";
-  int server_pid = 0;
-  double timeout = 10;
 
   CLI::App app{
       "server_load: a closed-loop gRPC load generator for roost.v1.Lookup, "
@@ -344,15 +292,15 @@ int main(int argc, char** argv) {
       "any answer was wrong, 2 on bad usage or an unreachable server."};
   // A flag given twice: the last one wins.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--addr", addr,
+  app.add_option("--addr", flags.addr,
                  "Server address: 127.0.0.1:PORT, localhost:PORT or "
                  "[::1]:PORT")
       ->required();
   app.add_option("--table", table, "Table name")->capture_default_str();
-  app.add_option("--method", method, "get or multiget")
+  app.add_option("--method", flags.method, "get or multiget")
       ->check(CLI::IsMember({"get", "multiget"}))
       ->capture_default_str();
-  app.add_option("--batch", batch,
+  app.add_option("--batch", flags.batch,
                  "Keys per MultiGet (default 100; Get takes 1)");
   app.add_option("--channels", channels, "gRPC channels (connections)")
       ->check(CLI::Range(1, 1024))
@@ -360,17 +308,11 @@ int main(int argc, char** argv) {
   app.add_option("--concurrency", concurrency, "RPCs in flight, in total")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app.add_option("--duration", duration, "Measured seconds")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--warmup", warmup, "Seconds of load before measuring")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  app.add_option("--keys", num_keys,
+  AddWindowFlags(&app, &flags);
+  app.add_option("--keys", flags.keys,
                  "Keys in the table: gen_records's first N (without "
                  "--records), or the first N records of --records")
       ->capture_default_str();
-  app.add_option("--seed", seed, "gen_records's seed")->capture_default_str();
   app.add_option("--records", records,
                  "Fixed-width binary records (--key-size key bytes, then "
                  "--value-size value bytes), instead of gen_records's keys");
@@ -384,9 +326,7 @@ int main(int argc, char** argv) {
                  "value of --value-size bytes (for noop_server)")
       ->check(CLI::IsMember({"full", "size"}))
       ->capture_default_str();
-  app.add_option("--server-pid", server_pid,
-                 "Report this process's CPU over the measured window");
-  app.add_option("--timeout", timeout, "Deadline of each RPC, seconds")
+  app.add_option("--timeout", flags.timeout, "Deadline of each RPC, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   try {
@@ -399,14 +339,8 @@ int main(int argc, char** argv) {
     return 2;
   };
 
-  const bool multiget = method == "multiget";
-  if (batch == 0) batch = multiget ? 100 : 1;
-  if (!multiget && batch != 1) return usage_error("Get takes --batch 1");
-  if (!IsLoopback(addr)) {
-    return usage_error(fmt::format(
-        "refusing {}: loopback only (127.0.0.1:PORT, localhost:PORT, "
-        "[::1]:PORT)",
-        addr));
+  if (const auto error = CheckLoadFlags(&flags, "multiget", "Get")) {
+    return usage_error(*error);
   }
   std::optional<KeySet> keys;
   if (records.empty()) {
@@ -414,8 +348,8 @@ int main(int argc, char** argv) {
     if (check == "full" && value_size != 8) {
       return usage_error("gen_records's values are 8 bytes (or --check size)");
     }
-    if (num_keys == 0) return usage_error("--keys must be positive");
-    keys.emplace(num_keys, seed, value_size);
+    if (flags.keys == 0) return usage_error("--keys must be positive");
+    keys.emplace(flags.keys, flags.seed, value_size);
   } else {
     std::string data = ReadFile(records);
     const size_t width = key_size + value_size;
@@ -424,24 +358,22 @@ int main(int argc, char** argv) {
           "{}: not a whole number of {}-byte records (or unreadable)", records,
           width));
     }
-    if (app.count("--keys") > 0 && num_keys < data.size() / width) {
-      if (num_keys == 0) return usage_error("--keys must be positive");
-      data.resize(num_keys * width);
+    if (app.count("--keys") > 0 && flags.keys < data.size() / width) {
+      if (flags.keys == 0) return usage_error("--keys must be positive");
+      data.resize(flags.keys * width);
     }
     keys.emplace(std::move(data), key_size, value_size);
   }
-  if (server_pid != 0 && !ProcessCpuSeconds(server_pid)) {
-    return usage_error(fmt::format("cannot read /proc/{}/stat", server_pid));
-  }
 
   Config config;
-  config.multiget = multiget;
-  config.batch = batch;
+  config.multiget = flags.method == "multiget";
+  config.batch = flags.batch;
   config.table = table;
   config.exact = check == "full";
   config.timeout =
-      std::chrono::milliseconds(static_cast<int64_t>(timeout * 1e3));
-  Load load(config, *keys);
+      std::chrono::milliseconds(static_cast<int64_t>(flags.timeout * 1e3));
+  Window window(flags);
+  Load load(config, *keys, window);
 
   std::vector<std::shared_ptr<grpc::Channel>> chans;
   std::vector<std::unique_ptr<roost::v1::Lookup::Stub>> stubs;
@@ -453,7 +385,7 @@ int main(int argc, char** argv) {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     args.SetMaxReceiveMessageSize(-1);
     chans.push_back(grpc::CreateCustomChannel(
-        addr, grpc::InsecureChannelCredentials(), args));
+        flags.addr, grpc::InsecureChannelCredentials(), args));
     stubs.push_back(roost::v1::Lookup::NewStub(chans.back()));
   }
 
@@ -470,8 +402,9 @@ int main(int argc, char** argv) {
     roost::v1::GetResponse response;
     const grpc::Status s = stubs[c]->Get(&context, request, &response);
     if (!s.ok()) {
-      fmt::print(stderr, "server_load: {}: Get failed: code {}: {}\n", addr,
-                 static_cast<int>(s.error_code()), s.error_message());
+      fmt::print(stderr, "server_load: {}: Get failed: code {}: {}\n",
+                 flags.addr, static_cast<int>(s.error_code()),
+                 s.error_message());
       return 2;
     }
   }
@@ -479,26 +412,15 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Caller>> callers;
   for (int i = 0; i < concurrency; ++i) {
     callers.push_back(std::make_unique<Caller>(&load, stubs[i % channels].get(),
-                                               Mix(seed + 0x1000 + i)));
+                                               KeySchedule(flags.seed, i)));
   }
   load.AddRunning(concurrency);
+  window.Start(Clock::now());
   for (auto& caller : callers) caller->Issue();
-
-  auto sleep_for = [](double seconds) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  };
-  sleep_for(warmup);
-  const std::optional<double> server_cpu0 =
-      server_pid != 0 ? ProcessCpuSeconds(server_pid) : std::nullopt;
-  const double self_cpu0 = SelfCpuSeconds();
-  const Clock::time_point t0 = Clock::now();
-  load.set_phase(Phase::kMeasure);
-  sleep_for(duration);
-  load.set_phase(Phase::kStop);
-  const Clock::time_point t1 = Clock::now();
-  const double self_cpu1 = SelfCpuSeconds();
-  const std::optional<double> server_cpu1 =
-      server_pid != 0 ? ProcessCpuSeconds(server_pid) : std::nullopt;
+  // The callers run on gRPC's threads; this one only moves the window on.
+  while (window.Tick(Clock::now()) != Phase::kStop) {
+    std::this_thread::sleep_until(window.phase_end());
+  }
 
   if (!load.WaitAllDone(config.timeout + std::chrono::seconds(5))) {
     fmt::print(stderr,
@@ -506,37 +428,7 @@ int main(int argc, char** argv) {
                "deadline; giving up\n");
     std::_Exit(1);
   }
-
-  LoadReport report;
-  report.method = method;
-  report.batch = batch;
-  report.channels = channels;
-  report.concurrency = concurrency;
-  report.seconds = std::chrono::duration<double>(t1 - t0).count();
-  report.rpcs = load.rpcs.load();
-  report.keys = load.keys_done.load();
-  report.latency = &load.latency;
-  report.rpc_errors = load.rpc_errors.load();
-  report.misses = load.misses.load();
-  report.bad_values = load.bad_values.load();
-  report.client_cpu_s = self_cpu1 - self_cpu0;
-  if (server_cpu0 && server_cpu1) {
-    report.server_cpu_s = *server_cpu1 - *server_cpu0;
-  }
-  const uint64_t errors = report.rpc_errors + report.misses + report.bad_values;
-  fmt::print("{}\n", LoadReportJson(report));
-  std::fflush(stdout);
-  if (errors > 0) {
-    fmt::print(stderr,
-               "server_load: {} errors ({} failed RPCs, {} misses, {} wrong "
-               "values); the first: {}\n",
-               errors, report.rpc_errors, report.misses, report.bad_values,
-               load.first_error());
-    return 1;
-  }
-  if (report.rpcs == 0) {
-    fmt::print(stderr, "server_load: no RPC completed in the window\n");
-    return 1;
-  }
-  return 0;
+  return Finish("server_load", "RPC",
+                load.counts.Report(flags, channels, concurrency, window),
+                load.counts.first_error());
 }

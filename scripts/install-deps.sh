@@ -9,7 +9,7 @@ packages=(
   libabsl-dev libsnappy-dev libzstd-dev prometheus-cpp-dev
   libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
-  libcdb-dev redis-server gnuplot-nox python3
+  libcdb-dev redis-server libhiredis-dev gnuplot-nox python3
   libssl-dev openssl curl
   clang libclang-rt-14-dev
 )

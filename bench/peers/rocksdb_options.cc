@@ -1,0 +1,41 @@
+#include "bench/peers/rocksdb_options.h"
+
+#include <rocksdb/table.h>
+
+#include <utility>
+
+namespace roost::bench {
+
+rocksdb::Options BaseRocksOptions() {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.disable_auto_compactions = true;
+  options.max_open_files = -1;
+  options.compression = rocksdb::kNoCompression;
+  options.bottommost_compression = rocksdb::kNoCompression;
+  return options;
+}
+
+rocksdb::Options RocksCuckooOptions() {
+  rocksdb::Options options = BaseRocksOptions();
+  options.allow_mmap_reads = true;  // CuckooTable requires it
+  options.table_factory.reset(
+      rocksdb::NewCuckooTableFactory(rocksdb::CuckooTableOptions()));
+  return options;
+}
+
+rocksdb::Options RocksBlockOptions(bool hash_index,
+                                   std::shared_ptr<rocksdb::Cache> cache) {
+  rocksdb::BlockBasedTableOptions table;
+  table.block_size = 4096;
+  table.data_block_index_type =
+      hash_index ? rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash
+                 : rocksdb::BlockBasedTableOptions::kDataBlockBinarySearch;
+  table.data_block_hash_table_util_ratio = 0.75;
+  table.block_cache = std::move(cache);
+  rocksdb::Options options = BaseRocksOptions();
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  return options;
+}
+
+}  // namespace roost::bench

@@ -1,0 +1,180 @@
+"""What every part of bench/report.py shares: what --check requires and
+which rows the ratios are taken against, the loading and validation of a
+results directory, and the formatting of numbers, tables and summary
+sentences."""
+
+import json
+from pathlib import Path
+
+# What --check requires.
+REQUIRED_LOOKUP_SYSTEMS = ["roost cuckoo", "roost block", "RocksDB CuckooTable",
+                           "RocksDB PlainTable", "RocksDB block-based", "tinycdb"]
+CEILING = "ceiling"
+REQUIRED_CEILING_CONFIGS = ["independent 64-byte reads", "dependent 64-byte reads"]
+# (dataset, system) pairs that may be skipped instead: RocksDB's CuckooTable
+# takes only fixed-size keys and values.
+ALLOWED_SKIPS = {("variable", "RocksDB CuckooTable")}
+REQUIRED_NETWORK_SYSTEMS = ["roost", "Redis"]
+REQUIRED_NETWORK_BATCHES = [1, 10, 100, 1000]
+REQUIRED_MEMORY_SYSTEMS = ["roost", "Redis"]
+REQUIRED_BUILD_SYSTEMS = ["roost-load cuckoo", "roost-load block",
+                          "RocksDB SstFileWriter", "Redis (MSET, pipelined)"]
+# The rows every ratio is taken against.
+REF_SYSTEM, REF_CONFIG = "roost cuckoo", "mmap"
+NET_REF, MEM_REF, BUILD_REF = "roost", "roost", "roost-load cuckoo"
+# roost's block table is also set beside its own kind.
+BLOCK_REF, BLOCK_PEER = ("roost block", "auto, hash index"), "RocksDB block-based"
+NOTES_DIR = Path(__file__).resolve().parent / "report_notes"
+
+N, S = "num", "str"          # field types; a trailing "?" allows null
+FIELDS = {
+    "lookup.jsonl": {"dataset": S, "keys": N, "system": S, "config": S, "op": S,
+                     "batch": N, "probe": S, "ops_per_s": N, "ns_per_lookup": N},
+    "lookup.jsonl skipped": {"dataset": S, "keys": N, "system": S, "config": S,
+                             "skipped": S},
+    "network.jsonl": {"system": S, "method": S, "batch": N, "qps": N,
+                      "keys_per_s": N, "p50_us": N, "p99_us": N,
+                      "server_cpu_us_per_key": N + "?"},
+    "network.jsonl skipped": {"system": S, "batch": N, "skipped": S},
+    "memory.jsonl": {"system": S, "keys": N, "bytes": N, "bytes_per_key": N},
+    "build.jsonl": {"system": S, "keys": N, "seconds": N, "keys_per_s": N,
+                    "peak_rss_bytes": N, "output_bytes": N + "?"},
+}
+
+
+class ReportError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- input
+
+def check_fields(obj, spec, where):
+    for name, kind in spec.items():
+        if name not in obj:
+            raise ReportError(f"{where}: missing field {name!r}")
+        v = obj[name]
+        if v is None and kind.endswith("?"):
+            continue
+        ok = (isinstance(v, str) if kind.startswith(S) else
+              isinstance(v, (int, float)) and not isinstance(v, bool))
+        if not ok:
+            raise ReportError(f"{where}: field {name!r} should be a "
+                              f"{'string' if kind.startswith(S) else 'number'}, "
+                              f"not {v!r}")
+
+
+def load_jsonl(path):
+    rows = []
+    if not path.exists():
+        return None
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ReportError(f"{where}: not JSON ({e.msg})")
+        if not isinstance(obj, dict):
+            raise ReportError(f"{where}: not a JSON object")
+        spec = (FIELDS.get(f"{path.name} skipped", {"system": S, "skipped": S})
+                if "skipped" in obj else FIELDS[path.name])
+        check_fields(obj, spec, where)
+        obj["_where"] = where
+        rows.append(obj)
+    return rows
+
+
+def load_results(d):
+    d = Path(d)
+    if not d.is_dir():
+        raise ReportError(f"{d}: not a directory")
+    r = {"dir": d, "machine": None}
+    m = d / "machine.json"
+    if m.exists():
+        try:
+            r["machine"] = json.loads(m.read_text())
+        except json.JSONDecodeError as e:
+            raise ReportError(f"{m}:{e.lineno}: not JSON ({e.msg})")
+        if not isinstance(r["machine"], dict):
+            raise ReportError(f"{m}:1: not a JSON object")
+    for name in ("lookup", "network", "memory", "build"):
+        r[name] = load_jsonl(d / f"{name}.jsonl")
+    # A skipped row without a config belongs to the system's one config, if
+    # it has one, so that it fills that row's cell.
+    configs = {}
+    for x in r["lookup"] or []:
+        if "skipped" not in x:
+            configs.setdefault(x["system"], set()).add(x["config"])
+    for x in r["lookup"] or []:
+        if "skipped" in x and not x["config"] and len(configs.get(x["system"], ())) == 1:
+            x["config"] = next(iter(configs[x["system"]]))
+    return r
+
+
+# ---------------------------------------------------------------- formatting
+
+def fsig(v):
+    """About three significant digits: 112, 11.4, 2.03, 0.512."""
+    if v is None:
+        return "—"
+    a = abs(v)
+    return (f"{v:,.0f}" if a >= 100 else f"{v:.1f}" if a >= 10 else
+            f"{v:.2f}" if a >= 1 else f"{v:.3f}")
+
+
+def fmops(v): return "—" if v is None else fsig(v / 1e6)
+def fns(v): return "—" if v is None else f"{v:,.1f}"
+def fratio(a, b): return "—" if a is None or not b else f"{a / b:.2f}×"
+def fint(v): return "—" if v is None else f"{v:,.0f}"
+def fmib(v): return "—" if v is None else f"{v / 2**20:,.1f}"
+def fus(v): return "—" if v is None else f"{v:,.1f}" if v < 100 else f"{v:,.0f}"
+
+
+def fkeys(n):
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= div:
+            return f"{n / div:g}{unit}"
+    return str(n)
+
+
+def table(headers, rows, right=()):
+    """A Markdown table; columns whose index is in `right` align right."""
+    out = ["| " + " | ".join(headers) + " |",
+           "| " + " | ".join("---:" if i in right else "---"
+                             for i in range(len(headers))) + " |"]
+    for row in rows:
+        cells = [str(c).replace("|", "\\|") for c in row]
+        out.append("| " + " | ".join(cells + [""] * (len(headers) - len(cells))) + " |")
+    return "\n".join(out)
+
+
+def versus(peer, ref, what, a, b, fmt, higher_better=True, leads=True):
+    """A summary sentence: the peer's value a against roost's b, or None."""
+    if (a > b if higher_better else a < b):
+        return f"**{peer} beats {ref} on {what}**: {fmt(a)} vs {fmt(b)} ({fratio(a, b)})."
+    if leads:
+        return f"{ref} leads {peer} on {what}: {fmt(b)} vs {fmt(a)} ({fratio(b, a)} the peer's)."
+
+
+def is_roost(system): return system.lower().startswith("roost")
+def is_peer(system): return not is_roost(system) and system != CEILING
+def label(row): return f"{row['system']} ({row['config']})"
+
+
+def plural(probe): return {"hit": "hits", "miss": "misses"}.get(probe, probe)
+
+
+def op_label(row):
+    return row["op"] if row.get("batch", 1) == 1 else f"{row['op']}×{row['batch']}"
+
+
+def order(rows, key):
+    """Stable order: roost systems first, the ceiling last, else file order."""
+    first = {}
+    for i, r in enumerate(rows):
+        first.setdefault(r["system"], i)
+        first.setdefault(key(r), i)
+    rank = lambda s: 0 if is_roost(s) else 2 if s == CEILING else 1
+    return sorted(rows, key=lambda r: (rank(r["system"]), first[r["system"]],
+                                       first[key(r)]))
