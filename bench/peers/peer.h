@@ -59,6 +59,22 @@ class Peer {
   virtual void Measure(Suite& suite) const = 0;
 };
 
+// A peer that is one function of the settings, the data and the recorder.
+class FunctionPeer final : public Peer {
+ public:
+  using Measurer = void (*)(const Settings&, const SuiteData&, Recorder&);
+  FunctionPeer(std::string_view name, Measurer measure)
+      : name_(name), measure_(measure) {}
+  std::string_view name() const override { return name_; }
+  void Measure(Suite& suite) const override {
+    measure_(suite.settings, suite.data, suite.rec);
+  }
+
+ private:
+  std::string_view name_;
+  Measurer measure_;
+};
+
 // The peers, in the order they run: roost-cuckoo, roost-block,
 // rocksdb-cuckoo, rocksdb-plain, rocksdb-block, tinycdb, ceiling.
 std::vector<std::unique_ptr<Peer>> AllPeers();

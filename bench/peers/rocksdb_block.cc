@@ -38,18 +38,10 @@ void RocksBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
   }
 }
 
-class RocksBlockPeer final : public Peer {
- public:
-  std::string_view name() const override { return "rocksdb-block"; }
-  void Measure(Suite& suite) const override {
-    RocksBlock(suite.settings, suite.data, suite.rec);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Peer> NewRocksBlockPeer() {
-  return std::make_unique<RocksBlockPeer>();
+  return std::make_unique<FunctionPeer>("rocksdb-block", RocksBlock);
 }
 
 }  // namespace roost::bench

@@ -32,18 +32,10 @@ void RocksCuckoo(const Settings& s, const SuiteData& data, Recorder& rec) {
   rocksdb::DestroyDB(dir, options);
 }
 
-class RocksCuckooPeer final : public Peer {
- public:
-  std::string_view name() const override { return "rocksdb-cuckoo"; }
-  void Measure(Suite& suite) const override {
-    RocksCuckoo(suite.settings, suite.data, suite.rec);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Peer> NewRocksCuckooPeer() {
-  return std::make_unique<RocksCuckooPeer>();
+  return std::make_unique<FunctionPeer>("rocksdb-cuckoo", RocksCuckoo);
 }
 
 }  // namespace roost::bench

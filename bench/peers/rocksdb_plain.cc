@@ -44,18 +44,10 @@ void RocksPlain(const Settings& s, const SuiteData& data, Recorder& rec) {
   rocksdb::DestroyDB(dir, options);
 }
 
-class RocksPlainPeer final : public Peer {
- public:
-  std::string_view name() const override { return "rocksdb-plain"; }
-  void Measure(Suite& suite) const override {
-    RocksPlain(suite.settings, suite.data, suite.rec);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Peer> NewRocksPlainPeer() {
-  return std::make_unique<RocksPlainPeer>();
+  return std::make_unique<FunctionPeer>("rocksdb-plain", RocksPlain);
 }
 
 }  // namespace roost::bench

@@ -92,18 +92,10 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
   }
 }
 
-class RoostBlockPeer final : public Peer {
- public:
-  std::string_view name() const override { return "roost-block"; }
-  void Measure(Suite& suite) const override {
-    RoostBlock(suite.settings, suite.data, suite.rec);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Peer> NewRoostBlockPeer() {
-  return std::make_unique<RoostBlockPeer>();
+  return std::make_unique<FunctionPeer>("roost-block", RoostBlock);
 }
 
 }  // namespace roost::bench

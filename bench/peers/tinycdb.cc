@@ -63,18 +63,10 @@ void TinyCdb(const Settings& s, const SuiteData& data, Recorder& rec) {
   fs::remove(path);
 }
 
-class TinyCdbPeer final : public Peer {
- public:
-  std::string_view name() const override { return "tinycdb"; }
-  void Measure(Suite& suite) const override {
-    TinyCdb(suite.settings, suite.data, suite.rec);
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<Peer> NewTinyCdbPeer() {
-  return std::make_unique<TinyCdbPeer>();
+  return std::make_unique<FunctionPeer>("tinycdb", TinyCdb);
 }
 
 }  // namespace roost::bench
