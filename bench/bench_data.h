@@ -1,5 +1,7 @@
-// Data sets shared by the benchmarks: uniformly random (or heavily skewed)
-// 8-byte keys with 8-byte values, and probe sequences of hits and misses.
+// Data sets of the component benchmarks (cuckoo_bench, block_bench): the
+// suite's uniform set of 8-byte keys with 8-byte values (suite_data.h), or
+// a heavily skewed one that only block_bench's index searches need, and
+// probe sequences of hits and misses.
 #ifndef ROOST_BENCH_BENCH_DATA_H_
 #define ROOST_BENCH_BENCH_DATA_H_
 
@@ -15,6 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include "bench/generated_pairs.h"
+#include "bench/suite_data.h"
+
 namespace roost::bench {
 
 // How many keys the benchmarks use: $ROOST_BENCH_KEYS, 10M by default.
@@ -23,35 +28,30 @@ inline size_t NumKeys() {
   return env != nullptr ? std::strtoull(env, nullptr, 10) : 10'000'000;
 }
 
-inline uint64_t ValueOf(uint64_t key) { return key * 0x9e3779b97f4a7c15ULL; }
+// A key's value: the suite's (bench/generated_pairs.h).
+inline uint64_t ValueOf(uint64_t key) { return GeneratedPairs::ValueOf(key); }
 
-// `n` distinct uniformly random 8-byte keys (as uint64) and, for each, a
-// probe order; the misses are random keys not in the set.
+// `n` distinct 8-byte keys (as uint64) and, for each, a probe order; the
+// misses are keys not in the set.
 struct FixedData {
   std::vector<uint64_t> keys;    // in build order
   std::vector<uint64_t> hits;    // keys in random probe order
   std::vector<uint64_t> misses;  // absent keys
 
+  // The keys and values of the suite's uniform data set (SuiteData) of `n`
+  // keys, so that the component benchmarks and the suite measure the same
+  // pairs: key i is GeneratedPairs::Key(i), and the misses are keys i >= n
+  // (distinct from the set, since Key is a bijection).
   static FixedData Make(size_t n, size_t probes) {
     FixedData d;
-    std::mt19937_64 rng(20261122);
+    const SuiteData suite(DataSet::kUniform, n, kDefaultSeed);
     d.keys.resize(n);
-    for (auto& k : d.keys) k = rng();
-    std::vector<uint64_t> sorted = d.keys;
-    std::sort(sorted.begin(), sorted.end());
-    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-    if (sorted.size() != n) {  // 64-bit collisions: practically never
-      d.keys = sorted;
-      std::shuffle(d.keys.begin(), d.keys.end(), rng);
-    }
+    for (size_t i = 0; i < n; ++i) d.keys[i] = suite.Word(i);
+    std::mt19937_64 rng(kDefaultSeed);
     d.hits.resize(probes);
     for (auto& h : d.hits) h = d.keys[rng() % d.keys.size()];
-    while (d.misses.size() < probes) {
-      const uint64_t k = rng();
-      if (!std::binary_search(sorted.begin(), sorted.end(), k)) {
-        d.misses.push_back(k);
-      }
-    }
+    d.misses.resize(probes);
+    for (size_t j = 0; j < probes; ++j) d.misses[j] = suite.Word(n + j);
     return d;
   }
 

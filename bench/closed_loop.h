@@ -51,15 +51,15 @@ using Clock = std::chrono::steady_clock;
 // binds --addr, --method, --batch, --keys and --timeout itself (their help
 // speaks of its own server), and AddWindowFlags binds the rest.
 struct LoadFlags {
-  std::string addr;            // a loopback HOST:PORT
-  std::string method = "get";  // "get", or the batched method's name
-  uint32_t batch = 0;          // keys per request; 0: 1 for get, else 100
-  double duration = 10;        // measured seconds
-  double warmup = 2;           // seconds of load before measuring
-  uint64_t keys = 0;           // requests draw keys 0 to keys - 1
-  uint64_t seed = 20261122;    // gen_records's seed
-  int server_pid = 0;          // 0, or the server whose CPU is reported
-  double timeout = 10;         // longest wait for an answer, seconds
+  std::string addr;              // a loopback HOST:PORT
+  std::string method = "get";    // "get", or the batched method's name
+  uint32_t batch = 0;            // keys per request; 0: 1 for get, else 100
+  double duration = 10;          // measured seconds
+  double warmup = 2;             // seconds of load before measuring
+  uint64_t keys = 0;             // requests draw keys 0 to keys - 1
+  uint64_t seed = kDefaultSeed;  // gen_records's seed
+  int server_pid = 0;            // 0, or the server whose CPU is reported
+  double timeout = 10;           // longest wait for an answer, seconds
 };
 
 // Binds --duration, --warmup, --seed and --server-pid to `flags`.

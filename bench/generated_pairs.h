@@ -24,6 +24,10 @@ inline uint64_t Mix(uint64_t x) {
   return x;
 }
 
+// The seed every benchmark program (and script: bench/run.sh,
+// server_bench.sh, load_bench.sh) takes by default.
+inline constexpr uint64_t kDefaultSeed = 20261122;
+
 class GeneratedPairs {
  public:
   explicit GeneratedPairs(uint64_t seed)

@@ -97,7 +97,7 @@ std::string_view Bytes(const uint64_t& v) {
 struct FillFlags {
   std::string addr;
   uint64_t keys = 0;
-  uint64_t seed = 20261122;
+  uint64_t seed = roost::bench::kDefaultSeed;
   uint32_t batch = 1000;
   uint32_t pipeline = 8;
   double timeout = 10;
