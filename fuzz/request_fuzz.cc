@@ -22,39 +22,28 @@
 // pass --max-message-size, and otherwise every key's answer from the
 // fixture's pairs. Raw bytes are also parsed by request_codec and by
 // protobuf, which must agree (request_codec.h: "as protobuf parses them").
+//
+// The pieces: request_server.h starts the server, request_oracle.h says
+// what it must answer and checks it; this file draws the requests from the
+// input, makes the calls and is the entry point.
 #include <fuzzer/FuzzedDataProvider.h>
-#include <google/protobuf/stubs/common.h>
-#include <google/protobuf/stubs/logging.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/client_unary_call.h>
 #include <grpcpp/support/sync_stream.h>
-#include <signal.h>
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <filesystem>
-#include <future>
-#include <map>
+#include <iterator>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
-#include "fuzz/fixtures.h"
 #include "fuzz/fuzz_util.h"
+#include "fuzz/request_oracle.h"
+#include "fuzz/request_server.h"
 #include "roost/v1/lookup.grpc.pb.h"
-#include "server/file_lease.h"
-#include "server/lookup_service.h"
-#include "server/metrics.h"
-#include "server/request_codec.h"
-#include "server/response_buffer.h"
-#include "server/server_options.h"
-#include "server/stream_watch.h"
-#include "server/table_registry.h"
-#include "util/escape.h"
 
 namespace roost::fuzz {
 namespace {
@@ -64,162 +53,6 @@ using roost::v1::GetRequest;
 using roost::v1::GetResponse;
 using roost::v1::MultiGetRequest;
 using roost::v1::MultiGetResponse;
-
-// Limits small enough for an input of a few hundred bytes to reach.
-constexpr uint32_t kMaxBatch = 16;
-constexpr uint32_t kMaxKeySize = 48;
-constexpr uint32_t kMaxMessageSize = 2048;
-
-// The server, built once and never torn down (gRPC's threads would outlive
-// a static destructor); shut down at exit.
-struct Server {
-  ServerOptions options;
-  std::unique_ptr<TableRegistry> registry;
-  RpcMetrics metrics;
-  std::unique_ptr<ResponseMemory> memory;
-  StreamWatch streams;
-  CallGate calls{1000};
-  std::unique_ptr<LookupService> lookup;
-  std::unique_ptr<grpc::Server> server;
-  std::shared_ptr<grpc::Channel> channel;
-  std::unique_ptr<roost::v1::Lookup::Stub> stub;
-  std::map<std::string, const FixtureTable*> tables;
-};
-
-Server* the_server = nullptr;
-
-void ShutDown() {
-  the_server->server->Shutdown(std::chrono::system_clock::now());
-  the_server->registry->Stop();
-}
-
-Server* StartServer() {
-  // As roost-server does before any thread starts: lease breaks go to the
-  // registry's signalfd only.
-  sigset_t blocked;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, LeaseSignal());
-  sigaddset(&blocked, SIGIO);
-  pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
-  // Requests with invalid UTF-8 are expected; protobuf need not say so.
-  google::protobuf::SetLogHandler(nullptr);
-
-  auto* s = new Server;
-  const std::string data_dir = ScratchPath("data");
-  std::filesystem::create_directories(data_dir);
-  if (absl::Status st = PublishFixtures(data_dir, ScratchDir()); !st.ok()) {
-    Fail("cannot publish the fixture tables: ", st.ToString());
-  }
-  for (const FixtureTable& t : FixtureTables()) s->tables[t.name] = &t;
-
-  s->options.data_dir = data_dir;
-  s->options.inotify = false;
-  s->options.poll_interval_seconds = 3600;
-  s->options.load_threads = 1;
-  s->options.max_batch = kMaxBatch;
-  s->options.max_key_size = kMaxKeySize;
-  s->options.max_message_size = kMaxMessageSize;
-  s->memory = std::make_unique<ResponseMemory>(s->options.max_response_memory);
-
-  std::promise<void> ready;
-  s->registry = std::make_unique<TableRegistry>(
-      s->options,
-      TableRegistry::Callbacks{.on_ready = [&ready] { ready.set_value(); }});
-  if (absl::Status st = s->registry->Start(); !st.ok()) {
-    Fail("cannot start the registry: ", st.ToString());
-  }
-  if (ready.get_future().wait_for(std::chrono::seconds(60)) !=
-      std::future_status::ready) {
-    Fail("the registry did not get ready");
-  }
-  s->lookup = std::make_unique<LookupService>(s->registry.get(), &s->metrics,
-                                              s->memory.get(), &s->streams,
-                                              &s->calls, s->options);
-  grpc::ServerBuilder builder;
-  // A loopback port, not the in-process channel: the HTTP/2 transport is
-  // the one production runs, and gRPC 1.51's in-process transport keeps the
-  // memory of some finished streams (which made this fuzzer's memory grow
-  // without bound while the server's own side ended every stream).
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.RegisterService(s->lookup.get());
-  builder.SetMaxReceiveMessageSize(
-      static_cast<int>(s->options.max_request_size));
-  builder.SetMaxSendMessageSize(static_cast<int>(kMaxMessageSize + 4096));
-  s->server = builder.BuildAndStart();
-  if (s->server == nullptr) Fail("cannot start the gRPC server");
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  s->channel = grpc::CreateCustomChannel(
-      StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args);
-  s->stub = roost::v1::Lookup::NewStub(s->channel);
-  the_server = s;
-  std::atexit(ShutDown);
-  return s;
-}
-
-// What the server must answer to a lookup of `keys` in `table`.
-struct Expected {
-  StatusCode code = StatusCode::OK;
-  MultiGetResponse results;  // when OK
-};
-
-Expected Expect(const Server& s, std::string_view table,
-                const std::vector<std::string>& keys, bool batch) {
-  Expected e;
-  if (table.empty() || (batch && keys.size() > kMaxBatch)) {
-    e.code = StatusCode::INVALID_ARGUMENT;
-    return e;
-  }
-  for (const std::string& key : keys) {
-    if (key.size() > kMaxKeySize) {
-      e.code = StatusCode::INVALID_ARGUMENT;
-      return e;
-    }
-  }
-  auto t = s.tables.find(std::string(table));
-  if (t == s.tables.end()) {
-    e.code = StatusCode::NOT_FOUND;
-    return e;
-  }
-  for (const std::string& key : keys) {
-    GetResponse* r = e.results.add_results();
-    auto it = t->second->pairs.find(key);
-    if (it != t->second->pairs.end()) {
-      r->set_found(true);
-      r->set_value(it->second);
-    }
-  }
-  const size_t size =
-      batch ? e.results.ByteSizeLong() : e.results.results(0).ByteSizeLong();
-  if (size > kMaxMessageSize) {
-    e.code = StatusCode::RESOURCE_EXHAUSTED;
-    e.results.Clear();
-  }
-  return e;
-}
-
-bool ValidUtf8(std::string_view s) {
-  return google::protobuf::internal::IsStructurallyValidUTF8(
-      s.data(), static_cast<int>(s.size()));
-}
-
-// A deadline as the input picks it: none, passed, or a few microseconds
-// away (which the server may or may not see pass).
-struct Deadline {
-  enum Kind { kNone, kPassed, kSoon } kind = kNone;
-  void Apply(grpc::ClientContext* context) const {
-    const auto now = std::chrono::system_clock::now();
-    if (kind == kPassed) context->set_deadline(now - std::chrono::seconds(1));
-    if (kind == kSoon)
-      context->set_deadline(now + std::chrono::microseconds(50));
-  }
-  // Whether `code` may stand for what was expected.
-  bool Allows(StatusCode code) const {
-    return kind != kNone && code == StatusCode::DEADLINE_EXCEEDED;
-  }
-};
 
 Deadline PickDeadline(FuzzedDataProvider& in) {
   Deadline d;
@@ -234,38 +67,6 @@ Deadline PickDeadline(FuzzedDataProvider& in) {
       break;
   }
   return d;
-}
-
-void CheckStatus(std::string_view what, const grpc::Status& got,
-                 const Expected& want, const Deadline& deadline) {
-  if (deadline.kind == Deadline::kPassed) {
-    if (got.error_code() != StatusCode::DEADLINE_EXCEEDED) {
-      Fail(what, " past its deadline: ", +got.error_code(), " ",
-           got.error_message());
-    }
-    return;
-  }
-  if (got.error_code() != want.code && !deadline.Allows(got.error_code())) {
-    Fail(what, ": status ", +got.error_code(), " (", got.error_message(),
-         ") where ", +want.code, " was expected");
-  }
-}
-
-void CheckResults(std::string_view what, const MultiGetResponse& got,
-                  const MultiGetResponse& want) {
-  if (got.results_size() != want.results_size()) {
-    Fail(what, ": ", got.results_size(), " results for ", want.results_size(),
-         " keys");
-  }
-  for (int i = 0; i < got.results_size(); ++i) {
-    const GetResponse& g = got.results(i);
-    const GetResponse& w = want.results(i);
-    if (g.found() != w.found() || g.value() != w.value()) {
-      Fail(what, ": key ", i, " gives found=", g.found(), " value ",
-           PrintableKey(g.value()), " where found=", w.found(), " value ",
-           PrintableKey(w.value()), " was expected");
-    }
-  }
 }
 
 std::string PickTable(FuzzedDataProvider& in) {
@@ -302,13 +103,6 @@ std::vector<std::string> PickKeys(FuzzedDataProvider& in, const Server& s,
     }
   }
   return keys;
-}
-
-// Table names with invalid UTF-8 are refused when the request is parsed.
-Expected ExpectFor(const Server& s, const std::string& table,
-                   const std::vector<std::string>& keys, bool batch) {
-  if (!ValidUtf8(table)) return {StatusCode::INVALID_ARGUMENT, {}};
-  return Expect(s, table, keys, batch);
 }
 
 void DoGet(FuzzedDataProvider& in, const Server& s) {
@@ -428,50 +222,6 @@ void DoTypedStream(FuzzedDataProvider& in, const Server& s) {
     wants.push_back(ExpectFor(s, request.table(), keys, true));
   }
   DoStream(s, requests, wants, PickDeadline(in));
-}
-
-// request_codec against protobuf on the same bytes; the expectation for
-// the server from protobuf's reading.
-Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
-  LookupRequest parsed;
-  const absl::Status codec =
-      batch ? ParseMultiGetRequest(bytes, kMaxBatch, &parsed)
-            : ParseGetRequest(bytes, &parsed);
-  std::string table;
-  std::vector<std::string> keys;
-  bool proto_ok;
-  if (batch) {
-    MultiGetRequest r;
-    proto_ok = r.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-    table = r.table();
-    keys.assign(r.keys().begin(), r.keys().end());
-  } else {
-    GetRequest r;
-    proto_ok = r.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-    table = r.table();
-    keys.push_back(r.key());
-  }
-  if (codec.ok() != proto_ok) {
-    Fail("request_codec ", codec.ok() ? "accepts" : "refuses",
-         " bytes protobuf ", proto_ok ? "accepts" : "refuses", " as a ",
-         batch ? "MultiGetRequest" : "GetRequest", ": ", codec.ToString(),
-         "; the bytes: ", PrintableKey(bytes, 1024));
-  }
-  if (!proto_ok) return {StatusCode::INVALID_ARGUMENT, {}};
-  if (parsed.table != table || parsed.total_keys != keys.size() ||
-      parsed.keys.size() !=
-          std::min<size_t>(keys.size(), batch ? kMaxBatch : 1)) {
-    Fail("request_codec reads table ", PrintableKey(parsed.table), " and ",
-         parsed.total_keys, " keys where protobuf reads ", PrintableKey(table),
-         " and ", keys.size());
-  }
-  for (size_t i = 0; i < parsed.keys.size(); ++i) {
-    if (parsed.keys[i] != keys[i]) {
-      Fail("request_codec reads key ", i, " as ", PrintableKey(parsed.keys[i]),
-           " where protobuf reads ", PrintableKey(keys[i]));
-    }
-  }
-  return Expect(s, table, keys, batch);
 }
 
 void DoRaw(FuzzedDataProvider& in, const Server& s, int kind) {

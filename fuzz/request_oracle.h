@@ -1,0 +1,71 @@
+// What request_fuzz's server must answer: the status code that a request's
+// table, key count and key sizes call for (lookup.proto,
+// docs/operations.md), RESOURCE_EXHAUSTED exactly when the response would
+// pass --max-message-size, and otherwise every key's answer from the
+// fixture's pairs; and the checks of an answer against that. Raw bytes are
+// read by request_codec and by protobuf, which must agree
+// (request_codec.h: "as protobuf parses them").
+#ifndef ROOST_FUZZ_REQUEST_ORACLE_H_
+#define ROOST_FUZZ_REQUEST_ORACLE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fuzz/request_server.h"
+#include "roost/v1/lookup.pb.h"
+
+namespace roost::fuzz {
+
+// What the server must answer to a lookup of `keys` in `table`.
+struct Expected {
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  v1::MultiGetResponse results;  // when OK
+};
+
+// The answer to a lookup of `keys` in `table`, a Get (one key) unless
+// `batch`.
+Expected Expect(const Server& s, std::string_view table,
+                const std::vector<std::string>& keys, bool batch);
+
+// Expect(), and table names with invalid UTF-8 are refused when the request
+// is parsed.
+Expected ExpectFor(const Server& s, const std::string& table,
+                   const std::vector<std::string>& keys, bool batch);
+
+// request_codec against protobuf on the same bytes (a MultiGetRequest if
+// `batch`, else a GetRequest), Fail()ing when they disagree; the
+// expectation for the server from protobuf's reading.
+Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch);
+
+// A deadline as the input picks it: none, passed, or a few microseconds
+// away (which the server may or may not see pass).
+struct Deadline {
+  enum Kind { kNone, kPassed, kSoon } kind = kNone;
+  void Apply(grpc::ClientContext* context) const {
+    const auto now = std::chrono::system_clock::now();
+    if (kind == kPassed) context->set_deadline(now - std::chrono::seconds(1));
+    if (kind == kSoon)
+      context->set_deadline(now + std::chrono::microseconds(50));
+  }
+  // Whether `code` may stand for what was expected.
+  bool Allows(grpc::StatusCode code) const {
+    return kind != kNone && code == grpc::StatusCode::DEADLINE_EXCEEDED;
+  }
+};
+
+// Fail()s unless `got` is the status `want` calls for, or one `deadline`
+// allows.
+void CheckStatus(std::string_view what, const grpc::Status& got,
+                 const Expected& want, const Deadline& deadline);
+
+// Fail()s unless `got` holds exactly the results of `want`.
+void CheckResults(std::string_view what, const v1::MultiGetResponse& got,
+                  const v1::MultiGetResponse& want);
+
+}  // namespace roost::fuzz
+
+#endif  // ROOST_FUZZ_REQUEST_ORACLE_H_

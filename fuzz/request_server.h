@@ -1,0 +1,53 @@
+// request_fuzz's server: the fixture tables (fixtures.h) published with
+// roost-load's own build and served by the real TableRegistry and
+// LookupService on a grpc::Server on a loopback port, with a channel and a
+// stub to it. Built once, on the first input, and never torn down (gRPC's
+// threads would outlive a static destructor); shut down at exit.
+#ifndef ROOST_FUZZ_REQUEST_SERVER_H_
+#define ROOST_FUZZ_REQUEST_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "fuzz/fixtures.h"
+#include "roost/v1/lookup.grpc.pb.h"
+#include "server/call_gate.h"
+#include "server/lookup_service.h"
+#include "server/metrics.h"
+#include "server/response_buffer.h"
+#include "server/server_options.h"
+#include "server/stream_watch.h"
+#include "server/table_registry.h"
+
+namespace roost::fuzz {
+
+// Limits small enough for an input of a few hundred bytes to reach.
+inline constexpr uint32_t kMaxBatch = 16;
+inline constexpr uint32_t kMaxKeySize = 48;
+inline constexpr uint32_t kMaxMessageSize = 2048;
+
+struct Server {
+  ServerOptions options;
+  std::unique_ptr<TableRegistry> registry;
+  RpcMetrics metrics;
+  std::unique_ptr<ResponseMemory> memory;
+  StreamWatch streams;
+  CallGate calls{1000};
+  std::unique_ptr<LookupService> lookup;
+  std::unique_ptr<grpc::Server> server;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<roost::v1::Lookup::Stub> stub;
+  std::map<std::string, const FixtureTable*> tables;
+};
+
+// Publishes the fixtures, starts the server with the limits above and
+// connects to it; Fail()s when any of it goes wrong.
+Server* StartServer();
+
+}  // namespace roost::fuzz
+
+#endif  // ROOST_FUZZ_REQUEST_SERVER_H_

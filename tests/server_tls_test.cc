@@ -1,0 +1,285 @@
+// roost-server's TLS, mutual TLS and admin exposure, end to end:
+// certificates made by the openssl command inside each test, the real
+// server, real gRPC clients, roost-get and roost-admin, and /metrics over
+// HTTPS fetched with curl. Who may read which table is
+// server_access_policy_test.cc's.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "tests/security_fixture.h"
+#include "tests/server_harness.h"
+
+namespace roost::testing {
+namespace {
+
+TEST_F(SecurityTest, APlaintextClientIsRefusedOnATlsPort) {
+  ServerFlags flags = TlsFlags(false);
+  flags.metrics_listen = "127.0.0.1:0";
+  ServerProcess server(flags, LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}));
+  ASSERT_TRUE(server.WaitReady());
+
+  v1::GetResponse response;
+  ASSERT_OK(server.Get("t", "k", &response));
+  EXPECT_EQ(response.value(), "v");
+  EXPECT_EQ(GetOver(server.lookup_address(), nullptr, "t", "k").error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+
+  // roost-get: plaintext fails, --tls-ca works.
+  const ProcessResult plain =
+      RunProcess({RoostGetBinary(), "--addr", server.lookup_address(),
+                  "--timeout", "5", "t", "k"});
+  EXPECT_EQ(plain.exit_code, 2) << plain.err;
+  const ProcessResult tls =
+      RunProcess({RoostGetBinary(), "--addr", server.lookup_address(),
+                  "--tls-ca", pki_.Pem("ca"), "t", "k"});
+  EXPECT_EQ(tls.exit_code, 0) << tls.err;
+  EXPECT_EQ(tls.out, "k\tv\n");
+
+  // /metrics speaks TLS too, and not plaintext.
+  const ProcessResult https = Curl(server.metrics_port(), "ca");
+  EXPECT_EQ(https.exit_code, 0) << https.err;
+  EXPECT_NE(https.out.find("roost_tls_certificate_expiry_timestamp_seconds"),
+            std::string::npos);
+  EXPECT_NE(Curl(server.metrics_port(), "", "", "http").exit_code, 0);
+}
+
+TEST_F(SecurityTest, AServerCertificateFromAnotherCaIsRefusedByTheClient) {
+  ServerProcess server(TlsFlags(false), LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}));
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_EQ(
+      GetOver(server.lookup_address(), pki_.Credentials({"other-ca"}), "t", "k")
+          .error_code(),
+      grpc::StatusCode::UNAVAILABLE);
+  const ProcessResult r = RunProcess(
+      {RoostGetBinary(), "--addr", server.lookup_address(), "--tls-ca",
+       pki_.Pem("other-ca"), "--timeout", "5", "t", "k"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
+TEST_F(SecurityTest, MutualTlsRefusesClientsWithoutAGoodCertificate) {
+  ServerFlags flags = TlsFlags(true);
+  flags.metrics_listen = "127.0.0.1:0";
+  ServerProcess server(flags, LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}, "client-a"));
+  ASSERT_TRUE(server.WaitReady());
+  const std::string addr = server.lookup_address();
+
+  EXPECT_OK(GetOver(addr, pki_.Credentials({"ca"}, "client-a"), "t", "k"));
+  for (const std::string client : {"", "stranger", "expired"}) {
+    EXPECT_EQ(
+        GetOver(addr, pki_.Credentials({"ca"}, client), "t", "k").error_code(),
+        grpc::StatusCode::UNAVAILABLE)
+        << "client certificate: " << (client.empty() ? "none" : client);
+  }
+
+  // roost-get and roost-admin with a client certificate.
+  const ProcessResult get =
+      RunProcess({RoostGetBinary(), "--addr", addr, "--tls-ca", pki_.Pem("ca"),
+                  "--tls-cert", pki_.Pem("client-a"), "--tls-key",
+                  pki_.Key("client-a"), "t", "k"});
+  EXPECT_EQ(get.exit_code, 0) << get.err;
+  const ProcessResult list =
+      RunProcess({RoostAdminBinary(), "--lookup-addr", addr, "--tls-ca",
+                  pki_.Pem("ca"), "--tls-cert", pki_.Pem("client-a"),
+                  "--tls-key", pki_.Key("client-a"), "tables"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out.substr(0, 2), "t\t") << list.out;
+
+  // /metrics wants the client certificate too.
+  EXPECT_EQ(Curl(server.metrics_port(), "ca", "client-a").exit_code, 0);
+  EXPECT_NE(Curl(server.metrics_port(), "ca").exit_code, 0);
+  EXPECT_NE(Curl(server.metrics_port(), "ca", "stranger").exit_code, 0);
+  EXPECT_TRUE(server.Running());
+}
+
+TEST_F(SecurityTest, TheAdminServiceRefusesClientsWithoutACertificate) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v2"}}), "");
+  ServerProcess server(TlsFlags(true), LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}, "client-a"));
+  ASSERT_TRUE(server.WaitReady());
+
+  auto admin = v1::Admin::NewStub(
+      CreateTestChannel(server.admin_address(), pki_.Credentials({"ca"})));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  v1::RollbackRequest request;
+  request.set_table("t");
+  v1::RollbackResponse response;
+  EXPECT_EQ(admin->Rollback(&context, request, &response).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  const ProcessResult refused = RunProcess(
+      {RoostAdminBinary(), "--addr", server.admin_address(), "--tls-ca",
+       pki_.Pem("ca"), "--timeout", "5", "rollback", "t"});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_EQ(server.ServingVersion("t"), "v000002");
+
+  const ProcessResult allowed = RunProcess(
+      {RoostAdminBinary(), "--addr", server.admin_address(), "--tls-ca",
+       pki_.Pem("ca"), "--tls-cert", pki_.Pem("client-a"), "--tls-key",
+       pki_.Key("client-a"), "rollback", "t"});
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_EQ(server.ServingVersion("t"), "v000001");
+}
+
+TEST_F(SecurityTest, AnAdminOffLoopbackNeedsMutualTlsOrAnExplicitFlag) {
+  {
+    ServerFlags flags = Flags();
+    flags.admin_listen = "0.0.0.0:0";
+    ServerProcess server(flags, LogFile("plain"));
+    EXPECT_EQ(server.WaitExit(), 1);
+    EXPECT_NE(server.Log().find("(not a loopback address) needs mutual TLS"),
+              std::string::npos)
+        << server.Log();
+  }
+  {
+    ServerFlags flags = TlsFlags(false);
+    flags.admin_listen = "0.0.0.0:0";
+    ServerProcess server(flags, LogFile("tls"));
+    EXPECT_EQ(server.WaitExit(), 1);
+  }
+  {
+    ServerFlags flags = Flags();
+    flags.admin_listen = "0.0.0.0:0";
+    flags.extra = {"--admin-allow-insecure-remote"};
+    ServerProcess server(flags, LogFile("allowed"));
+    EXPECT_TRUE(server.WaitForLog("WARNING: --admin-allow-insecure-remote"));
+    EXPECT_TRUE(server.WaitReady());
+  }
+  {
+    ServerFlags flags = TlsFlags(true);
+    flags.admin_listen = "0.0.0.0:0";
+    ServerProcess server(flags, LogFile("mutual"));
+    server.UseCredentials(pki_.Credentials({"ca"}, "client-a"));
+    EXPECT_TRUE(server.WaitReady());
+  }
+}
+
+TEST_F(SecurityTest, BadTlsFilesStopTheStartWithAClearMessage) {
+  pki_.Issue("other", "ca", "DNS:localhost");
+  const struct {
+    std::vector<std::string> flags;
+    int exit_code;
+    std::string message;
+  } cases[] = {
+      {{"--tls-cert", pki_.Pem("server")},
+       64,
+       "--tls-cert and --tls-key go together"},
+      {{"--tls-client-ca", pki_.Pem("ca")},
+       64,
+       "--tls-client-ca needs --tls-cert and --tls-key"},
+      {{"--tls-cert", pki_.Pem("server"), "--tls-key", pki_.Key("other")},
+       1,
+       "is not the key of --tls-cert"},
+      {{"--tls-cert", pki_.Key("server"), "--tls-key", pki_.Key("server")},
+       1,
+       "not a PEM certificate"},
+      {{"--tls-cert", pki_.Pem("server"), "--tls-key",
+        scratch_.File("missing.key")},
+       1,
+       "--tls-key " + scratch_.File("missing.key")},
+      {{"--tls-cert", pki_.Pem("server"), "--tls-key", pki_.Key("server"),
+        "--tls-client-ca", pki_.Key("ca")},
+       1,
+       "--tls-client-ca " + pki_.Key("ca") + ": holds no PEM certificate"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {
+        "--data-dir",     data_,         "--listen",         "127.0.0.1:0",
+        "--admin-listen", "127.0.0.1:0", "--metrics-listen", ""};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    ServerProcess server(args, LogFile("bad"));
+    EXPECT_EQ(server.WaitExit(), c.exit_code) << server.Log();
+    EXPECT_NE(server.Log().find(c.message), std::string::npos)
+        << "expected \"" << c.message << "\" in:\n"
+        << server.Log();
+    EXPECT_EQ(server.Log().find("listening on"), std::string::npos);
+  }
+}
+
+// The certificate and key are swapped for ones from another CA while
+// clients hammer MultiGet (each client reconnecting every few calls, so
+// that handshakes happen throughout): no call fails, and new connections
+// get the new certificate.
+TEST_F(SecurityTest, RotationWhileClientsHammerDropsNoCall) {
+  pki_.Issue("server2", "other-ca", "DNS:localhost,IP:127.0.0.1");
+  // The Kubernetes way: the files are links through a directory link that
+  // is swapped in one rename.
+  const std::string dir = scratch_.File("certs");
+  for (const std::string name : {"server", "server2"}) {
+    std::filesystem::create_directories(dir + "/" + name);
+    std::filesystem::copy_file(pki_.Pem(name), dir + "/" + name + "/tls.crt");
+    std::filesystem::copy_file(pki_.Key(name), dir + "/" + name + "/tls.key");
+  }
+  std::filesystem::create_directory_symlink("server", dir + "/current");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--tls-cert",    dir + "/current/tls.crt",
+                 "--tls-key",     dir + "/current/tls.key",
+                 "--tls-refresh", "1"};
+  ServerProcess server(flags, LogFile());
+  const auto both = pki_.Credentials({"ca", "other-ca"});
+  server.UseCredentials(both);
+  ASSERT_TRUE(server.WaitReady());
+  const std::string addr = server.lookup_address();
+
+  const std::vector<std::string> kKeys = {"k", "absent"};
+  std::atomic<bool> stop{false};
+  std::atomic<int> calls{0};
+  Problems problems;
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 3; ++c) {
+    clients.emplace_back([&] {
+      while (!stop.load()) {
+        auto stub = v1::Lookup::NewStub(CreateTestChannel(addr, both));
+        for (int i = 0; i < 20 && !stop.load(); ++i) {
+          grpc::ClientContext context;
+          context.set_deadline(std::chrono::system_clock::now() +
+                               std::chrono::seconds(10));
+          v1::MultiGetRequest request;
+          request.set_table("t");
+          request.mutable_keys()->Assign(kKeys.begin(), kKeys.end());
+          v1::MultiGetResponse response;
+          const grpc::Status s = stub->MultiGet(&context, request, &response);
+          if (!s.ok()) {
+            problems.Add(s.error_message());
+          } else if (response.results_size() != 2 ||
+                     response.results(0).value() != "v") {
+            problems.Add("wrong answer");
+          }
+          calls.fetch_add(1);
+        }
+      }
+    });
+  }
+  ASSERT_TRUE(WaitFor([&] { return calls.load() >= 100; }));
+  const std::string next = dir + "/next";
+  std::filesystem::create_directory_symlink("server2", next);
+  std::filesystem::rename(next, dir + "/current");
+  // Until gRPC re-reads the files, new connections still get the old one.
+  const bool rotated = WaitFor([&] {
+    return GetOver(addr, pki_.Credentials({"other-ca"}), "t", "k").ok();
+  });
+  const int at_rotation = calls.load();
+  WaitFor([&] { return calls.load() >= at_rotation + 100; });
+  stop.store(true);
+  for (std::thread& t : clients) t.join();
+
+  EXPECT_TRUE(rotated) << server.Log();
+  EXPECT_EQ(problems.count(), 0) << problems.Describe();
+  EXPECT_GE(calls.load(), at_rotation + 100);
+  EXPECT_EQ(GetOver(addr, pki_.Credentials({"ca"}), "t", "k").error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // /metrics follows, within a second of the main loop.
+  EXPECT_TRUE(WaitFor(
+      [&] { return Curl(server.metrics_port(), "other-ca").exit_code == 0; }));
+  EXPECT_TRUE(server.WaitForLog("TLS files reloaded"));
+}
+
+}  // namespace
+}  // namespace roost::testing
