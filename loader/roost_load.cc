@@ -357,6 +357,7 @@ int main(int argc, char** argv) {
                 "(shard-0000-of-000N.sst, ...) in one version, each key in "
                 "the shard docs/format/partitioning.md names; 1 to 1024. 1 is "
                 "one table.sst")
+      ->type_name("N")
       ->capture_default_str();
   b->add_option("--format", f.format, "Table format: cuckoo or block")
       ->check(CLI::IsMember({"cuckoo", "block"}))
