@@ -3,12 +3,16 @@
 // --shard I, shard I's file of every sharded version, and unsharded tables
 // as always. See tests/server_harness.h.
 
+#include <filesystem>
+
 #include "storage/partition.h"
 #include "tests/server_harness.h"
 #include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {
+
+namespace fs = std::filesystem;
 
 class ShardedServerTest : public ServerFixture,
                           public ::testing::WithParamInterface<std::string> {
@@ -123,6 +127,60 @@ TEST_P(ShardedServerTest, AShardTheVersionLacksIsRefused) {
            0;
   })) << server.Log();
   EXPECT_EQ(server.ServingVersion("t"), "");
+}
+
+// Each server checks the shard it serves: a corrupt shard file is refused
+// by its shard's server, which keeps serving the version before, and served
+// around by the others.
+TEST_P(ShardedServerTest, ACorruptShardIsRefusedByItsServerOnly) {
+  const KeyValues kvs = Data(200);
+  ASSERT_NE(BuildTable(data_, "t", kvs, GetParam(), {"--shards", "2"}), "");
+  const std::string v2 =
+      BuildTable(data_, "t", kvs, GetParam(), {"--shards", "2"});
+  ASSERT_NE(v2, "");
+  const std::string path = v2 + "/" + ShardFileName(1, 2);
+  fs::permissions(v2, fs::perms::owner_all, fs::perm_options::add);
+  fs::permissions(path, fs::perms::owner_write, fs::perm_options::add);
+  std::string bytes = ReadFile(path);
+  bytes[bytes.size() / 2] ^= 0x5a;
+  WriteFile(path, bytes);
+
+  ServerProcess one(FlagsForShard(1), LogFile("one"));
+  ASSERT_TRUE(one.WaitReady());
+  ASSERT_TRUE(one.WaitForLog("roost-server: cannot load t v000002: "));
+  EXPECT_NE(one.Log().find(ShardFileName(1, 2)), std::string::npos)
+      << one.Log();
+  EXPECT_EQ(one.ServingVersion("t"), "v000001");
+  ServerProcess zero(FlagsForShard(0), LogFile("zero"));
+  ASSERT_TRUE(zero.WaitReady());
+  ASSERT_TRUE(WaitFor([&] { return zero.ServingVersion("t") == "v000002"; }))
+      << zero.Log();
+}
+
+// A sharded version copied in MANIFEST-first is tried again when its shard
+// file arrives (the registry watches shard files too).
+TEST_P(ShardedServerTest, AShardFileArrivingLateIsPickedUp) {
+  const KeyValues kvs = Data(100);
+  const std::string elsewhere = scratch_.File("elsewhere");
+  const std::string built =
+      BuildTable(elsewhere, "t", kvs, GetParam(), {"--shards", "2"});
+  ASSERT_NE(built, "");
+  const std::string dest = TableDir() + "/v000001";
+  fs::create_directories(dest);
+  fs::copy_file(built + "/MANIFEST", dest + "/MANIFEST");
+  ServerProcess server(FlagsForShard(1), LogFile());
+  ASSERT_TRUE(server.WaitListening());
+  ASSERT_TRUE(server.WaitForLog(
+      "roost-server: cannot load t v000001: incomplete version: "));
+  fs::copy_file(built + "/" + ShardFileName(1, 2),
+                dest + "/" + ShardFileName(1, 2));
+  ASSERT_TRUE(server.WaitForLog("roost-server: serving t v000001"));
+  for (const auto& [key, value] : kvs) {
+    if (PartitionOf(key, 2) != 1) continue;
+    v1::GetResponse response;
+    ASSERT_TRUE(server.Get("t", key, &response).ok());
+    EXPECT_EQ(response.value(), value);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(BothFormats, ShardedServerTest,
