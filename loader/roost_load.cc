@@ -184,17 +184,19 @@ int RunBuildCommand(BuildFlags& f) {
   if (json) {
     fmt::print("{}\n", DumpJson(summary->ToJson()));
   } else if (!f.quiet) {
-    fmt::print(stderr,
-               "roost-load: published {}: {} table, {} keys, {} bytes "
-               "({:.2f} bytes/key), {} records read, {} bad, {} duplicates "
-               "dropped, {:.2f} s\n",
-               summary->path, TableFormatName(summary->format), summary->keys,
-               summary->file_size,
-               summary->keys
-                   ? static_cast<double>(summary->file_size) / summary->keys
-                   : 0.0,
-               summary->records, summary->bad_records, summary->duplicates,
-               summary->seconds);
+    fmt::print(
+        stderr,
+        "roost-load: published {}: {} table, {} keys{}, {} bytes "
+        "({:.2f} bytes/key), {} records read, {} bad, {} duplicates "
+        "dropped, {:.2f} s\n",
+        summary->path, TableFormatName(summary->format), summary->keys,
+        summary->shards > 1 ? fmt::format(" in {} shards", summary->shards)
+                            : std::string(),
+        summary->file_size,
+        summary->keys ? static_cast<double>(summary->file_size) / summary->keys
+                      : 0.0,
+        summary->records, summary->bad_records, summary->duplicates,
+        summary->seconds);
   }
   return kExitOk;
 }

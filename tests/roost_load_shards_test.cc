@@ -174,6 +174,13 @@ TEST_P(ShardsFormatTest, MoreShardsThanKeysLeavesEmptyShards) {
   ExpectPartitioned(v, 16);
   const Result verify = RoostLoad("verify " + v);
   EXPECT_EQ(verify.exit_code, 0) << verify.out;
+  // The text summary says how many shards.
+  const Result again =
+      RoostLoad(StrCat("build -i ", in, " --data-dir ", data_,
+                       " --table t --shards 16 --format ", GetParam()));
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find(" table, 3 keys in 16 shards, "), std::string::npos)
+      << again.out;
 }
 
 TEST_P(ShardsFormatTest, InspectAndGetRouteByThePartitionFunction) {
