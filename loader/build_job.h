@@ -1,9 +1,10 @@
 // BuildJob: roost-load build, end to end. Reads every input, builds a table
 // of either format (sorting first for the block format, in bounded memory),
-// verifies the file it wrote, and publishes it: as a single file (written
-// beside its destination and renamed over it) or as the next version of a
-// table in a data directory (see publish.h). Nothing is published unless
-// every step succeeded.
+// or with `shards` > 1 one table file per shard (table_files.h), verifies
+// every file it wrote, and publishes: as a single file (written beside its
+// destination and renamed over it) or as the next version of a table in a
+// data directory (see publish.h). Nothing is published unless every step
+// succeeded.
 #ifndef ROOST_LOADER_BUILD_JOB_H_
 #define ROOST_LOADER_BUILD_JOB_H_
 
@@ -45,6 +46,10 @@ struct BuildJob {
   // (1 - max_shrink) times the newest complete version's. The default
   // value is std::nullopt (no check).
   std::optional<double> max_shrink;
+  // Partition the keys into this many table files in one version
+  // (storage/partition.h), in [1, kMaxShards]; more than 1 needs a data
+  // directory. The default value is 1: one table.sst, as before sharding.
+  uint32_t shards = 1;
 };
 
 // Checks the options RunBuild would take, before any input is opened.
@@ -60,7 +65,8 @@ struct BuildSummary {
   uint64_t bad_records = 0;  // skipped
   uint64_t duplicates = 0;   // dropped
   uint64_t input_bytes = 0;
-  uint64_t file_size = 0;
+  uint64_t file_size = 0;  // of every file
+  uint32_t shards = 1;
   uint64_t sort_runs = 0;  // spilled to disk
   int cuckoo_retries = 0;
   double utilization = 0;  // cuckoo, as built

@@ -14,7 +14,9 @@
 #include "absl/strings/escaping.h"
 #include "loader/build_job.h"
 #include "loader/publish.h"
+#include "loader/sharded_version.h"
 #include "storage/manifest.h"
+#include "storage/partition.h"
 #include "storage/table.h"
 #include "storage/version_check.h"
 #include "util/encoding.h"
@@ -120,6 +122,9 @@ struct BuildFlags {
   std::string memory_limit = "1G";
   std::string max_value_size = "16M";
   std::string max_shrink;
+  // Read as a string so that a value out of range or not a number is our
+  // usage error, not CLI11's.
+  std::string shards = "1";
   bool no_hash_index = false;
   bool quiet = false;
   std::string output_format = "text";
@@ -145,6 +150,21 @@ int RunBuildCommand(BuildFlags& f) {
   assign(ParseIndexSearch(f.index_search), &job.block.index_search);
   assign(ParseSize(f.memory_limit), &job.memory_limit);
   assign(ParseSize(f.max_value_size), &job.reader.max_value_size);
+  {
+    uint32_t n = 0;
+    auto [end, ec] =
+        std::from_chars(f.shards.data(), f.shards.data() + f.shards.size(), n);
+    if (ec != std::errc() || end != f.shards.data() + f.shards.size() ||
+        n < 1 || n > kMaxShards) {
+      if (s.ok()) {
+        s = absl::InvalidArgumentError(StrCat("bad --shards \"", f.shards,
+                                              "\" (a whole number from 1 to ",
+                                              kMaxShards, ")"));
+      }
+    } else {
+      job.shards = n;
+    }
+  }
   if (!f.max_shrink.empty()) {
     double share = 0;
     assign(ParseShare(f.max_shrink), &share);
@@ -164,17 +184,19 @@ int RunBuildCommand(BuildFlags& f) {
   if (json) {
     fmt::print("{}\n", DumpJson(summary->ToJson()));
   } else if (!f.quiet) {
-    fmt::print(stderr,
-               "roost-load: published {}: {} table, {} keys, {} bytes "
-               "({:.2f} bytes/key), {} records read, {} bad, {} duplicates "
-               "dropped, {:.2f} s\n",
-               summary->path, TableFormatName(summary->format), summary->keys,
-               summary->file_size,
-               summary->keys
-                   ? static_cast<double>(summary->file_size) / summary->keys
-                   : 0.0,
-               summary->records, summary->bad_records, summary->duplicates,
-               summary->seconds);
+    fmt::print(
+        stderr,
+        "roost-load: published {}: {} table, {} keys{}, {} bytes "
+        "({:.2f} bytes/key), {} records read, {} bad, {} duplicates "
+        "dropped, {:.2f} s\n",
+        summary->path, TableFormatName(summary->format), summary->keys,
+        summary->shards > 1 ? fmt::format(" in {} shards", summary->shards)
+                            : std::string(),
+        summary->file_size,
+        summary->keys ? static_cast<double>(summary->file_size) / summary->keys
+                      : 0.0,
+        summary->records, summary->bad_records, summary->duplicates,
+        summary->seconds);
   }
   return kExitOk;
 }
@@ -182,6 +204,12 @@ int RunBuildCommand(BuildFlags& f) {
 int RunInspect(const std::string& path) {
   auto resolved = ResolveTablePath(path);
   if (!resolved.ok()) return Fail(resolved.status());
+  if (auto sharded = ShardedManifest(*resolved)) {
+    auto text = DescribeShards(*resolved->version_dir, *sharded);
+    if (!text.ok()) return Fail(text.status());
+    fmt::print("{}", *text);
+    return kExitOk;
+  }
   auto table = Table::Open(resolved->file, {.verify_checksums = false});
   if (!table.ok()) return Fail(table.status());
   fmt::print("{:<18}{}\n", "file", resolved->file);
@@ -190,11 +218,17 @@ int RunInspect(const std::string& path) {
 }
 
 // A version directory gets the check the server makes before serving
-// (OpenVersion), plus the whole-file checksum; a bare file gets its own
-// checksums.
+// (OpenVersion), plus the whole-file checksum, of every shard of a sharded
+// one; a bare file gets its own checksums.
 int RunVerify(const std::string& path) {
   auto resolved = ResolveTablePath(path);
   if (!resolved.ok()) return Fail(resolved.status());
+  if (auto sharded = ShardedManifest(*resolved)) {
+    auto report = VerifyShards(*resolved->version_dir, *sharded);
+    if (!report.ok()) return Fail(report.status());
+    fmt::print("{}", *report);
+    return kExitOk;
+  }
   std::unique_ptr<Table> table;
   if (resolved->version_dir) {
     VersionOpenOptions options;
@@ -236,12 +270,26 @@ int RunGet(const GetFlags& f) {
   }
   auto resolved = ResolveTablePath(f.path);
   if (!resolved.ok()) return Fail(resolved.status());
-  auto table = Table::Open(resolved->file);
-  if (!table.ok()) return Fail(table.status());
+  // A sharded version: each key from its shard's file.
+  std::optional<ShardRouter> router;
+  std::unique_ptr<Table> table;
+  if (auto sharded = ShardedManifest(*resolved)) {
+    router.emplace(*resolved->version_dir, sharded->shards);
+  } else {
+    auto file = Table::Open(resolved->file);
+    if (!file.ok()) return Fail(file.status());
+    table = std::move(*file);
+  }
   int code = kExitOk;
   std::string value;
   for (size_t i = 0; i < keys.size(); ++i) {
-    auto found = (*table)->Get(keys[i], &value);
+    const Table* t = table.get();
+    if (router) {
+      auto routed = router->TableFor(keys[i]);
+      if (!routed.ok()) return Fail(routed.status());
+      t = *routed;
+    }
+    auto found = t->Get(keys[i], &value);
     if (!found.ok()) return Fail(found.status());
     if (*found) {
       const absl::string_view v(value.data(), value.size());
@@ -280,6 +328,8 @@ int main(int argc, char** argv) {
       "  roost-load build -i users.tsv -o users.sst\n"
       "  roost-load build -i 'part-*.tsv.gz' --data-dir /srv/roost --table "
       "users --max-shrink 10%\n"
+      "  roost-load build -i users.tsv --data-dir /srv/roost --table users "
+      "--shards 4\n"
       "  roost-load build -i records.bin --input-format fixed --key-size 8 "
       "--value-size 8 --format block --compression zstd -o r.sst\n"
       "  roost-load inspect /srv/roost/users\n"
@@ -304,6 +354,13 @@ int main(int argc, char** argv) {
   b->add_option("--data-dir", job.data_dir,
                 "Publish into DIR/<table>/v<N>/ (with --table)");
   b->add_option("--table", job.table, "Table name, with --data-dir");
+  b->add_option("--shards", f.shards,
+                "With --data-dir: split the keys into N table files "
+                "(shard-0000-of-000N.sst, ...) in one version, each key in "
+                "the shard docs/format/partitioning.md names; 1 to 1024. 1 is "
+                "one table.sst")
+      ->type_name("N")
+      ->capture_default_str();
   b->add_option("--format", f.format, "Table format: cuckoo or block")
       ->check(CLI::IsMember({"cuckoo", "block"}))
       ->capture_default_str();

@@ -214,6 +214,14 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
         grpc::StatusCode::UNAVAILABLE,
         StrCat("table \"", entry->name, "\" has no servable version"));
   }
+  // A key of another shard: the client's layout is stale.
+  if (const auto other = version->FirstKeyOfAnotherShard(r.keys)) {
+    return grpc::Status(
+        grpc::StatusCode::FAILED_PRECONDITION,
+        StrCat(KeyName(other->index, batch), " belongs to shard ", other->shard,
+               " of ", version->opened.manifest.shards,
+               "; this server serves shard ", *version->opened.shard));
+  }
   metrics_->RequestKeys(method, r.keys.size());
   LookupTally tally;
   if (absl::Status st = LookUp(version->table(), r.keys, s, &tally); !st.ok()) {

@@ -22,6 +22,7 @@ void TableRegistry::StartLoad(TableState* state, uint64_t version,
   LoadOptions options;
   options.open.read.verify_checksums = options_.verify_checksums;
   options.open.read.load_mode = options_.load_mode;
+  options.open.shard = options_.shard;
   // Leased in every load mode: a private copy (huge-pages) cannot be pulled
   // from under the server, but a version whose file changes is no longer
   // the version its MANIFEST describes, and is dropped all the same.
@@ -127,7 +128,11 @@ TableRegistry::ServeResult TableRegistry::Serve(
   }
   Log("serving ", state->entry->name, " ", v->version_name, " (",
       TableFormatName(v->table().format()), ", ", v->table().num_keys(),
-      " keys)");
+      " keys",
+      v->opened.shard ? StrCat(", shard ", *v->opened.shard, " of ",
+                               v->opened.manifest.shards)
+                      : std::string(),
+      ")");
   {
     std::lock_guard lock(mu_);
     state->serving = std::move(v);

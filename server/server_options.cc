@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "server/config_file.h"
+#include "storage/partition.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -56,6 +57,11 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   address_or_off("--metrics-listen", &o.metrics_listen,
                  "Prometheus /metrics address; empty turns it off. Default: "
                  "127.0.0.1:9464");
+  app.add_option("--shard", o.shard,
+                 "Serve shard I (0 to 1023) of every sharded table version "
+                 "(roost-load build --shards N); unsharded tables are served "
+                 "as always. Without it, sharded versions are refused")
+      ->check(CLI::Range(0u, kMaxShards - 1));
   app.add_option("--load-mode", load_mode,
                  "How tables come into memory: mmap, mmap-locked (fault in "
                  "and mlock) or huge-pages (copy into transparent huge "

@@ -28,6 +28,12 @@ struct ServerOptions {
   // The Prometheus endpoint's address (/metrics); empty turns it off. The
   // default value is "127.0.0.1:9464".
   std::string metrics_listen = "127.0.0.1:9464";
+  // Serve this shard of every sharded table version (roost-load build
+  // --shards N): its file, shard-000I-of-000N.sst. Unsharded versions are
+  // served as always. Without it, a sharded version is refused (a load
+  // failure, reason "unsupported"), never served in part. The default value
+  // is std::nullopt.
+  std::optional<uint32_t> shard;
   // How tables are brought into memory. The default value is kMmap.
   LoadMode load_mode = LoadMode::kMmap;
   // Verify every checksum of a version before serving it (the header is

@@ -7,9 +7,24 @@
 #include <vector>
 
 #include "storage/data_dir.h"
+#include "storage/partition.h"
 #include "util/str_cat.h"
 
 namespace roost {
+
+std::optional<ServingVersion::OtherShard>
+ServingVersion::FirstKeyOfAnotherShard(
+    std::span<const std::string_view> keys) const {
+  if (!opened.shard) return std::nullopt;
+  const uint32_t shards = opened.manifest.shards;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint32_t shard = PartitionOf(keys[i], shards);
+    if (shard != *opened.shard) [[unlikely]] {
+      return OtherShard{i, shard};
+    }
+  }
+  return std::nullopt;
+}
 
 LoadOutcome LoadVersion(const std::string& dir, uint64_t version,
                         const LoadOptions& options) {
@@ -17,7 +32,16 @@ LoadOutcome LoadVersion(const std::string& dir, uint64_t version,
   auto sv = std::make_shared<ServingVersion>();
   sv->version = version;
   sv->version_name = VersionDirName(version);
-  const std::string table_path = StrCat(dir, "/", kTableFileName);
+  // The file served: table.sst, or this server's shard's file of a sharded
+  // version (OpenVersion checks the MANIFEST this reads, again, below).
+  std::string file_name(kTableFileName);
+  if (options.open.shard) {
+    auto m = ReadManifest(StrCat(dir, "/", kManifestName));
+    if (m.ok() && m->shards > 0 && *options.open.shard < m->shards) {
+      file_name = ShardFileName(*options.open.shard, m->shards);
+    }
+  }
+  const std::string table_path = StrCat(dir, "/", file_name);
   // The lease comes first, so that the bytes verified below are the bytes
   // served: no writer can open the file from here on without the registry
   // hearing of it.

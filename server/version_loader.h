@@ -20,7 +20,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "server/file_lease.h"
@@ -43,6 +46,17 @@ struct ServingVersion {
   uint64_t file_size = 0;
 
   const Table& table() const { return *opened.file; }
+
+  // A version served as one shard of a sharded version answers only for
+  // that shard's keys: the index of the first of `keys` that belongs to
+  // another shard, and that shard; std::nullopt when all are this
+  // version's (always, for an unsharded one). One XXH3 per key.
+  struct OtherShard {
+    size_t index;
+    uint32_t shard;
+  };
+  std::optional<OtherShard> FirstKeyOfAnotherShard(
+      std::span<const std::string_view> keys) const;
 };
 
 struct LoadOptions {

@@ -100,9 +100,20 @@ absl::StatusOr<uint64_t> NextVersion(
 
 std::string VersionFingerprint(const std::string& version_dir) {
   std::string out;
-  for (const std::string& path :
-       {version_dir, StrCat(version_dir, "/", kManifestName),
-        StrCat(version_dir, "/", kTableFileName)}) {
+  std::vector<std::string> paths = {version_dir,
+                                    StrCat(version_dir, "/", kManifestName),
+                                    StrCat(version_dir, "/", kTableFileName)};
+  // A sharded version's files ("shard-0000-of-0004.sst", ...).
+  std::vector<std::string> shard_files;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(version_dir, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.starts_with("shard-")) shard_files.push_back(it->path().string());
+  }
+  std::sort(shard_files.begin(), shard_files.end());
+  paths.insert(paths.end(), shard_files.begin(), shard_files.end());
+  for (const std::string& path : paths) {
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
       out += StrCat("-", errno, ";");

@@ -53,7 +53,8 @@ absl::StatusOr<std::vector<TableVersion>> ListVersions(
 absl::StatusOr<uint64_t> NextVersion(const std::vector<TableVersion>& versions);
 
 // What a version directory's files look like now, as one string that
-// changes when the directory, its MANIFEST or its table file is written,
+// changes when the directory, its MANIFEST or its table file (a sharded
+// version: any of its shard-* files) is written,
 // replaced, renamed in or out, or has its permissions changed (inode, size,
 // mode, mtime and ctime of each; the errno of one that cannot be stat'ed).
 std::string VersionFingerprint(const std::string& version_dir);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "storage/hash.h"
+#include "storage/partition.h"
 #include "util/file.h"
 #include "util/str_cat.h"
 
@@ -33,10 +34,20 @@ std::string Manifest::ToJson() const {
   m["value_width"] = value_width ? OrderedJson(*value_width) : OrderedJson();
   if (max_key_length) m["max_key_length"] = *max_key_length;
   if (max_value_length) m["max_value_length"] = *max_value_length;
+  if (shards > 0) m["shards"] = shards;
+  if (partition) {
+    m["partition"] = {{"function", partition->function},
+                      {"seed", partition->seed}};
+  }
   OrderedJson& f = m["files"] = OrderedJson::array();
   for (const ManifestFile& file : files) {
-    f.push_back(
-        {{"name", file.name}, {"size", file.size}, {"xxh3", Hex64(file.xxh3)}});
+    OrderedJson entry = {
+        {"name", file.name}, {"size", file.size}, {"xxh3", Hex64(file.xxh3)}};
+    if (file.shard) entry["shard"] = *file.shard;
+    if (file.keys) entry["keys"] = *file.keys;
+    if (file.key_bytes) entry["key_bytes"] = *file.key_bytes;
+    if (file.value_bytes) entry["value_bytes"] = *file.value_bytes;
+    f.push_back(std::move(entry));
   }
   m["build_options"] = build_options;
   OrderedJson& in = m["inputs"] = OrderedJson::array();
@@ -102,6 +113,20 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
   if (!optional_num("max_value_length", &m.max_value_length)) {
     return bad("max_value_length");
   }
+  // A sharded version's: both or neither.
+  if (json->contains("shards")) {
+    auto n = JsonUint64(*json, "shards");
+    if (!n || *n < 2 || *n > kMaxShards) return bad("shards");
+    m.shards = static_cast<uint32_t>(*n);
+    const auto p = json->find("partition");
+    if (p == json->end() || !p->is_object()) return bad("partition");
+    auto function = JsonString(*p, "function");
+    auto seed = JsonUint64(*p, "seed");
+    if (!function || !seed) return bad("partition");
+    m.partition = ManifestPartition{*function, *seed};
+  } else if (json->contains("partition")) {
+    return bad("shards");
+  }
   const auto files = json->find("files");
   if (files == json->end() || !files->is_array() || files->empty()) {
     return bad("files");
@@ -117,6 +142,17 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
     }
     file.name = *name;
     file.size = *size;
+    if (m.shards > 0) {
+      auto shard = JsonUint64(f, "shard");
+      file.keys = JsonUint64(f, "keys");
+      file.key_bytes = JsonUint64(f, "key_bytes");
+      file.value_bytes = JsonUint64(f, "value_bytes");
+      if (!shard || *shard > UINT32_MAX || !file.keys || !file.key_bytes ||
+          !file.value_bytes) {
+        return bad("files");
+      }
+      file.shard = static_cast<uint32_t>(*shard);
+    }
     char* end = nullptr;
     file.xxh3 = std::strtoull(sum->c_str(), &end, 16);
     if (end != sum->c_str() + 16) return bad("files");

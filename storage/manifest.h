@@ -18,6 +18,14 @@
 //     "max_value_length": 40,
 //     "files": [{"name": "table.sst", "size": 5106038,
 //                "xxh3": "9f1c2b7a5d3e4f60"}],
+//     // A sharded version (roost-load build --shards 2) instead:
+//     // "shards": 2,
+//     // "partition": {"function": "xxh3-64-multiply-shift",
+//     //               "seed": 491495846772},
+//     // "files": [{"name": "shard-0000-of-0002.sst", "size": 2553107,
+//     //            "xxh3": "...", "shard": 0, "keys": 50112,
+//     //            "key_bytes": 551232, "value_bytes": 1094881}, ...],
+//     // (docs/format/manifest.md)
 //     "build_options": {...},
 //     "inputs": [{"path": "users.tsv", "size": 3288890}],
 //     "loader": "roost-load 0.1.0"
@@ -39,6 +47,18 @@ struct ManifestFile {
   std::string name;
   uint64_t size = 0;
   uint64_t xxh3 = 0;  // XXH3-64 of the whole file
+  // A sharded version's files only (all four, or none): the shard the file
+  // holds, and its keys and their bytes.
+  std::optional<uint32_t> shard;
+  std::optional<uint64_t> keys;
+  std::optional<uint64_t> key_bytes;
+  std::optional<uint64_t> value_bytes;
+};
+
+// How a sharded version's keys were split (storage/partition.h).
+struct ManifestPartition {
+  std::string function;  // "xxh3-64-multiply-shift"
+  uint64_t seed = 0;
 };
 
 struct ManifestInput {
@@ -60,6 +80,12 @@ struct Manifest {
   // MANIFESTs written before roost-load 0.2.
   std::optional<uint64_t> max_key_length;
   std::optional<uint64_t> max_value_length;
+  // A sharded version: its number of shards (2 or more) and how keys were
+  // split among them; `files` then lists one file per shard, in shard
+  // order. 0 and std::nullopt in an unsharded version, whose MANIFEST has
+  // neither field.
+  uint32_t shards = 0;
+  std::optional<ManifestPartition> partition;
   std::vector<ManifestFile> files;
   // The options the loader was given (a JSON object, kept as read: parsing
   // stays linear however many members it has).

@@ -7,6 +7,9 @@
 //                               and what failed or killed builds leave
 //   roost_load_errors_test.cc   malformed input, bad flags, usage
 //   roost_load_inspect_test.cc  inspect, verify and get
+//   roost_load_shards_test.cc   --shards: sharded versions built,
+//                               inspected, verified, and refused when
+//                               malformed
 #ifndef ROOST_TESTS_ROOST_LOAD_FIXTURE_H_
 #define ROOST_TESTS_ROOST_LOAD_FIXTURE_H_
 

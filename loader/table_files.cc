@@ -1,0 +1,372 @@
+#include "loader/table_files.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "loader/sorter.h"
+#include "storage/block_table_builder.h"
+#include "storage/cuckoo_table_builder.h"
+#include "storage/partition.h"
+#include "util/escape.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
+
+namespace roost {
+namespace {
+// Where each record came from, without storing a location per record: per
+// input, the index of its first good record and the positions of the bad
+// ones skipped in it.
+class Origins {
+ public:
+  Origins(InputFormat format, const RecordReaderOptions& reader)
+      : format_(format),
+        record_size_(uint64_t{reader.key_size} + reader.value_size) {}
+
+  void StartInput(const std::string& path, uint64_t first_record) {
+    inputs_.push_back({path, first_record, {}});
+  }
+  // A bad record was skipped after `good_in_input` good ones of this input.
+  void Skipped(uint64_t good_in_input) {
+    inputs_.back().skipped.push_back(good_in_input);
+  }
+
+  std::string Of(uint64_t record) const {
+    auto it = std::prev(std::upper_bound(
+        inputs_.begin(), inputs_.end(), record,
+        [](uint64_t r, const Input& in) { return r < in.first; }));
+    const uint64_t n = record - it->first;  // good records before it
+    const uint64_t bad = static_cast<uint64_t>(
+        std::upper_bound(it->skipped.begin(), it->skipped.end(), n) -
+        it->skipped.begin());
+    switch (format_) {
+      case InputFormat::kTsv:
+        return StrCat(it->path, ":", n + bad + 1);
+      case InputFormat::kFixed:
+        return StrCat(it->path, "@", (n + bad) * record_size_);
+      case InputFormat::kLengthPrefixed:
+        break;
+    }
+    return StrCat(it->path, " record ", n + bad + 1);
+  }
+
+ private:
+  struct Input {
+    std::string path;
+    uint64_t first;
+    std::vector<uint64_t> skipped;
+  };
+  InputFormat format_;
+  uint64_t record_size_;
+  std::vector<Input> inputs_;
+};
+
+absl::Status DuplicateError(const Origins& origins, std::string_view key,
+                            uint64_t first, uint64_t second) {
+  return absl::InvalidArgumentError(
+      StrCat(origins.Of(second), ": duplicate key ", PrintableKey(key),
+             " (first seen at ", origins.Of(first),
+             "); --on-duplicate=first or last keeps one"));
+}
+
+// Reads every input, calling `sink(key, value)` for each good record.
+template <typename Sink>
+absl::Status ReadInputs(const BuildJob& job,
+                        const std::vector<std::string>& inputs,
+                        Origins* origins, std::vector<ManifestInput>* read,
+                        BuildSummary* summary, Progress* progress,
+                        Sink&& sink) {
+  progress->Phase("read");
+  uint64_t bytes_before = 0;
+  for (const std::string& path : inputs) {
+    auto reader = RecordReader::Open(path, job.reader);
+    if (!reader.ok()) return reader.status();
+    origins->StartInput(path == "-" ? "<stdin>" : path, summary->records);
+    uint64_t good_here = 0;
+    std::string_view key, value;
+    while (true) {
+      absl::StatusOr<bool> more = (*reader)->Next(&key, &value);
+      if (!more.ok()) {
+        if (more.status().code() != absl::StatusCode::kInvalidArgument) {
+          return more.status();  // I/O: final
+        }
+        if (++summary->bad_records > job.max_bad_records) {
+          return more.status();
+        }
+        origins->Skipped(good_here);
+        progress->Note(StrCat("skipping ", more.status().message()));
+        // A binary reader cannot find the next record after a bad one.
+        if (job.reader.format != InputFormat::kTsv) break;
+        continue;
+      }
+      if (!*more) break;
+      absl::Status s = sink(key, value);
+      if (!s.ok()) return s;
+      ++good_here;
+      ++summary->records;
+      progress->Update(summary->records,
+                       bytes_before + (*reader)->bytes_read());
+    }
+    if (const uint64_t line = (*reader)->first_cr_line()) {
+      progress->Warn(StrCat(path == "-" ? "<stdin>" : path, ":", line,
+                            ": warning: lines end in \\r, which stays at the "
+                            "end of each value; --strip-cr drops it"));
+    }
+    const uint64_t bytes = (*reader)->bytes_read();
+    bytes_before += bytes;
+    read->push_back({path, bytes});
+  }
+  summary->input_bytes = bytes_before;
+  progress->Done(summary->records, bytes_before);
+  if (summary->records == 0 && !job.allow_empty) {
+    return absl::InvalidArgumentError(
+        "no records in the input; --allow-empty publishes an empty table");
+  }
+  return absl::OkStatus();
+}
+
+// Cuckoo tables: one builder per file; each holds its pairs until Finish().
+absl::Status WriteCuckooFiles(const BuildJob& job,
+                              const std::vector<std::string>& inputs,
+                              const std::vector<std::string>& paths,
+                              std::vector<ManifestInput>* read,
+                              std::vector<FileFigures>* figures,
+                              BuildSummary* summary, Progress* progress) {
+  const uint32_t shards = static_cast<uint32_t>(paths.size());
+  CuckooBuildOptions options = job.cuckoo;
+  options.on_duplicate = job.on_duplicate;
+  std::vector<std::unique_ptr<CuckooTableBuilder>> builders;
+  for (const std::string& path : paths) {
+    ROOST_ASSIGN_OR_RETURN(std::unique_ptr<CuckooTableBuilder> builder,
+                           CuckooTableBuilder::Create(path, options));
+    builders.push_back(std::move(builder));
+  }
+  // Sharded: the input record number of each pair added to each shard, so
+  // that a duplicate a shard's builder finds is reported at its input line.
+  std::vector<std::vector<uint64_t>> records(shards > 1 ? shards : 0);
+  Origins origins(job.reader.format, job.reader);
+  ROOST_RETURN_IF_ERROR(
+      ReadInputs(job, inputs, &origins, read, summary, progress,
+                 [&](std::string_view k, std::string_view v) {
+                   if (shards == 1) return builders[0]->Add(k, v);
+                   const uint32_t shard = PartitionOf(k, shards);
+                   records[shard].push_back(summary->records);
+                   return builders[shard]->Add(k, v);
+                 }));
+  progress->Phase("build");
+  double utilization_sum = 0;  // weighted by keys
+  uint64_t file_bytes = 0;
+  for (uint32_t s = 0; s < shards; ++s) {
+    auto report = builders[s]->Finish();
+    if (!report.ok()) {
+      if (auto dup = builders[s]->duplicate()) {
+        const auto record = [&](uint64_t i) {
+          return shards == 1 ? i : records[s][i];
+        };
+        return DuplicateError(origins, dup->key, record(dup->first),
+                              record(dup->second));
+      }
+      return report.status();
+    }
+    builders[s].reset();  // its pairs are written: free them
+    if (shards > 1) std::vector<uint64_t>().swap(records[s]);
+    if (report->retries > 0) {
+      progress->Note(StrCat(
+          "could not place every key",
+          shards > 1 ? StrCat(" of shard ", s) : "", " at utilization ",
+          report->requested_utilization, "; retried ", report->retries,
+          " times and built at ", fmt::format("{:.3f}", report->utilization)));
+    }
+    FileFigures& f = (*figures)[s];
+    f.keys = report->num_keys;
+    f.key_fixed = report->min_key_length == report->max_key_length;
+    f.value_fixed = report->min_value_length == report->max_value_length;
+    f.key = report->min_key_length;
+    f.value = report->min_value_length;
+    f.key_bytes = report->key_bytes;
+    f.value_bytes = report->value_bytes;
+    f.max_key = report->max_key_length;
+    f.max_value = report->max_value_length;
+    summary->keys += report->num_keys;
+    summary->duplicates += report->duplicates_dropped;
+    summary->cuckoo_retries += report->retries;
+    file_bytes += report->file_size;
+    utilization_sum += report->utilization * static_cast<double>(f.keys);
+    if (shards == 1) summary->utilization = report->utilization;
+  }
+  if (shards > 1 && summary->keys > 0) {
+    summary->utilization = utilization_sum / static_cast<double>(summary->keys);
+  }
+  progress->Done(summary->keys, file_bytes);
+  return absl::OkStatus();
+}
+
+// A sharded block build sorts (shard, key): each key behind its shard
+// number, 4 bytes big-endian, so that one sort orders the shards one after
+// the other and each shard's keys within it.
+constexpr size_t kShardPrefix = 4;
+
+void AppendShardPrefix(uint32_t shard, std::string* out) {
+  for (int i = 3; i >= 0; --i)
+    out->push_back(static_cast<char>(shard >> (8 * i)));
+}
+
+uint32_t ShardOfPrefixed(std::string_view key) {
+  uint32_t shard = 0;
+  for (size_t i = 0; i < kShardPrefix; ++i) {
+    shard = (shard << 8) | static_cast<uint8_t>(key[i]);
+  }
+  return shard;
+}
+
+// Block tables: one external sort (one --memory-limit, one set of runs),
+// then the shards' files written in turn from the sorted stream.
+absl::Status WriteBlockFiles(const BuildJob& job,
+                             const std::vector<std::string>& inputs,
+                             const std::vector<std::string>& paths,
+                             std::vector<ManifestInput>* read,
+                             std::vector<FileFigures>* figures,
+                             BuildSummary* summary, Progress* progress) {
+  const uint32_t shards = static_cast<uint32_t>(paths.size());
+  const size_t prefix = shards > 1 ? kShardPrefix : 0;
+  SorterOptions sort_options;
+  sort_options.memory_limit = job.memory_limit;
+  sort_options.temp_dir = job.temp_dir;
+  ExternalSorter sorter(sort_options);
+  Origins origins(job.reader.format, job.reader);
+  std::string prefixed;
+  ROOST_RETURN_IF_ERROR(
+      ReadInputs(job, inputs, &origins, read, summary, progress,
+                 [&](std::string_view k, std::string_view v) {
+                   if (shards == 1) return sorter.Add(k, v);
+                   prefixed.clear();
+                   AppendShardPrefix(PartitionOf(k, shards), &prefixed);
+                   prefixed.append(k);
+                   return sorter.Add(prefixed, v);
+                 }));
+  progress->Phase("sort");
+  ROOST_RETURN_IF_ERROR(sorter.Finish());
+  summary->sort_runs = sorter.runs_spilled();
+  progress->Done(summary->records, summary->input_bytes);
+  if (summary->sort_runs > 0) {
+    progress->Note(StrCat("sorted in ", summary->sort_runs,
+                          " runs spilled to disk (--memory-limit)"));
+  }
+  progress->Phase("build");
+  // The file being written (shard `building`), and the first shard whose
+  // file is not started yet.
+  std::unique_ptr<BlockTableBuilder> builder;
+  uint32_t building = 0;
+  uint32_t next = 0;
+  uint64_t file_bytes = 0;
+  auto finish = [&]() -> absl::Status {
+    auto report = builder->Finish();
+    if (!report.ok()) return report.status();
+    file_bytes += report->file_size;
+    builder.reset();
+    return absl::OkStatus();
+  };
+  // Ends the file being written, writes the (empty) files of the shards
+  // before `shard` that have no keys, and starts shard `shard`'s (unless it
+  // is `shards`: the end).
+  auto start_shard = [&](uint32_t shard) -> absl::Status {
+    if (builder) ROOST_RETURN_IF_ERROR(finish());
+    for (; next <= shard && next < shards; ++next) {
+      auto b = BlockTableBuilder::Create(paths[next], job.block);
+      if (!b.ok()) return b.status();
+      builder = std::move(*b);
+      building = next;
+      if (next < shard) ROOST_RETURN_IF_ERROR(finish());
+    }
+    return absl::OkStatus();
+  };
+  // Equal keys arrive together, in input order: keep one by the policy.
+  std::string held_key, held_value;
+  uint64_t held_sequence = 0;
+  bool holding = false;
+  std::string_view key, value;
+  uint64_t sequence = 0;
+  auto emit = [&]() -> absl::Status {
+    const std::string_view k = std::string_view(held_key).substr(prefix);
+    (*figures)[building].Add(k, held_value);
+    ++summary->keys;
+    progress->Update(summary->keys, 0);
+    return builder->Add(k, held_value);
+  };
+  while (true) {
+    absl::StatusOr<bool> more = sorter.Next(&key, &value, &sequence);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (holding && key == std::string_view(held_key)) {
+      if (job.on_duplicate == DuplicatePolicy::kError) {
+        return DuplicateError(origins, key.substr(prefix), held_sequence,
+                              sequence);
+      }
+      ++summary->duplicates;
+      if (job.on_duplicate == DuplicatePolicy::kKeepLast) {
+        held_value.assign(value);
+        held_sequence = sequence;
+      }
+      continue;
+    }
+    if (holding) ROOST_RETURN_IF_ERROR(emit());
+    const uint32_t shard = shards > 1 ? ShardOfPrefixed(key) : 0;
+    if (!builder || shard != building) {
+      ROOST_RETURN_IF_ERROR(start_shard(shard));
+    }
+    held_key.assign(key);
+    held_value.assign(value);
+    held_sequence = sequence;
+    holding = true;
+  }
+  if (holding) ROOST_RETURN_IF_ERROR(emit());
+  ROOST_RETURN_IF_ERROR(start_shard(shards));  // the rest, empty
+  if (builder) ROOST_RETURN_IF_ERROR(finish());
+  progress->Done(summary->keys, file_bytes);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void FileFigures::Add(std::string_view k, std::string_view v) {
+  if (keys++ == 0) {
+    key = k.size();
+    value = v.size();
+  }
+  key_fixed = key_fixed && k.size() == key;
+  value_fixed = value_fixed && v.size() == value;
+  key_bytes += k.size();
+  value_bytes += v.size();
+  max_key = std::max<uint64_t>(max_key, k.size());
+  max_value = std::max<uint64_t>(max_value, v.size());
+}
+
+void FileFigures::Merge(const FileFigures& other) {
+  if (other.keys == 0) return;
+  if (keys == 0) {
+    *this = other;
+    return;
+  }
+  key_fixed = key_fixed && other.key_fixed && key == other.key;
+  value_fixed = value_fixed && other.value_fixed && value == other.value;
+  keys += other.keys;
+  key_bytes += other.key_bytes;
+  value_bytes += other.value_bytes;
+  max_key = std::max(max_key, other.max_key);
+  max_value = std::max(max_value, other.max_value);
+}
+
+absl::Status WriteTableFiles(const BuildJob& job,
+                             const std::vector<std::string>& inputs,
+                             const std::vector<std::string>& paths,
+                             std::vector<ManifestInput>* read,
+                             std::vector<FileFigures>* figures,
+                             BuildSummary* summary, Progress* progress) {
+  figures->assign(paths.size(), FileFigures());
+  if (job.format == TableFormat::kCuckoo) {
+    return WriteCuckooFiles(job, inputs, paths, read, figures, summary,
+                            progress);
+  }
+  return WriteBlockFiles(job, inputs, paths, read, figures, summary, progress);
+}
+
+}  // namespace roost
