@@ -1,0 +1,298 @@
+// Faults of the object stores: bad URIs and environments, an unreachable
+// endpoint, wrong credentials, a missing bucket, and the retry policy
+// against a fake S3 that answers only errors.
+
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "repository/s3_object_store.h"
+#include "tests/object_store_fixture.h"
+
+namespace roost::testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value == nullptr) {
+      ::unsetenv(name);
+    } else {
+      ::setenv(name, value, 1);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// An HTTP server on loopback that answers every request with `response`
+// and counts them.
+class FakeS3 {
+ public:
+  explicit FakeS3(std::string response) : response_(std::move(response)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+        ::listen(fd_, 16) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      std::abort();
+    }
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeS3() {
+    stop_ = true;
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string endpoint() const { return StrCat("http://127.0.0.1:", port_); }
+  int requests() const { return requests_; }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      const int conn = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (conn < 0) return;
+      std::string request;
+      char buf[4096];
+      while (request.find("\r\n\r\n") == std::string::npos) {
+        const ssize_t n = ::read(conn, buf, sizeof(buf));
+        if (n <= 0) break;
+        request.append(buf, static_cast<size_t>(n));
+      }
+      ++requests_;
+      (void)!::write(conn, response_.data(), response_.size());
+      ::close(conn);
+    }
+  }
+
+  std::string response_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> requests_{0};
+  std::thread thread_;
+};
+
+std::string ErrorResponse(int status, const char* reason, const char* code) {
+  const std::string body =
+      StrCat("<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>", code,
+             "</Code><Message>fake ", code, "</Message></Error>");
+  return StrCat("HTTP/1.1 ", status, " ", reason,
+                "\r\nContent-Type: application/xml\r\nContent-Length: ",
+                body.size(), "\r\nConnection: close\r\n\r\n", body);
+}
+
+S3Config ConfigFor(const std::string& endpoint) {
+  S3Config config;
+  config.bucket = "roost-test";
+  config.prefix = "faults";
+  config.endpoint = endpoint;
+  config.access_key_id = "key";
+  config.secret_access_key = "secret";
+  return config;
+}
+
+TEST(OpenObjectStoreTest, BadUrisAreInvalidArgument) {
+  ScopedEnv key("AWS_ACCESS_KEY_ID", "k");
+  ScopedEnv secret("AWS_SECRET_ACCESS_KEY", "s");
+  const std::pair<const char*, const char*> cases[] = {
+      {"", "empty"},
+      {"s3://", "no bucket"},
+      {"s3:///prefix", "no bucket"},
+      {"s3://Upper_Case/x", "not a bucket name"},
+      {"s3://ab/x", "not a bucket name"},
+      {"s3://bucket/a//b", "bad prefix"},
+      {"s3://bucket/a/../b", "bad prefix"},
+      {"gs://bucket/x", "unsupported scheme \"gs\""},
+      {"http://host/x", "unsupported scheme"},
+      {"file://relative/path", "absolute path"},
+      {"file://", "absolute path"},
+  };
+  for (const auto& [uri, why] : cases) {
+    EXPECT_THAT(OpenObjectStore(uri),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr(why), HasSubstr("s3://BUCKET"))))
+        << uri;
+  }
+}
+
+TEST(OpenObjectStoreTest, GoodUrisName) {
+  ScopedEnv key("AWS_ACCESS_KEY_ID", "k");
+  ScopedEnv secret("AWS_SECRET_ACCESS_KEY", "s");
+  EXPECT_EQ(OpenObjectStore("s3://bucket").value()->uri(), "s3://bucket");
+  EXPECT_EQ(OpenObjectStore("s3://my.bucket-1/a/b/").value()->uri(),
+            "s3://my.bucket-1/a/b");
+  EXPECT_EQ(OpenObjectStore("file:///srv/repo").value()->uri(),
+            "file:///srv/repo");
+  EXPECT_EQ(OpenObjectStore("file://localhost/srv/repo/").value()->uri(),
+            "file:///srv/repo");
+  EXPECT_EQ(OpenObjectStore("/srv/repo").value()->uri(), "file:///srv/repo");
+}
+
+TEST(OpenObjectStoreTest, S3NeedsCredentialsAndAUsableEnvironment) {
+  {
+    ScopedEnv key("AWS_ACCESS_KEY_ID", nullptr);
+    EXPECT_THAT(OpenObjectStore("s3://bucket/p"),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("AWS_ACCESS_KEY_ID")));
+  }
+  ScopedEnv key("AWS_ACCESS_KEY_ID", "k");
+  ScopedEnv secret("AWS_SECRET_ACCESS_KEY", "s");
+  {
+    ScopedEnv endpoint("AWS_ENDPOINT_URL", "ftp://host");
+    ScopedEnv s3_endpoint("AWS_ENDPOINT_URL_S3", nullptr);
+    EXPECT_THAT(OpenObjectStore("s3://bucket/p"),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("AWS_ENDPOINT_URL ")));
+  }
+  {
+    ScopedEnv region("AWS_REGION", "us-east-1/../x");
+    EXPECT_THAT(
+        OpenObjectStore("s3://bucket/p"),
+        StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("AWS_REGION")));
+  }
+}
+
+TEST(S3UrlTest, PathStyleWithAnEndpointVirtualHostedWithout) {
+  S3Config config = ConfigFor("http://127.0.0.1:9000");
+  S3Client minio(config, {});
+  EXPECT_EQ(
+      minio.Url("faults/a b/c+d", {{"uploadId", "x/y"}, {"a", ""}}),
+      "http://127.0.0.1:9000/roost-test/faults/a%20b/c%2Bd?a=&uploadId=x%2Fy");
+  config.endpoint = "";
+  config.region = "eu-west-1";
+  EXPECT_EQ(S3Client(config, {}).Url("k", {}),
+            "https://roost-test.s3.eu-west-1.amazonaws.com/k");
+  config.bucket = "dotted.bucket";
+  EXPECT_EQ(S3Client(config, {}).Url("k", {}),
+            "https://s3.eu-west-1.amazonaws.com/dotted.bucket/k");
+}
+
+TEST(S3FaultsTest, UnreachableEndpointIsRetriedThenFailsInBoundedTime) {
+  const int port = UnusedLoopbackPort();
+  ScopedEnv key("AWS_ACCESS_KEY_ID", "k");
+  ScopedEnv secret("AWS_SECRET_ACCESS_KEY", "s");
+  ScopedEnv endpoint("AWS_ENDPOINT_URL",
+                     StrCat("http://127.0.0.1:", port).c_str());
+  ScopedEnv s3_endpoint("AWS_ENDPOINT_URL_S3", nullptr);
+  auto store = OpenObjectStore("s3://roost-test/p", TestStoreOptions());
+  ASSERT_OK(store);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THAT((*store)->Get("t/MANIFEST"),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("GET s3://roost-test/p/t/MANIFEST"),
+                             HasSubstr("connect"),
+                             HasSubstr("gave up after 3 attempts"))));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+}
+
+TEST(S3FaultsTest, ServerErrorsAreRetriedClientErrorsAreNot) {
+  FakeS3 busy(ErrorResponse(503, "Slow Down", "SlowDown"));
+  S3ObjectStore busy_store(ConfigFor(busy.endpoint()), TestStoreOptions());
+  EXPECT_THAT(busy_store.Put("k", "v"),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("503 SlowDown: fake SlowDown"),
+                             HasSubstr("gave up after 3 attempts"))));
+  EXPECT_EQ(busy.requests(), 3);
+
+  FakeS3 refusing(ErrorResponse(403, "Forbidden", "AccessDenied"));
+  S3ObjectStore refused_store(ConfigFor(refusing.endpoint()),
+                              TestStoreOptions());
+  EXPECT_THAT(refused_store.Get("k"),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("403 AccessDenied")));
+  EXPECT_EQ(refusing.requests(), 1);
+}
+
+class MinioFaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    minio_ = SharedMinio();
+    ASSERT_NE(minio_, nullptr) << MinioStartError();
+  }
+  S3Config Config() const {
+    S3Config config = ConfigFor(minio_->endpoint());
+    config.bucket = minio_->bucket();
+    config.access_key_id = minio_->access_key();
+    config.secret_access_key = minio_->secret_key();
+    return config;
+  }
+  MinioServer* minio_ = nullptr;
+};
+
+TEST_F(MinioFaultsTest, WrongCredentialsArePermissionDeniedNamingTheCode) {
+  S3Config config = Config();
+  config.secret_access_key = "not-the-secret";
+  S3ObjectStore wrong_secret(config, TestStoreOptions());
+  EXPECT_THAT(wrong_secret.Put("k", "v"),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("SignatureDoesNotMatch")));
+  config = Config();
+  config.access_key_id = "nobody";
+  S3ObjectStore wrong_key(config, TestStoreOptions());
+  EXPECT_THAT(wrong_key.Get("k"), StatusIs(absl::StatusCode::kPermissionDenied,
+                                           HasSubstr("InvalidAccessKeyId")));
+  EXPECT_THAT(wrong_key.Head("k"),
+              StatusIs(absl::StatusCode::kPermissionDenied));
+  EXPECT_THAT(wrong_key.List({}), StatusIs(absl::StatusCode::kPermissionDenied,
+                                           HasSubstr("InvalidAccessKeyId")));
+}
+
+TEST_F(MinioFaultsTest, MissingBucketIsNotFound) {
+  S3Config config = Config();
+  config.bucket = "no-such-bucket";
+  S3ObjectStore store(config, TestStoreOptions());
+  EXPECT_THAT(store.Put("k", "v"),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("NoSuchBucket")));
+  EXPECT_THAT(store.List({}),
+              StatusIs(absl::StatusCode::kNotFound, HasSubstr("NoSuchBucket")));
+}
+
+TEST_F(MinioFaultsTest, EndpointUrlS3WinsOverEndpointUrl) {
+  minio_->SetEnvironment();
+  ScopedEnv endpoint("AWS_ENDPOINT_URL",
+                     StrCat("http://127.0.0.1:", UnusedLoopbackPort()).c_str());
+  ScopedEnv s3_endpoint("AWS_ENDPOINT_URL_S3", minio_->endpoint().c_str());
+  auto store = OpenObjectStore(StrCat("s3://", minio_->bucket(), "/env"),
+                               TestStoreOptions());
+  ASSERT_OK(store);
+  ASSERT_OK((*store)->Put("k", "v"));
+  EXPECT_EQ((*store)->Get("k").value(), "v");
+}
+
+TEST(MinioServerTest, MissingBinaryFailsSayingHowToInstall) {
+  ScopedEnv minio("ROOST_MINIO", "/nonexistent/minio");
+  EXPECT_THAT(MinioServer::Start(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("run scripts/install-minio.sh")));
+}
+
+}  // namespace
+}  // namespace roost::testing
