@@ -1,6 +1,7 @@
 #include "repository/local_object_store.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,6 +34,11 @@ class Fd {
   }
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
+  Fd& operator=(Fd&& other) noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(other.fd_, -1);
+    return *this;
+  }
   int get() const { return fd_; }
   int release() { return std::exchange(fd_, -1); }
 
@@ -131,6 +137,7 @@ template <typename Fill>
 absl::Status LocalObjectStore::Write(std::string_view key,
                                      const PutOptions& options, Fill fill) {
   ROOST_ASSIGN_OR_RETURN(const std::string path, PathOf(key));
+  ROOST_RETURN_IF_ERROR(ValidatePutOptions(options));
   const fs::path target(path);
   const std::string dir = target.parent_path().string();
   std::error_code ec;
@@ -165,6 +172,26 @@ absl::Status LocalObjectStore::Write(std::string_view key,
         return ErrnoError("cannot link", path, errno);
       }
       return absl::OkStatus();
+    }
+    Fd lock(-1);
+    if (!options.if_match.empty()) {
+      // Conditional writers of one key take turns on a lock file beside it,
+      // so that the check of the ETag and the rename are one step.
+      const std::string lock_path =
+          StrCat(dir, "/", kReserved, "lock-", target.filename().string());
+      lock = Fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+      if (lock.get() < 0) return ErrnoError("cannot open", lock_path, errno);
+      while (::flock(lock.get(), LOCK_EX) != 0) {
+        if (errno != EINTR) return ErrnoError("cannot lock", lock_path, errno);
+      }
+      absl::StatusOr<ObjectInfo> now = Head(key);
+      if (!now.ok() && !absl::IsNotFound(now.status())) return now.status();
+      if (!now.ok() || now->etag != options.if_match) {
+        return absl::FailedPreconditionError(
+            StrCat("put ", uri(), "/", key,
+                   ": the object is not the one expected (another writer "
+                   "changed or removed it)"));
+      }
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
       const int err = errno;

@@ -7,7 +7,9 @@
 // and then appears whole: by rename(2) over the old file, or, for
 // PutOptions::if_absent, by link(2), which fails when the name is taken, so
 // that of several racing writers (processes or machines on one filesystem)
-// exactly one wins.
+// exactly one wins. PutOptions::if_match compares the ETag and renames
+// while holding a lock file (".roost-lock-NAME") that every conditional
+// writer of the key takes.
 //
 // A key cannot be both an object and the directory of others ("a" and
 // "a/b"), which S3 allows: such a Put fails with FailedPrecondition.

@@ -63,6 +63,20 @@ absl::Status ValidateObjectKey(std::string_view key) {
   return absl::OkStatus();
 }
 
+absl::Status ValidatePutOptions(const PutOptions& options) {
+  if (options.if_absent && !options.if_match.empty()) {
+    return absl::InvalidArgumentError(
+        "a put cannot be both if_absent and if_match");
+  }
+  for (char c : options.if_match) {
+    if (c == '"' || static_cast<unsigned char>(c) < 0x20) {
+      return absl::InvalidArgumentError(
+          StrCat("if_match is not an ETag: \"", options.if_match, "\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<ObjectInfo>> ObjectStore::ListAll(
     std::string_view prefix) {
   std::vector<ObjectInfo> all;

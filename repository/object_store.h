@@ -16,12 +16,15 @@
 // Example:
 //   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<ObjectStore> store,
 //                          OpenObjectStore("s3://tables/prod"));
-//   absl::Status s = store->Put("users/v7/MANIFEST", manifest,
-//                               {.if_absent = true});
+//   PutOptions if_absent;
+//   if_absent.if_absent = true;
+//   absl::Status s = store->Put("users/v7/MANIFEST", manifest, if_absent);
 //   if (absl::IsAlreadyExists(s)) { /* another publisher took v7 */ }
+//   DownloadOptions expect;
+//   expect.expected_size = file.size;
+//   expect.expected_xxh3 = file.xxh3;
 //   ROOST_RETURN_IF_ERROR(store->GetToFile(
-//       "users/v7/table.sst", "/data/users/.staging/table.sst",
-//       {.expected_size = file.size, .expected_xxh3 = file.xxh3}));
+//       "users/v7/table.sst", "/data/users/.staging/table.sst", expect));
 #ifndef ROOST_REPOSITORY_OBJECT_STORE_H_
 #define ROOST_REPOSITORY_OBJECT_STORE_H_
 
@@ -54,6 +57,12 @@ struct PutOptions {
   // If-None-Match: *, answered 412 Precondition Failed; local: link(2)).
   // The default value is false (replace whatever is there).
   bool if_absent = false;
+  // When not empty, write only if the object exists and its ETag (as Head
+  // gives it) is this one: a compare-and-swap, failing with
+  // FailedPrecondition when another writer changed or removed the object
+  // meanwhile (S3: If-Match, answered 412; local: under a lock that other
+  // conditional writers of the key take too). The default value is "".
+  std::string if_match;
 };
 
 // A part of an object: `length` bytes from `offset`.
@@ -140,6 +149,9 @@ class ObjectStore {
 // "." or ".." segment, no leading or trailing '/', no control character.
 // InvalidArgument saying what is wrong otherwise.
 absl::Status ValidateObjectKey(std::string_view key);
+
+// InvalidArgument when `options` asks for both if_absent and if_match.
+absl::Status ValidatePutOptions(const PutOptions& options);
 
 // How an S3 store retries and splits its uploads (a local store ignores
 // them).

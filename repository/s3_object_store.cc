@@ -35,12 +35,32 @@ class Fd {
   int fd_;
 };
 
-// The answer to a conditional write that lost: AlreadyExists, keeping S3's
-// words.
-absl::Status LostRace(const absl::Status& s) {
-  if (s.code() != absl::StatusCode::kFailedPrecondition) return s;
-  return absl::AlreadyExistsError(
-      StrCat(s.message(), " (the object exists: another writer put it first)"));
+// The headers of PutOptions' conditions.
+void AddConditions(const PutOptions& options,
+                   std::vector<std::string>* headers) {
+  if (options.if_absent) headers->push_back("If-None-Match: *");
+  if (!options.if_match.empty()) {
+    headers->push_back(StrCat("If-Match: \"", options.if_match, "\""));
+  }
+}
+
+// The answer to a conditional write that lost: AlreadyExists for if_absent,
+// FailedPrecondition for if_match (also when the object is gone), keeping
+// S3's words.
+absl::Status LostRace(const PutOptions& options, const absl::Status& s) {
+  if (options.if_absent && s.code() == absl::StatusCode::kFailedPrecondition) {
+    return absl::AlreadyExistsError(StrCat(
+        s.message(), " (the object exists: another writer put it first)"));
+  }
+  if (!options.if_match.empty() &&
+      (s.code() == absl::StatusCode::kFailedPrecondition ||
+       s.code() == absl::StatusCode::kNotFound)) {
+    return absl::FailedPreconditionError(
+        StrCat(s.message(),
+               " (the object is not the one expected: another "
+               "writer changed or removed it)"));
+  }
+  return s;
 }
 
 }  // namespace
@@ -83,6 +103,7 @@ absl::Status S3ObjectStore::PutFile(std::string_view key,
 absl::Status S3ObjectStore::Upload(std::string_view key, std::string_view body,
                                    int fd, uint64_t size,
                                    const PutOptions& options) {
+  ROOST_RETURN_IF_ERROR(ValidatePutOptions(options));
   if (size > client_.options().multipart_threshold) {
     return UploadInParts(key, body, fd, size, options);
   }
@@ -90,14 +111,12 @@ absl::Status S3ObjectStore::Upload(std::string_view key, std::string_view body,
   request.method = "PUT";
   request.key = FullKey(key);
   request.headers = {kOctetStream};
-  if (options.if_absent) request.headers.push_back("If-None-Match: *");
+  AddConditions(options, &request.headers);
   request.body = body;
   request.body_fd = fd;
   request.body_length = size;
   absl::StatusOr<S3Response> response = client_.Send(request, What("PUT", key));
-  if (!response.ok()) {
-    return options.if_absent ? LostRace(response.status()) : response.status();
-  }
+  if (!response.ok()) return LostRace(options, response.status());
   return absl::OkStatus();
 }
 
@@ -147,18 +166,17 @@ absl::Status S3ObjectStore::UploadInParts(std::string_view key,
     complete.key = FullKey(key);
     complete.query = {{"uploadId", upload_id}};
     complete.headers = {"Content-Type: application/xml"};
-    if (options.if_absent) complete.headers.push_back("If-None-Match: *");
+    AddConditions(options, &complete.headers);
     complete.body = document;
     absl::StatusOr<S3Response> done = client_.Send(complete, what);
-    if (!done.ok()) {
-      return options.if_absent ? LostRace(done.status()) : done.status();
-    }
+    if (!done.ok()) return LostRace(options, done.status());
     // S3 may answer 200 and still have failed: the error is in the body.
     if (auto error = ParseS3Error(done->body)) {
       absl::Status failed = absl::UnavailableError(
           StrCat(what, ": ", error->code, ": ", error->message));
-      if (error->code == "PreconditionFailed" && options.if_absent) {
-        return LostRace(absl::FailedPreconditionError(failed.message()));
+      if (error->code == "PreconditionFailed") {
+        return LostRace(options,
+                        absl::FailedPreconditionError(failed.message()));
       }
       return failed;
     }

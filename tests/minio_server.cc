@@ -184,13 +184,19 @@ absl::Status MinioServer::Launch() {
 }
 
 absl::Status MinioServer::CreateBucket() const {
-  const long status = Request(StrCat(endpoint(), "/", bucket_), "PUT",
-                              access_key_, secret_key_);
-  if (status != 200) {
-    return absl::InternalError(
-        StrCat("creating bucket ", bucket_, " in MinIO: HTTP ", status));
+  // Live is not ready: MinIO answers 503 until its storage is initialised.
+  const auto until = Clock::now() + std::chrono::seconds(60);
+  long status = 0;
+  while (true) {
+    status = Request(StrCat(endpoint(), "/", bucket_), "PUT", access_key_,
+                     secret_key_);
+    if (status == 200) return absl::OkStatus();
+    if ((status != 503 && status != 0) || Clock::now() >= until) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  return absl::OkStatus();
+  return absl::InternalError(StrCat("creating bucket ", bucket_,
+                                    " in MinIO: HTTP ", status, "; its log:\n",
+                                    Tail(dir_.File("minio.log"))));
 }
 
 void MinioServer::Stop() {

@@ -82,6 +82,12 @@ class ObjectStoreTest : public ::testing::TestWithParam<StoreKind> {
   std::unique_ptr<ObjectStore> store_;
 };
 
+inline PutOptions IfAbsent() {
+  PutOptions options;
+  options.if_absent = true;
+  return options;
+}
+
 // `size` bytes that differ from those of another seed.
 inline std::string Bytes(size_t size, uint32_t seed = 1) {
   std::string s(size, '\0');

@@ -75,11 +75,63 @@ TEST_P(ObjectStoreTest, PutReplacesWholeObject) {
 }
 
 TEST_P(ObjectStoreTest, PutIfAbsentRefusesATakenKey) {
-  ASSERT_OK(store_->Put("t/v1/MANIFEST", "mine", {.if_absent = true}));
+  ASSERT_OK(store_->Put("t/v1/MANIFEST", "mine", IfAbsent()));
   EXPECT_THAT(
-      store_->Put("t/v1/MANIFEST", "theirs", {.if_absent = true}),
+      store_->Put("t/v1/MANIFEST", "theirs", IfAbsent()),
       StatusIs(absl::StatusCode::kAlreadyExists, HasSubstr("MANIFEST")));
   EXPECT_EQ(store_->Get("t/v1/MANIFEST").value(), "mine");
+}
+
+TEST_P(ObjectStoreTest, PutIfMatchIsACompareAndSwap) {
+  ASSERT_OK(store_->Put("t/POINTER", "v1"));
+  const std::string etag = store_->Head("t/POINTER").value().etag;
+  PutOptions cas;
+  cas.if_match = etag;
+  ASSERT_OK(store_->Put("t/POINTER", "v2", cas));
+  EXPECT_EQ(store_->Get("t/POINTER").value(), "v2");
+  // The ETag read before the swap is stale now.
+  EXPECT_THAT(
+      store_->Put("t/POINTER", "v3", cas),
+      StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("t/POINTER")));
+  EXPECT_EQ(store_->Get("t/POINTER").value(), "v2");
+  cas.if_match = "0123";
+  EXPECT_THAT(store_->Put("t/ABSENT", "v1", cas),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(store_->Get("t/ABSENT"), StatusIs(absl::StatusCode::kNotFound));
+  cas.if_absent = true;
+  EXPECT_THAT(store_->Put("t/POINTER", "v4", cas),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_P(ObjectStoreTest, OfRacingCompareAndSwapsExactlyOneWins) {
+  ASSERT_OK(store_->Put("t/POINTER", "start"));
+  const std::string etag = store_->Head("t/POINTER").value().etag;
+  constexpr int kWriters = 6;
+  std::vector<std::unique_ptr<ObjectStore>> stores;
+  for (int i = 0; i < kWriters; ++i) {
+    stores.push_back(
+        OpenObjectStore(store_->uri(), TestStoreOptions()).value());
+  }
+  std::vector<absl::Status> results(kWriters);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      PutOptions cas;
+      cas.if_match = etag;
+      results[i] = stores[i]->Put("t/POINTER", StrCat("writer ", i), cas);
+    });
+  }
+  for (auto& t : threads) t.join();
+  int winners = 0;
+  for (int i = 0; i < kWriters; ++i) {
+    if (results[i].ok()) {
+      ++winners;
+      EXPECT_EQ(store_->Get("t/POINTER").value(), StrCat("writer ", i));
+    } else {
+      EXPECT_THAT(results[i], StatusIs(absl::StatusCode::kFailedPrecondition));
+    }
+  }
+  EXPECT_EQ(winners, 1);
 }
 
 TEST_P(ObjectStoreTest, MissingObjectIsNotFound) {
@@ -145,9 +197,9 @@ TEST_P(ObjectStoreTest, LargeFileRoundTripsVerified) {
 TEST_P(ObjectStoreTest, LargePutIfAbsentRefusesATakenKey) {
   const std::string source = dir_.File("source");
   WriteFile(source, Bytes(7 << 20, 3));
-  ASSERT_OK(store_->PutFile("big", source, {.if_absent = true}));
+  ASSERT_OK(store_->PutFile("big", source, IfAbsent()));
   WriteFile(source, Bytes(7 << 20, 4));
-  EXPECT_THAT(store_->PutFile("big", source, {.if_absent = true}),
+  EXPECT_THAT(store_->PutFile("big", source, IfAbsent()),
               StatusIs(absl::StatusCode::kAlreadyExists));
   EXPECT_TRUE(store_->Get("big").value() == Bytes(7 << 20, 3));
   // A large Put from memory goes in parts too.
@@ -292,8 +344,7 @@ TEST_P(ObjectStoreTest, OfRacingConditionalPutsExactlyOneWins) {
     std::vector<std::thread> threads;
     for (int i = 0; i < kWriters; ++i) {
       threads.emplace_back([&, i] {
-        results[i] =
-            stores[i]->Put(key, StrCat("writer ", i), {.if_absent = true});
+        results[i] = stores[i]->Put(key, StrCat("writer ", i), IfAbsent());
       });
     }
     for (auto& t : threads) t.join();
