@@ -113,7 +113,10 @@ LocalObjectStore::LocalObjectStore(std::string root) : root_(std::move(root)) {
 }
 
 std::string LocalObjectStore::uri() const {
-  return StrCat("file://", fs::absolute(root_).lexically_normal().string());
+  std::error_code ec;  // (absolute() without one may throw)
+  const fs::path path = fs::absolute(root_, ec);
+  return StrCat("file://",
+                (ec ? fs::path(root_) : path).lexically_normal().string());
 }
 
 absl::StatusOr<std::string> LocalObjectStore::PathOf(

@@ -33,7 +33,8 @@ absl::StatusCode CodeOf(long http_status, const std::string& s3_code) {
       s3_code == "NoSuchUpload" || http_status == 404) {
     return absl::StatusCode::kNotFound;
   }
-  if (http_status == 401 || http_status == 403) {
+  if (http_status == 401 || http_status == 403 || s3_code == "ExpiredToken" ||
+      s3_code == "InvalidToken" || s3_code == "AuthorizationHeaderMalformed") {
     return absl::StatusCode::kPermissionDenied;
   }
   if (http_status == 412) return absl::StatusCode::kFailedPrecondition;

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "repository/s3_object_store.h"
+#include "repository/s3_xml.h"
 #include "tests/object_store_fixture.h"
 
 namespace roost::testing {
@@ -193,6 +194,47 @@ TEST(S3UrlTest, PathStyleWithAnEndpointVirtualHostedWithout) {
   config.bucket = "dotted.bucket";
   EXPECT_EQ(S3Client(config, {}).Url("k", {}),
             "https://s3.eu-west-1.amazonaws.com/dotted.bucket/k");
+}
+
+TEST(S3XmlTest, ListingsErrorsAndMalformedDocuments) {
+  auto page = ParseListObjectsV2(
+      "<?xml version=\"1.0\"?><ListBucketResult><IsTruncated>true"
+      "</IsTruncated><NextContinuationToken>tok</NextContinuationToken>"
+      "<Contents><Key>p/a</Key><Size>12</Size><ETag>&quot;e1&quot;</ETag>"
+      "</Contents><CommonPrefixes><Prefix>p/v1/</Prefix></CommonPrefixes>"
+      "</ListBucketResult>");
+  ASSERT_OK(page);
+  ASSERT_EQ(page->objects.size(), 1u);
+  EXPECT_EQ(page->objects[0].key, "p/a");
+  EXPECT_EQ(page->objects[0].size, 12u);
+  EXPECT_EQ(page->objects[0].etag, "e1");
+  EXPECT_THAT(page->common_prefixes, ::testing::ElementsAre("p/v1/"));
+  EXPECT_EQ(page->next_continuation_token, "tok");
+  for (const char* bad : {"", "not xml", "<Error/>",
+                          "<ListBucketResult><Contents><Key>k</Key>"
+                          "<Size>-1x</Size></Contents></ListBucketResult>",
+                          "<ListBucketResult><IsTruncated>true</IsTruncated></"
+                          "ListBucketResult>"}) {
+    EXPECT_THAT(ParseListObjectsV2(bad),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         HasSubstr("malformed listing")))
+        << bad;
+  }
+  auto error = ParseS3Error(
+      "<Error><Code>NoSuchKey</Code><Message>gone</Message></Error>");
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->code, "NoSuchKey");
+  EXPECT_EQ(error->message, "gone");
+  EXPECT_FALSE(ParseS3Error("<html>proxy error</html>").has_value());
+  EXPECT_FALSE(ParseS3Error("").has_value());
+  EXPECT_THAT(ParseUploadId("<InitiateMultipartUploadResult/>"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(CompleteMultipartUploadXml({"a", "b"}),
+            "<?xml version=\"1.0\"?><CompleteMultipartUpload "
+            "xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\"><Part>"
+            "<PartNumber>1</PartNumber><ETag>\"a\"</ETag></Part><Part>"
+            "<PartNumber>2</PartNumber><ETag>\"b\"</ETag></Part>"
+            "</CompleteMultipartUpload>");
 }
 
 TEST(S3FaultsTest, UnreachableEndpointIsRetriedThenFailsInBoundedTime) {
