@@ -12,7 +12,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "repository/s3_object_store.h"
 #include "repository/s3_xml.h"
@@ -48,11 +50,15 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// An HTTP server on loopback that answers every request with `response`
-// and counts them.
+// An HTTP server on loopback that answers the requests with `responses`
+// in turn (the last one again once they run out), closing each connection
+// after its answer, and counts them.
 class FakeS3 {
  public:
-  explicit FakeS3(std::string response) : response_(std::move(response)) {
+  explicit FakeS3(std::string response)
+      : FakeS3(std::vector<std::string>{std::move(response)}) {}
+  explicit FakeS3(std::vector<std::string> responses)
+      : responses_(std::move(responses)) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -87,13 +93,14 @@ class FakeS3 {
         if (n <= 0) break;
         request.append(buf, static_cast<size_t>(n));
       }
-      ++requests_;
-      (void)!::write(conn, response_.data(), response_.size());
+      const std::string& response =
+          responses_[std::min<size_t>(requests_++, responses_.size() - 1)];
+      (void)!::write(conn, response.data(), response.size());
       ::close(conn);
     }
   }
 
-  std::string response_;
+  const std::vector<std::string> responses_;
   int fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
@@ -271,6 +278,33 @@ TEST(S3FaultsTest, ServerErrorsAreRetriedClientErrorsAreNot) {
               StatusIs(absl::StatusCode::kPermissionDenied,
                        HasSubstr("403 AccessDenied")));
   EXPECT_EQ(refusing.requests(), 1);
+}
+
+TEST(S3FaultsTest, ADownloadCutShortIsRetriedFromTheStart) {
+  // The first answer promises 10 bytes and sends 3.
+  FakeS3 flaky(std::vector<std::string>{
+      "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc",
+      "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789"});
+  S3ObjectStore store(ConfigFor(flaky.endpoint()), TestStoreOptions());
+  ScratchDir dir;
+  DownloadOptions expect;
+  expect.expected_size = 10;
+  ASSERT_OK(store.GetToFile("k", dir.File("dest"), expect));
+  EXPECT_EQ(ReadFile(dir.File("dest")), "0123456789");
+  EXPECT_EQ(flaky.requests(), 2);
+
+  FakeS3 broken("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc");
+  S3ObjectStore broken_store(ConfigFor(broken.endpoint()), TestStoreOptions());
+  EXPECT_THAT(broken_store.GetToFile("k", dir.File("other")),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       HasSubstr("gave up after 3 attempts")));
+  EXPECT_EQ(broken.requests(), 3);
+  // Nothing left of the attempts: only the first download's file.
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    names.push_back(e.path().filename().string());
+  }
+  EXPECT_THAT(names, ::testing::ElementsAre("dest"));
 }
 
 class MinioFaultsTest : public ::testing::Test {
