@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <pugixml.hpp>
 #include <thread>
 #include <vector>
 
@@ -26,6 +27,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 size_t Discard(char*, size_t size, size_t n, void*) { return size * n; }
+
+size_t Collect(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
 
 // The HTTP status of a request to `url` (SigV4-signed when `user` is given),
 // or 0 when nothing answered.
@@ -197,6 +203,46 @@ absl::Status MinioServer::CreateBucket() const {
   return absl::InternalError(StrCat("creating bucket ", bucket_,
                                     " in MinIO: HTTP ", status, "; its log:\n",
                                     Tail(dir_.File("minio.log"))));
+}
+
+absl::StatusOr<MinioServer::TemporaryCredentials> MinioServer::AssumeRole()
+    const {
+  CURL* curl = curl_easy_init();
+  if (curl == nullptr) return absl::InternalError("curl_easy_init");
+  const std::string url = StrCat(endpoint(), "/");
+  const std::string form =
+      "Action=AssumeRole&DurationSeconds=900&Version=2011-06-15";
+  std::string body;
+  curl_slist* headers = curl_slist_append(
+      nullptr, "Content-Type: application/x-www-form-urlencoded");
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, "aws:amz:us-east-1:sts");
+  curl_easy_setopt(curl, CURLOPT_USERNAME, access_key_.c_str());
+  curl_easy_setopt(curl, CURLOPT_PASSWORD, secret_key_.c_str());
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_POSTFIELDS, form.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  long status = 0;
+  const CURLcode code = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(curl);
+  pugi::xml_document doc;
+  doc.load_buffer(body.data(), body.size());
+  const pugi::xml_node c = doc.child("AssumeRoleResponse")
+                               .child("AssumeRoleResult")
+                               .child("Credentials");
+  TemporaryCredentials credentials{c.child_value("AccessKeyId"),
+                                   c.child_value("SecretAccessKey"),
+                                   c.child_value("SessionToken")};
+  if (code != CURLE_OK || status != 200 || credentials.session_token.empty()) {
+    return absl::InternalError(
+        StrCat("MinIO AssumeRole: curl ", code, ", HTTP ", status, ": ", body));
+  }
+  return credentials;
 }
 
 void MinioServer::Stop() {

@@ -44,6 +44,15 @@ class MinioServer {
   const std::string& access_key() const { return access_key_; }
   const std::string& secret_key() const { return secret_key_; }
 
+  // Temporary credentials from MinIO's STS (AssumeRole with the root
+  // credentials), for testing AWS_SESSION_TOKEN.
+  struct TemporaryCredentials {
+    std::string access_key;
+    std::string secret_key;
+    std::string session_token;
+  };
+  absl::StatusOr<TemporaryCredentials> AssumeRole() const;
+
   // Sets AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION and
   // AWS_ENDPOINT_URL for this server, and unsets AWS_SESSION_TOKEN and
   // AWS_ENDPOINT_URL_S3.

@@ -341,6 +341,29 @@ TEST_F(MinioFaultsTest, WrongCredentialsArePermissionDeniedNamingTheCode) {
                                            HasSubstr("InvalidAccessKeyId")));
 }
 
+TEST_F(MinioFaultsTest, ASessionTokenIsSentAndAWrongOneRefused) {
+  auto temporary = minio_->AssumeRole();
+  ASSERT_OK(temporary);
+  minio_->SetEnvironment();
+  ScopedEnv key("AWS_ACCESS_KEY_ID", temporary->access_key.c_str());
+  ScopedEnv secret("AWS_SECRET_ACCESS_KEY", temporary->secret_key.c_str());
+  const std::string uri = StrCat("s3://", minio_->bucket(), "/session");
+  {
+    ScopedEnv token("AWS_SESSION_TOKEN", temporary->session_token.c_str());
+    auto store = OpenObjectStore(uri, TestStoreOptions());
+    ASSERT_OK(store);
+    ASSERT_OK((*store)->Put("k", "v"));
+    EXPECT_EQ((*store)->Get("k").value(), "v");
+  }
+  {
+    ScopedEnv token("AWS_SESSION_TOKEN", nullptr);
+    auto store = OpenObjectStore(uri, TestStoreOptions());
+    ASSERT_OK(store);
+    EXPECT_THAT((*store)->Get("k"),
+                StatusIs(absl::StatusCode::kPermissionDenied));
+  }
+}
+
 TEST_F(MinioFaultsTest, MissingBucketIsNotFound) {
   S3Config config = Config();
   config.bucket = "no-such-bucket";
