@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Checks that includes point down the floors of docs/architecture.md, never
-# up: util/ at the bottom, storage/ on it; loader/ and server/ on storage/,
-# client/ on util/ alone, none of the three including another; tests/,
-# fuzz/ and bench/ on top (free).
+# up: util/ at the bottom, storage/ on it, repository/ on storage/;
+# loader/ and server/ on storage/, client/ on util/ alone, none of the three
+# including another; tests/, fuzz/ and bench/ on top (free).
 # Prints each include that breaks a rule as FILE:LINE: ... and exits 1 if
 # there is one.
 # Usage: scripts/check-includes.sh [REPO]   (default: this checkout)
@@ -11,11 +11,12 @@ cd "${1:-$(dirname "$0")/..}"
 
 # FOLDER and the pattern of the includes it may not have.
 rules=(
-  'util|#include ["<](storage|loader|server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
-  'storage|#include ["<](loader|server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
+  'util|#include ["<](storage|repository|loader|server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
+  'storage|#include ["<](repository|loader|server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
+  'repository|#include ["<](loader|server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
   'loader|#include ["<](server|client|tests|fuzz|bench|roost|grpc|grpcpp|google/protobuf|prometheus)/'
   'server|#include ["<](loader|client|tests|fuzz|bench)/'
-  'client|#include ["<](storage|loader|server|tests|fuzz|bench|prometheus)/'
+  'client|#include ["<](storage|repository|loader|server|tests|fuzz|bench|prometheus)/'
 )
 status=0
 for rule in "${rules[@]}"; do

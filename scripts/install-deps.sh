@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages roost builds, tests and benchmarks with.
+# Installs the Debian packages roost builds, tests and benchmarks with, and
+# the MinIO server the object-storage tests run against
+# (scripts/install-minio.sh, built once and cached).
 # Idempotent: does nothing (and needs no network) when all are installed.
 set -euo pipefail
 
@@ -10,7 +12,7 @@ packages=(
   libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
   libcdb-dev redis-server libhiredis-dev gnuplot-nox python3
-  libssl-dev openssl curl
+  libssl-dev openssl curl libcurl4-openssl-dev libpugixml-dev
   clang libclang-rt-14-dev
 )
 
@@ -19,11 +21,14 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "installing: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
 
-sudo=""
-[ "$(id -u)" -ne 0 ] && sudo="sudo"
-echo "installing: ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-  "${missing[@]}" >/dev/null
+# MinIO for tests/object_store_*: a no-op once built (its path on stdout).
+"$(dirname "$0")/install-minio.sh" >/dev/null
