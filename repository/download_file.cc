@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "util/file.h"
+#include "util/status_macros.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -44,12 +45,7 @@ DownloadFile::~DownloadFile() {
 }
 
 absl::Status DownloadFile::Append(std::string_view data) {
-  for (size_t done = 0; done < data.size();) {
-    const ssize_t n = ::write(fd_, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("cannot write", staging_, errno);
-    done += static_cast<size_t>(n);
-  }
+  ROOST_RETURN_IF_ERROR(WriteAll(fd_, data, staging_));
   checksum_->Update(data.data(), data.size());
   size_ += data.size();
   return absl::OkStatus();

@@ -26,36 +26,6 @@ namespace fs = std::filesystem;
 constexpr std::string_view kReserved = ".roost-";
 constexpr size_t kChunk = 1 << 20;
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd& operator=(Fd&& other) noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    return *this;
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
-absl::Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  for (size_t done = 0; done < data.size();) {
-    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("cannot write", path, errno);
-    done += static_cast<size_t>(n);
-  }
-  return absl::OkStatus();
-}
-
 // Reads up to `size` bytes at `offset`; fewer only at the end of the file.
 absl::StatusOr<std::string> ReadAt(int fd, uint64_t offset, uint64_t size,
                                    const std::string& path) {
@@ -152,7 +122,7 @@ absl::Status LocalObjectStore::Write(std::string_view key,
   }
   std::string tmp = StrCat(dir, "/", kReserved, "put-",
                            target.filename().string(), "-XXXXXX");
-  Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+  ScopedFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
   if (fd.get() < 0) return ErrnoError("cannot create", tmp, errno);
   absl::Status status = [&]() -> absl::Status {
     if (::fchmod(fd.get(), 0644) != 0) {
@@ -176,13 +146,14 @@ absl::Status LocalObjectStore::Write(std::string_view key,
       }
       return absl::OkStatus();
     }
-    Fd lock(-1);
+    ScopedFd lock;
     if (!options.if_match.empty()) {
       // Conditional writers of one key take turns on a lock file beside it,
       // so that the check of the ETag and the rename are one step.
       const std::string lock_path =
           StrCat(dir, "/", kReserved, "lock-", target.filename().string());
-      lock = Fd(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+      lock = ScopedFd(
+          ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
       if (lock.get() < 0) return ErrnoError("cannot open", lock_path, errno);
       while (::flock(lock.get(), LOCK_EX) != 0) {
         if (errno != EINTR) return ErrnoError("cannot lock", lock_path, errno);
@@ -225,7 +196,7 @@ absl::Status LocalObjectStore::PutFile(std::string_view key,
                                        const PutOptions& options) {
   uint64_t size = 0;
   ROOST_ASSIGN_OR_RETURN(const int raw_fd, OpenRegularFile(path, &size));
-  Fd in(raw_fd);
+  ScopedFd in(raw_fd);
   return Write(
       key, options, [&](int fd, const std::string& tmp) -> absl::Status {
         for (uint64_t offset = 0;;) {
@@ -245,7 +216,7 @@ absl::StatusOr<std::string> LocalObjectStore::Get(
   ROOST_ASSIGN_OR_RETURN(
       const int raw_fd,
       OpenObject(path, StrCat("get ", uri(), "/", key), &size));
-  Fd fd(raw_fd);
+  ScopedFd fd(raw_fd);
   if (!range) return ReadAt(fd.get(), 0, size, path);
   if (range->length == 0) {
     return absl::InvalidArgumentError(
@@ -267,7 +238,7 @@ absl::Status LocalObjectStore::GetToFile(std::string_view key,
   const std::string what = StrCat("get ", uri(), "/", key);
   uint64_t size = 0;
   ROOST_ASSIGN_OR_RETURN(const int raw_fd, OpenObject(source, what, &size));
-  Fd fd(raw_fd);
+  ScopedFd fd(raw_fd);
   if (options.expected_size && *options.expected_size != size) {
     return absl::DataLossError(StrCat(what, ": size mismatch: expected ",
                                       *options.expected_size, " bytes, got ",

@@ -20,21 +20,6 @@ namespace {
 
 constexpr const char* kOctetStream = "Content-Type: application/octet-stream";
 
-// A file descriptor closed when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // The headers of PutOptions' conditions.
 void AddConditions(const PutOptions& options,
                    std::vector<std::string>* headers) {
@@ -96,7 +81,7 @@ absl::Status S3ObjectStore::PutFile(std::string_view key,
   ROOST_RETURN_IF_ERROR(ValidateObjectKey(key));
   uint64_t size = 0;
   ROOST_ASSIGN_OR_RETURN(const int raw_fd, OpenRegularFile(path, &size));
-  Fd fd(raw_fd);
+  ScopedFd fd(raw_fd);
   return Upload(key, {}, fd.get(), size, options);
 }
 

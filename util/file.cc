@@ -97,6 +97,16 @@ absl::Status FsyncPath(const std::string& path) {
   return absl::OkStatus();
 }
 
+absl::Status WriteAll(int fd, std::string_view data, std::string_view path) {
+  for (size_t done = 0; done < data.size();) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("cannot write", path, errno);
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteFileAtomically(const std::string& path,
                                  std::string_view contents, mode_t mode) {
   const std::filesystem::path target(path);

@@ -5,10 +5,12 @@
 #define ROOST_UTIL_FILE_H_
 
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -40,6 +42,33 @@ absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
 
 // fsync(2) of a file or a directory.
 absl::Status FsyncPath(const std::string& path);
+
+// A file descriptor, closed when it goes out of scope (-1 holds none).
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd = -1) : fd_(fd) {}
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ScopedFd& operator=(ScopedFd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+// write(2) until the whole of `data` is written, again after EINTR.
+// Errors name `path` ("cannot write PATH: ...").
+absl::Status WriteAll(int fd, std::string_view data, std::string_view path);
 
 // Replaces `path` with a file holding `contents` (mode `mode`) such that a
 // reader, or a crash at any moment, sees the old file whole or the new one
