@@ -12,6 +12,7 @@
 #include "storage/partition.h"
 #include "storage/table.h"
 #include "storage/version_check.h"
+#include "tests/manifest_edit.h"
 #include "tests/roost_load_fixture.h"
 #include "util/str_cat.h"
 
@@ -60,15 +61,6 @@ class ShardsTest : public RoostLoadTest {
         }
       }
     }
-  }
-  void EditManifest(const std::string& version_dir,
-                    const std::function<void(Json&)>& edit) {
-    const std::string path = version_dir + "/MANIFEST";
-    fs::permissions(version_dir, fs::perms::owner_all, fs::perm_options::add);
-    fs::permissions(path, fs::perms::owner_write, fs::perm_options::add);
-    Json m = Json::parse(ReadFile(path));
-    edit(m);
-    WriteFile(path, m.dump(2));
   }
   // verify refuses `version_dir` (exit 65) with `message` in its output.
   void ExpectRefused(const std::string& version_dir,

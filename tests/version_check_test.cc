@@ -15,6 +15,7 @@
 #include <limits>
 
 #include "storage/data_dir.h"
+#include "tests/manifest_edit.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/file.h"
@@ -56,16 +57,6 @@ class VersionCheckTest : public ::testing::Test {
                                        " --data-dir ", data_, " --table t"));
     EXPECT_EQ(r.exit_code, 0) << r.out;
     return data_ + "/t/v000001";
-  }
-  // Rewrites one MANIFEST field with `edit` (run on the parsed JSON).
-  void EditManifest(const std::string& version_dir,
-                    const std::function<void(Json&)>& edit) {
-    const std::string path = version_dir + "/MANIFEST";
-    fs::permissions(version_dir, fs::perms::owner_all, fs::perm_options::add);
-    fs::permissions(path, fs::perms::owner_write, fs::perm_options::add);
-    Json m = Json::parse(ReadFile(path));
-    edit(m);
-    WriteFile(path, m.dump(2));
   }
   // OpenVersion's error message, and roost-load verify's agrees.
   std::string Refusal(const std::string& version_dir) {
