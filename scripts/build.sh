@@ -22,6 +22,12 @@ elif [ "${1:-}" = "--fuzz" ]; then
   [ $# -gt 0 ] || set -- fuzzers
 fi
 
+# ccache, where installed, makes rebuilds in several checkouts cheap; paths
+# under the checkout are hashed relative to it, so checkouts share hits.
+if command -v ccache >/dev/null; then
+  flags+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+fi
 cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
 ninja -C "$dir" "$@"
 echo "$dir"
