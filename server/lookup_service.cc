@@ -1,11 +1,13 @@
 #include "server/lookup_service.h"
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "server/log.h"
+#include "storage/data_dir.h"
 #include "storage/table.h"
 #include "util/escape.h"
 #include "util/status_macros.h"
@@ -161,6 +163,36 @@ absl::Status LookUp(const Table& table, std::span<const std::string_view> keys,
 
 }  // namespace
 
+grpc::Status PinVersion(const TableEntry& entry, uint64_t wanted,
+                        VersionSlots<ServingVersion>::Pin* pin) {
+  *pin = entry.slots.Acquire();
+  if (wanted == 0 || (*pin && (*pin)->version == wanted)) {
+    if (*pin) return grpc::Status::OK;
+    return grpc::Status(
+        grpc::StatusCode::UNAVAILABLE,
+        StrCat("table \"", entry.name, "\" has no servable version"));
+  }
+  auto previous = entry.previous.Acquire();
+  if (previous && previous->version == wanted) {
+    *pin = std::move(previous);
+    return grpc::Status::OK;
+  }
+  // A swap since the first look may have made it the serving one.
+  if (auto again = entry.slots.Acquire(); again && again->version == wanted) {
+    *pin = std::move(again);
+    return grpc::Status::OK;
+  }
+  const std::string held =
+      previous ? StrCat(" and still answers ", previous->version_name,
+                        " (--version-grace)")
+               : std::string();
+  return grpc::Status(
+      grpc::StatusCode::FAILED_PRECONDITION,
+      StrCat("table \"", entry.name, "\" has no version ",
+             VersionDirName(wanted), " to answer from: it serves ",
+             *pin ? (*pin)->version_name : std::string("no version"), held));
+}
+
 grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer& request,
                                      grpc::ByteBuffer* response, Method method,
@@ -208,11 +240,9 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         StrCat("no table ", PrintableKey(r.table, 128)));
   }
-  const auto version = entry->slots.Acquire();
-  if (!version) {
-    return grpc::Status(
-        grpc::StatusCode::UNAVAILABLE,
-        StrCat("table \"", entry->name, "\" has no servable version"));
+  VersionSlots<ServingVersion>::Pin version;
+  if (grpc::Status st = PinVersion(*entry, r.version, &version); !st.ok()) {
+    return st;
   }
   // A key of another shard: the client's layout is stale.
   if (const auto other = version->FirstKeyOfAnotherShard(r.keys)) {
@@ -235,8 +265,10 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
       size += MultiGetEntrySize({res.found, res.value});
       if (size > options_.max_message_size) break;
     }
+    size += version->batch_version_field.size();
   } else {
-    size = GetResponseSize({s.results[0].found, s.results[0].value});
+    size = GetResponseSize({s.results[0].found, s.results[0].value}) +
+           version->get_version_field.size();
   }
   auto buffer =
       ResponseBuffer::Create(memory_, size, options_.max_message_size);
@@ -246,6 +278,9 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
     out = batch ? WriteMultiGetEntry({res.found, res.value}, out)
                 : WriteGetResponse({res.found, res.value}, out);
   }
+  const std::string& name_field =
+      batch ? version->batch_version_field : version->get_version_field;
+  std::memcpy(out, name_field.data(), name_field.size());
   *response = std::move(*buffer).Release(slot);
   // Let go of decompressed blocks now, not at this thread's next request.
   s.pins.Clear();
@@ -416,6 +451,9 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
         info->add_versions_on_disk(v);
       }
       info->set_max_key_length(t.max_key_length);
+      info->set_shard(t.shard);
+      info->set_shard_count(t.shard_count);
+      info->set_previous_version(t.previous_version);
       info->set_key_width(t.key_width);
       info->set_pinned(t.pinned);
       for (const std::string& v : t.rolled_back) {

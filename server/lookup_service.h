@@ -37,6 +37,13 @@
 
 namespace roost {
 
+// The version of `entry` a request asked for (`wanted`; 0: the serving
+// one), pinned into *pin: the serving version, or the one it replaced while
+// --version-grace holds it. FAILED_PRECONDITION naming the versions there
+// are when neither is `wanted`; UNAVAILABLE when none is served.
+grpc::Status PinVersion(const TableEntry& entry, uint64_t wanted,
+                        VersionSlots<ServingVersion>::Pin* pin);
+
 using RawLookupService = roost::v1::Lookup::WithRawCallbackMethod_Get<
     roost::v1::Lookup::WithRawCallbackMethod_MultiGet<
         roost::v1::Lookup::WithRawCallbackMethod_StreamMultiGet<

@@ -51,6 +51,13 @@ struct ServerOptions {
   // Most keys in one MultiGet (or one StreamMultiGet message). The default
   // value is 10000.
   uint32_t max_batch = 10000;
+  // After a swap, keep answering requests that name the version replaced
+  // (lookup.proto, "Versions") for this long; it stays mapped meanwhile. 0
+  // answers only the serving version. The default value is 30 seconds.
+  double version_grace_seconds = 30;
+  // Most entries one Scan returns; a Scan's limit 0 means this, and a
+  // larger limit is refused (INVALID_ARGUMENT). The default value is 10000.
+  uint32_t max_scan_keys = 10000;
   // Longest key accepted, in bytes. The default value is 65536.
   uint32_t max_key_size = 65536;
   // Largest request received, in bytes (gRPC's receive limit): 10,000 keys
