@@ -1,5 +1,6 @@
 // The gRPC services: roost.v1.Lookup (Get, MultiGet, StreamMultiGet,
-// ListTables) and roost.v1.Admin (Rollback, Unpin), on the callback API.
+// ListTables, Scan) and roost.v1.Admin (Rollback, Unpin), on the callback
+// API.
 //
 // Every method takes its request as raw bytes, so that a request that does
 // not parse is answered INVALID_ARGUMENT, counted and logged (at a bounded
@@ -22,6 +23,7 @@
 #ifndef ROOST_SERVER_LOOKUP_SERVICE_H_
 #define ROOST_SERVER_LOOKUP_SERVICE_H_
 
+#include <chrono>
 #include <string>
 
 #include "roost/v1/admin.grpc.pb.h"
@@ -48,7 +50,8 @@ using RawLookupService = roost::v1::Lookup::WithRawCallbackMethod_Get<
     roost::v1::Lookup::WithRawCallbackMethod_MultiGet<
         roost::v1::Lookup::WithRawCallbackMethod_StreamMultiGet<
             roost::v1::Lookup::WithRawCallbackMethod_ListTables<
-                roost::v1::Lookup::Service>>>>;
+                roost::v1::Lookup::WithRawCallbackMethod_Scan<
+                    roost::v1::Lookup::Service>>>>>;
 
 class LookupService final : public RawLookupService {
  public:
@@ -75,9 +78,20 @@ class LookupService final : public RawLookupService {
   grpc::ServerUnaryReactor* ListTables(grpc::CallbackServerContext* context,
                                        const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override;
+  // scan_reactor.cc.
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Scan(
+      grpc::CallbackServerContext* context,
+      const grpc::ByteBuffer* request) override;
+
+  // Cancels the Scans whose client has taken no message for `timeout` (it
+  // stopped reading); returns how many. Call it once a second or so.
+  int CancelStalledScans(std::chrono::steady_clock::duration timeout) {
+    return scans_.CancelStalled(timeout);
+  }
 
  private:
   class StreamReactor;
+  class ScanReactor;
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
                                   const grpc::ByteBuffer& request,
                                   grpc::ByteBuffer* response, Method method);
@@ -97,6 +111,9 @@ class LookupService final : public RawLookupService {
   CallGate* calls_;
   const ServerOptions options_;
   AccessControl* const access_;
+  // Open Scans, watched for clients that stop reading (not limited by
+  // --max-streams: a Scan counts against --max-in-flight).
+  StreamWatch scans_;
 };
 
 using RawAdminService = roost::v1::Admin::WithRawCallbackMethod_Rollback<

@@ -456,6 +456,11 @@ int Main(int argc, char** argv) {
           "response for --send-timeout ",
           options.send_timeout_seconds, " s");
     }
+    if (const int n = lookup.CancelStalledScans(send_timeout); n > 0) {
+      Log("cancelled ", n,
+          " Scan calls whose client took no message for --send-timeout ",
+          options.send_timeout_seconds, " s");
+    }
     health_service.Changed(std::string(kRegistryService));
   }
   Log("draining (", signal == SIGTERM ? "SIGTERM" : "SIGINT", "): health ",
