@@ -4,6 +4,12 @@
 // FAILED_PRECONDITION otherwise (lookup.proto, "Versions"). See
 // tests/server_harness.h.
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "tests/server_harness.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
@@ -321,6 +327,42 @@ TEST_F(VersionsTest, AHeldVersionCountsAsMapped) {
   EXPECT_EQ(MetricOr(server.ScrapeMetrics(),
                      R"(roost_table_mapped_bytes{table="t"})"),
             one + static_cast<double>(info->file_size()));
+}
+
+// A held version whose file a writer opens is let go of at once, as a
+// served one is dropped: the writer is not held off for the grace period,
+// and what it leaves is never answered.
+TEST_F(VersionsTest, AHeldVersionWhoseFileIsModifiedIsLetGo) {
+  const std::vector<std::string> keys = Keys(100);
+  const std::string v1 = BuildTable(data_, "t", Versioned(1, keys), "block");
+  ASSERT_NE(v1, "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--version-grace", "3600"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_NE(BuildTable(data_, "t", Versioned(2, keys), "block"), "");
+  ASSERT_TRUE(server.WaitForLog("roost-server: serving t v000002"));
+  ASSERT_EQ(server.Table("t")->previous_version(), "v000001");
+
+  const std::string file = v1 + "/table.sst";
+  ::chmod(file.c_str(), 0644);  // published read-only; root writes anyway
+  // Waits (the lease) until the server has let the file go.
+  ASSERT_EQ(::truncate(file.c_str(), 0), 0) << std::strerror(errno);
+  ASSERT_TRUE(server.WaitForLog(
+      "roost-server: no longer answering t v000001: its table file is being "
+      "opened for writing or truncated"));
+  EXPECT_EQ(server.Table("t")->previous_version(), "");
+  v1::GetResponse g;
+  EXPECT_TRUE(IsError(
+      Get(server, keys[0], "1", &g), StatusCode::FAILED_PRECONDITION,
+      "table \"t\" has no version v000001 to answer from: it serves v000002"));
+  ASSERT_OK(Get(server, keys[0], "2", &g));
+  EXPECT_EQ(VersionOf(g.value(), keys[0]), 2);
+  EXPECT_EQ(MetricOr(server.ScrapeMetrics(),
+                     "roost_table_load_failures_total{reason="
+                     "\"modified\",table=\"t\"}"),
+            1);
 }
 
 }  // namespace
