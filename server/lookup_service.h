@@ -9,13 +9,16 @@
 // into the buffer gRPC sends (response_buffer.h).
 //
 // Lookup handlers (and each message of a StreamMultiGet) run to completion on
-// the thread gRPC calls them on: they pin the table's serving version (no
-// lock), look the keys up in the mapped file, size the response and refuse
-// it (RESOURCE_EXHAUSTED) if it would pass --max-message-size or the
-// response memory budget, then copy each value once into it, tally hits,
-// misses and probes locally, and add the tallies to per-thread counters
-// once. Nothing on that path waits. Admin handlers hand their work to the
-// registry's thread and finish when it is done.
+// the thread gRPC calls them on: they pin the table's serving version, or
+// the one the request names (PinVersion; no lock), look the keys up in the
+// mapped file, size the response and refuse it (RESOURCE_EXHAUSTED) if it would
+// pass --max-message-size or the response memory budget, then copy each value
+// once into it, tally hits, misses and probes locally, and add the tallies to
+// per-thread counters once. Every response ends with the bytes naming its
+// version, encoded once per version. Scan (scan_reactor.cc) pins its version
+// for the whole stream and writes one bounded message at a time. Nothing on
+// that path waits. Admin handlers hand their work to the registry's thread and
+// finish when it is done.
 //
 // Example:
 //   LookupService lookup(&registry, &metrics, &memory, &streams, options);

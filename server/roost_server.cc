@@ -374,15 +374,15 @@ int Main(int argc, char** argv) {
                       "open.",
                       prometheus::MetricType::Counter,
                       static_cast<double>(streams.refused()));
-            AddScalar(
-                out, "roost_calls_in_flight",
-                "Get and MultiGet calls in flight (at most --max-in-flight).",
-                prometheus::MetricType::Gauge,
-                static_cast<double>(calls.open()));
+            AddScalar(out, "roost_calls_in_flight",
+                      "Get, MultiGet and Scan calls in flight (at most "
+                      "--max-in-flight).",
+                      prometheus::MetricType::Gauge,
+                      static_cast<double>(calls.open()));
             AddScalar(
                 out, "roost_calls_refused_total",
-                "Get and MultiGet calls refused because --max-in-flight were "
-                "in flight.",
+                "Get, MultiGet and Scan calls refused because --max-in-flight "
+                "were in flight.",
                 prometheus::MetricType::Counter,
                 static_cast<double>(calls.refused()));
             if (access) access->CollectMetrics(out);

@@ -136,12 +136,13 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "more are refused (RESOURCE_EXHAUSTED)")
       ->check(CLI::Range(1u, 10000000u));
   app.add_option("--max-in-flight", o.max_in_flight,
-                 "Get and MultiGet calls in flight at once (until their "
-                 "response is sent); more are refused (RESOURCE_EXHAUSTED)")
+                 "Get, MultiGet and Scan calls in flight at once (until "
+                 "their response is sent); more are refused "
+                 "(RESOURCE_EXHAUSTED)")
       ->check(CLI::Range(1u, 100000000u));
   app.add_option("--send-timeout", o.send_timeout_seconds,
-                 "Cancel a StreamMultiGet whose client has not taken a "
-                 "response for SECONDS")
+                 "Cancel a StreamMultiGet or Scan whose client has not taken "
+                 "a message for SECONDS")
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--drain-period", o.drain_seconds,
                  "On SIGTERM/SIGINT, keep serving this many SECONDS with "
