@@ -4,6 +4,8 @@
 // shard, cuckoo tables and bad requests refused, and a client that cancels
 // half way. See tests/server_harness.h.
 
+#include <signal.h>
+
 #include <algorithm>
 
 #include "storage/partition.h"
@@ -79,6 +81,14 @@ std::vector<std::string> KeysOf(const KeyValues& kvs, const std::string& from,
     if (k >= from && (to.empty() || k < to)) out.push_back(k);
   }
   return out;
+}
+
+// 20 MB in 20,000 keys: far more than a client's flow-control window
+// takes unread, so a scan whose client reads one message stays open.
+KeyValues Large() {
+  KeyValues kvs;
+  for (const std::string& key : Keys(20000)) kvs[key] = std::string(1000, 'v');
+  return kvs;
 }
 
 class ScanTest : public ServerFixture {
@@ -347,9 +357,7 @@ TEST_F(ScanTest, AShardsServerScansOnlyItsShard) {
 }
 
 TEST_F(ScanTest, AClientThatCancelsHalfWayEndsItsScan) {
-  // 20 MB: far more than the client's flow-control window takes unread.
-  KeyValues kvs;
-  for (const std::string& key : Keys(20000)) kvs[key] = std::string(1000, 'v');
+  const KeyValues kvs = Large();
   ServerFlags flags = Flags();
   flags.metrics_listen = "127.0.0.1:0";
   flags.extra = {"--max-scan-keys", "20000"};
@@ -384,6 +392,64 @@ TEST_F(ScanTest, AClientThatCancelsHalfWayEndsItsScan) {
           server.ScrapeMetrics(),
           R"(grpc_server_handled_total{grpc_code="OK",grpc_method="Scan",grpc_service="roost.v1.Lookup",grpc_type="server_stream"})"),
       1);
+}
+
+TEST_F(ScanTest, AnOpenScanCountsAgainstMaxInFlight) {
+  auto server =
+      Serve(Large(), {"--max-in-flight", "1", "--max-scan-keys", "20000"});
+  grpc::ClientContext context;
+  auto reader = server->lookup().Scan(&context, Request());
+  v1::ScanResponse r;
+  ASSERT_TRUE(reader->Read(&r));
+  const std::string kFull =
+      "too many calls in flight (--max-in-flight 1); retry later";
+  v1::GetResponse g;
+  EXPECT_TRUE(IsError(server->Get("t", "k", &g), StatusCode::RESOURCE_EXHAUSTED,
+                      kFull));
+  EXPECT_TRUE(IsError(Scan(*server, Request()).status,
+                      StatusCode::RESOURCE_EXHAUSTED, kFull));
+  // Read to its end, the scan leaves its slot.
+  size_t entries = static_cast<size_t>(r.entries_size());
+  while (reader->Read(&r)) entries += static_cast<size_t>(r.entries_size());
+  ASSERT_OK(reader->Finish());
+  EXPECT_EQ(entries, 20000u);
+  EXPECT_TRUE(WaitFor([&] { return server->Get("t", "k", &g).ok(); }));
+}
+
+TEST_F(ScanTest, AClientThatStopsReadingIsCutOffAfterSendTimeout) {
+  auto server =
+      Serve(Large(), {"--send-timeout", "0.5", "--max-scan-keys", "20000"});
+  grpc::ClientContext context;
+  auto reader = server->lookup().Scan(&context, Request());
+  v1::ScanResponse r;
+  ASSERT_TRUE(reader->Read(&r));
+  // The client reads no more.
+  ASSERT_TRUE(server->WaitForLog(
+      "cancelled 1 Scan calls whose client took no message for "
+      "--send-timeout 0.5 s"));
+  while (reader->Read(&r)) {
+  }
+  EXPECT_EQ(reader->Finish().error_code(), StatusCode::CANCELLED);
+  EXPECT_TRUE(WaitFor([&] {
+    v1::GetResponse g;
+    return server->Get("t", "k", &g).ok();
+  }));
+}
+
+TEST_F(ScanTest, AScanInProgressRunsToItsEndThroughTheShutdownDrain) {
+  auto server =
+      Serve(Large(), {"--max-scan-keys", "20000", "--shutdown-timeout", "30"});
+  grpc::ClientContext context;
+  auto reader = server->lookup().Scan(&context, Request());
+  v1::ScanResponse r;
+  ASSERT_TRUE(reader->Read(&r));
+  size_t entries = static_cast<size_t>(r.entries_size());
+  server->SendSignal(SIGTERM);
+  ASSERT_TRUE(server->WaitForLog("draining (SIGTERM)"));
+  while (reader->Read(&r)) entries += static_cast<size_t>(r.entries_size());
+  ASSERT_OK(reader->Finish());
+  EXPECT_EQ(entries, 20000u);
+  EXPECT_EQ(server->WaitExit(), 0) << server->Log();
 }
 
 }  // namespace
