@@ -14,6 +14,7 @@
 #include "absl/strings/escaping.h"
 #include "loader/build_job.h"
 #include "loader/publish.h"
+#include "loader/repository_commands.h"
 #include "loader/sharded_version.h"
 #include "storage/manifest.h"
 #include "storage/partition.h"
@@ -33,7 +34,10 @@ constexpr int kExitUsage = EX_USAGE;
 constexpr int kExitBadInput = EX_DATAERR;  // bad input, corrupt table
 constexpr int kExitIo = EX_IOERR;
 
-int ExitCodeFor(const absl::Status& status) {
+// `repository`: the error came from a table repository, where Unavailable
+// is an unreachable store (an I/O error), not a version still arriving.
+int ExitCodeFor(const absl::Status& status, bool repository = false) {
+  if (repository && absl::IsUnavailable(status)) return kExitIo;
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kDataLoss:
@@ -59,8 +63,9 @@ int Report(const absl::Status& status, int code, bool json) {
   return code;
 }
 
-int Fail(const absl::Status& status, bool json = false) {
-  return Report(status, ExitCodeFor(status), json);
+int Fail(const absl::Status& status, bool json = false,
+         bool repository = false) {
+  return Report(status, ExitCodeFor(status, repository), json);
 }
 
 // A bad flag, flag value or combination of flags.
@@ -125,6 +130,8 @@ struct BuildFlags {
   // Read as a string so that a value out of range or not a number is our
   // usage error, not CLI11's.
   std::string shards = "1";
+  std::string keep_versions;
+  std::string abandoned_after = "24h";
   bool no_hash_index = false;
   bool quiet = false;
   std::string output_format = "text";
@@ -165,6 +172,14 @@ int RunBuildCommand(BuildFlags& f) {
       job.shards = n;
     }
   }
+  if (!f.keep_versions.empty()) {
+    assign(ParseKeepVersions(f.keep_versions), &job.keep_versions);
+  }
+  {
+    int64_t seconds = 0;
+    assign(ParseDurationSeconds(f.abandoned_after), &seconds);
+    job.abandoned_after = std::chrono::seconds(seconds);
+  }
   if (!f.max_shrink.empty()) {
     double share = 0;
     assign(ParseShare(f.max_shrink), &share);
@@ -180,7 +195,9 @@ int RunBuildCommand(BuildFlags& f) {
   job.block.hash_index = !f.no_hash_index;
   Progress progress(Progress::DefaultMode(f.quiet || json));
   auto summary = RunBuild(job, &progress);
-  if (!summary.ok()) return Fail(summary.status(), json);
+  if (!summary.ok()) {
+    return Fail(summary.status(), json, !job.repository.empty());
+  }
   if (json) {
     fmt::print("{}\n", DumpJson(summary->ToJson()));
   } else if (!f.quiet) {
@@ -197,6 +214,18 @@ int RunBuildCommand(BuildFlags& f) {
                       : 0.0,
         summary->records, summary->bad_records, summary->duplicates,
         summary->seconds);
+    if (summary->pruned) {
+      fmt::print(stderr,
+                 "roost-load: retention: {} complete and {} abandoned "
+                 "version(s) of {} deleted\n",
+                 summary->pruned->size(), summary->abandoned->size(),
+                 job.table);
+    }
+  }
+  if (!summary->retention_error.empty()) {
+    fmt::print(stderr,
+               "roost-load: warning: published, but retention failed: {}\n",
+               summary->retention_error);
   }
   return kExitOk;
 }
@@ -332,6 +361,11 @@ int main(int argc, char** argv) {
       "--shards 4\n"
       "  roost-load build -i records.bin --input-format fixed --key-size 8 "
       "--value-size 8 --format block --compression zstd -o r.sst\n"
+      "  roost-load build -i users.tsv --repository s3://tables/prod "
+      "--table users --shards 4 --keep-versions 5\n"
+      "  roost-load versions --repository s3://tables/prod --table users\n"
+      "  roost-load rollback --repository s3://tables/prod --table users "
+      "--to v3\n"
       "  roost-load inspect /srv/roost/users\n"
       "  roost-load verify /srv/roost/users/v000003\n"
       "  roost-load get --key-encoding hex /srv/roost/users 7573657231 "
@@ -353,7 +387,23 @@ int main(int argc, char** argv) {
   b->add_option("--output,-o", job.output_file, "Write the table to FILE");
   b->add_option("--data-dir", job.data_dir,
                 "Publish into DIR/<table>/v<N>/ (with --table)");
-  b->add_option("--table", job.table, "Table name, with --data-dir");
+  b->add_option("--repository", job.repository,
+                "Publish into a table repository instead: s3://BUCKET[/PREFIX] "
+                "(credentials and endpoint from AWS_* variables), a local "
+                "path or file:///PATH; with --table. The version is built "
+                "under --temp-dir, uploaded, read back against its "
+                "checksums, then the MANIFEST, then the pointer");
+  b->add_option("--table", job.table,
+                "Table name, with --data-dir or --repository");
+  b->add_option("--keep-versions", f.keep_versions,
+                "With --repository: after publishing, delete complete "
+                "versions older than the K newest (never the pointer's, nor "
+                "newer ones) and abandoned claims")
+      ->type_name("K");
+  b->add_option("--abandoned-after", f.abandoned_after,
+                "With --keep-versions: an incomplete version silent this "
+                "long is abandoned: 90s, 30m, 24h, 7d")
+      ->capture_default_str();
   b->add_option("--shards", f.shards,
                 "With --data-dir: split the keys into N table files "
                 "(shard-0000-of-000N.sst, ...) in one version, each key in "
@@ -476,6 +526,9 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
       ->capture_default_str();
 
+  RepositoryCommandFlags rf;
+  const RepositorySubcommands repo = AddRepositorySubcommands(app, rf);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -483,6 +536,16 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : kExitUsage;
   }
   if (b->parsed()) return RunBuildCommand(f);
+  for (auto [command, validate, run] :
+       {std::tuple{repo.versions, &ValidateVersions, &RunVersions},
+        std::tuple{repo.rollback, &ValidateRollback, &RunRollback},
+        std::tuple{repo.prune, &ValidatePrune, &RunPrune}}) {
+    if (!command->parsed()) continue;
+    const bool json = rf.output_format == "json";
+    if (absl::Status s = validate(rf); !s.ok()) return Usage(s, json);
+    if (absl::Status s = run(rf); !s.ok()) return Fail(s, json, true);
+    return kExitOk;
+  }
   if (inspect->parsed()) return RunInspect(path);
   if (verify->parsed()) return RunVerify(path);
   return RunGet(g);
