@@ -116,8 +116,8 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
   if (destinations != 1) {
     return absl::InvalidArgumentError(
         destinations == 0
-            ? "give either --output FILE, --data-dir DIR with --table NAME, "
-              "or --repository URI with --table NAME"
+            ? "give either --output FILE or --data-dir DIR with --table NAME "
+              "(or --repository URI with --table NAME)"
             : "--output, --data-dir and --repository are mutually exclusive: "
               "give one");
   }
@@ -145,6 +145,10 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
   if (job.max_shrink && !versioned) {
     return absl::InvalidArgumentError(
         "--max-shrink goes with --data-dir or --repository");
+  }
+  if (!job.repository.empty()) {
+    // The URI and the AWS_* environment, checked without a request.
+    ROOST_RETURN_IF_ERROR(OpenObjectStore(job.repository).status());
   }
   if (job.keep_versions && job.repository.empty()) {
     return absl::InvalidArgumentError("--keep-versions goes with --repository");

@@ -35,7 +35,9 @@ absl::Status ValidateCommon(const RepositoryCommandFlags& f) {
   if (f.table.empty()) {
     return absl::InvalidArgumentError("--table NAME is required");
   }
-  return ValidateTableName(f.table);
+  ROOST_RETURN_IF_ERROR(ValidateTableName(f.table));
+  // The URI and the AWS_* environment, checked without a request.
+  return OpenObjectStore(f.repository).status();
 }
 
 // "2026-11-26T06:10:00Z", or "-" for 0 (unknown).

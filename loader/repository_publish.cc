@@ -20,10 +20,18 @@ std::string PublisherName() {
                 host[0] != '\0' ? host : "unknown host");
 }
 
-// The store's error, prefixed with what roost-load was doing.
+// The store's error, prefixed with what roost-load was doing. The input
+// and the build were good by now: whatever the store answers is a failure
+// to store the version (roost-load's I/O exit code), so the codes that
+// mean bad input elsewhere (a local store's FailedPrecondition for a path
+// under a file, an upload read back wrong) become Aborted; the others
+// (Unavailable, PermissionDenied, NotFound) keep theirs.
 absl::Status Annotate(const absl::Status& s, std::string_view doing) {
   if (s.ok()) return s;
-  return absl::Status(s.code(), StrCat(doing, ": ", s.message()));
+  const bool input_code = absl::IsInvalidArgument(s) || absl::IsDataLoss(s) ||
+                          absl::IsFailedPrecondition(s);
+  return absl::Status(input_code ? absl::StatusCode::kAborted : s.code(),
+                      StrCat(doing, ": ", s.message()));
 }
 
 }  // namespace
