@@ -273,6 +273,9 @@ absl::Status RunRollback(const RepositoryCommandFlags& f) {
   ROOST_ASSIGN_OR_RETURN(Opened o, Open(f));
   absl::StatusOr<std::optional<Pointer>> before =
       o.repository->ReadPointer(f.table);
+  // A damaged pointer is what a rollback repairs.
+  const bool damaged = absl::IsDataLoss(before.status());
+  if (damaged) before = std::optional<Pointer>();
   ROOST_RETURN_IF_ERROR(InRepository(before.status(), o, f));
   absl::Status moved = o.repository->MovePointer(f.table, version);
   if (absl::IsFailedPrecondition(moved)) {
@@ -293,14 +296,15 @@ absl::Status RunRollback(const RepositoryCommandFlags& f) {
                *before ? VersionDirName((*before)->version) : "nothing"));
   }
   ROOST_RETURN_IF_ERROR(InRepository(moved, o, f));
-  const std::string from =
-      *before ? VersionDirName((*before)->version) : "(none)";
+  const std::string from = damaged   ? "(damaged)"
+                           : *before ? VersionDirName((*before)->version)
+                                     : "(none)";
   if (f.output_format == "json") {
     OrderedJson j;
     j["status"] = "ok";
     j["repository"] = o.store->uri();
     j["table"] = f.table;
-    j["previous"] = *before ? OrderedJson(from) : OrderedJson();
+    j["previous"] = *before || damaged ? OrderedJson(from) : OrderedJson();
     j["pointer"] = VersionDirName(version);
     fmt::print("{}\n", DumpJson(j));
   } else {

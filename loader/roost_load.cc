@@ -13,6 +13,7 @@
 
 #include "absl/strings/escaping.h"
 #include "loader/build_job.h"
+#include "loader/flag_values.h"
 #include "loader/publish.h"
 #include "loader/repository_commands.h"
 #include "loader/sharded_version.h"
@@ -71,48 +72,6 @@ int Fail(const absl::Status& status, bool json = false,
 // A bad flag, flag value or combination of flags.
 int Usage(const absl::Status& status, bool json = false) {
   return Report(status, kExitUsage, json);
-}
-
-// "1073741824", "64M", "1G", "512k", "2GiB": at most 2^50 bytes (1 PiB).
-// CLI11's AsSizeValue reads the unit (b, k, M, G, T, P with or without "i"
-// and "B", any case, all powers of 1024); around it we insist on leading
-// digits (it takes "G" alone as 1 G and passes "-1" through) and parse
-// what it makes strictly, so that nothing wraps.
-absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(
-        StrCat("bad size \"", text,
-               "\" (a whole number of bytes up to 2^50, optionally with k, M "
-               "or G)"));
-  };
-  if (text.empty() || text[0] < '0' || text[0] > '9') return bad();
-  std::string bytes = text;
-  try {
-    if (!CLI::AsSizeValue(/*kb_is_1000=*/false)(bytes).empty()) return bad();
-  } catch (const CLI::Error&) {  // overflow, a fraction, an unknown unit
-    return bad();
-  }
-  uint64_t n = 0;
-  const char* end = bytes.data() + bytes.size();
-  auto [rest, ec] = std::from_chars(bytes.data(), end, n);
-  constexpr uint64_t kMaxSize = uint64_t{1} << 50;
-  if (ec != std::errc() || rest != end || n > kMaxSize) return bad();
-  return n;
-}
-
-// "50%" or "50": a share in [0, 100], as a fraction.
-absl::StatusOr<double> ParseShare(const std::string& text) {
-  std::string_view digits = text;
-  if (!digits.empty() && digits.back() == '%') digits.remove_suffix(1);
-  double p = -1;
-  auto [end, ec] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), p);
-  if (ec != std::errc() || end != digits.data() + digits.size() || !(p >= 0) ||
-      p > 100) {
-    return absl::InvalidArgumentError(
-        StrCat("bad share \"", text, "\" (a percentage from 0% to 100%)"));
-  }
-  return p / 100;
 }
 
 struct BuildFlags {
@@ -351,7 +310,8 @@ int main(int argc, char** argv) {
       "inspects and verifies them, and looks keys up offline.\n"
       "Exit codes: 0 ok, 1 key not found (get), 64 bad usage (flags, flag "
       "values and their combinations), 65 bad input data or a corrupt table, "
-      "74 I/O error."};
+      "74 I/O error (also: a table repository unreachable, refusing the "
+      "credentials, without the bucket, or failing an upload)."};
   app.footer(
       "Examples:\n"
       "  roost-load build -i users.tsv -o users.sst\n"
@@ -379,8 +339,8 @@ int main(int argc, char** argv) {
   CLI::App* b = app.add_subcommand(
       "build",
       "Build a table from input records, verify it, and publish it as a "
-      "file (--output) or as the next version of a table (--data-dir, "
-      "--table).");
+      "file (--output) or as the next version of a table (--data-dir or "
+      "--repository, with --table).");
   b->add_option("--input,-i", job.inputs,
                 "Input files or globs; - for stdin; gzip is detected")
       ->required();
@@ -405,7 +365,8 @@ int main(int argc, char** argv) {
                 "long is abandoned: 90s, 30m, 24h, 7d")
       ->capture_default_str();
   b->add_option("--shards", f.shards,
-                "With --data-dir: split the keys into N table files "
+                "With --data-dir or --repository: split the keys into N table "
+                "files "
                 "(shard-0000-of-000N.sst, ...) in one version, each key in "
                 "the shard docs/format/partitioning.md names; 1 to 1024. 1 is "
                 "one table.sst")
@@ -446,8 +407,8 @@ int main(int argc, char** argv) {
               "Publish a table of no keys when the input has no records "
               "(else an error)");
   b->add_option("--max-shrink", f.max_shrink,
-                "With --data-dir: refuse a version with fewer keys than the "
-                "newest one by more than this share (e.g. 10%)");
+                "With --data-dir or --repository: refuse a version with fewer "
+                "keys than the newest one by more than this share (e.g. 10%)");
   b->add_option("--on-duplicate", f.on_duplicate,
                 "A key seen twice: error, first or last")
       ->check(CLI::IsMember({"error", "first", "last"}))

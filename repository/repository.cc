@@ -310,9 +310,17 @@ absl::Status TableRepository::MovePointer(std::string_view table,
                                           uint64_t version) {
   ROOST_RETURN_IF_ERROR(CheckComplete(table, version));
   for (int race = 0; race < kMaxRaces; ++race) {
-    ROOST_ASSIGN_OR_RETURN(std::optional<Pointer> now, ReadPointer(table));
-    if (now && now->version == version) return absl::OkStatus();
-    absl::Status s = WritePointer(table, version, now);
+    absl::StatusOr<std::optional<Pointer>> now = ReadPointer(table);
+    if (absl::IsDataLoss(now.status())) {
+      // A damaged pointer is replaced (a rollback is how it is repaired),
+      // still by compare-and-swap on the damaged object's ETag.
+      ROOST_ASSIGN_OR_RETURN(ObjectInfo damaged,
+                             store_->Head(StrCat(table, "/", kPointerName)));
+      now = std::optional<Pointer>(Pointer{0, damaged.etag});
+    }
+    ROOST_RETURN_IF_ERROR(now.status());
+    if (*now && (*now)->version == version) return absl::OkStatus();
+    absl::Status s = WritePointer(table, version, *now);
     if (!absl::IsFailedPrecondition(s)) return s;  // else it moved: again
   }
   return absl::AbortedError(StrCat("the pointer of ", table,

@@ -91,7 +91,7 @@ struct VersionFile {
   // MANIFEST records and servers check on download) compared with this:
   // DataLoss on a mismatch, and the version is never completed. The
   // default value is unset (only the stored size is checked).
-  std::optional<uint64_t> xxh3;
+  std::optional<uint64_t> xxh3 = std::nullopt;
 };
 
 class TableRepository {
@@ -140,7 +140,7 @@ class TableRepository {
                            const std::optional<Pointer>& expected);
 
   // Points `table` at complete `version` whatever it points at now (a
-  // rollback, or a roll forward again).
+  // rollback, or a roll forward again), a damaged pointer included.
   absl::Status MovePointer(std::string_view table, uint64_t version);
 
   // The whole protocol: claims a version, uploads `files` in order, writes

@@ -160,6 +160,16 @@ TEST_P(RetentionStoreTest, PruneKeepsTheNewestThePointersAndClaimsInProgress) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST_P(RetentionStoreTest, MovePointerRepairsADamagedPointer) {
+  TableRepository repository(store_.get());
+  PublishOne(repository, "users", "first");
+  ASSERT_OK(store_->Put("users/POINTER", "garbage"));
+  EXPECT_THAT(repository.ReadPointer("users"),
+              StatusIs(absl::StatusCode::kDataLoss));
+  ASSERT_OK(repository.MovePointer("users", 1));
+  EXPECT_EQ(repository.ReadPointer("users").value()->version, 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, RetentionStoreTest,
                          ::testing::ValuesIn(AllStoreKinds()), StoreKindName);
 

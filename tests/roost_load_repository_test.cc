@@ -155,6 +155,14 @@ TEST_P(RoostLoadRepositoryTest, RollbackMovesThePointerOnlyToACompleteVersion) {
   EXPECT_EQ(r.exit_code, 65) << r.out;
   EXPECT_THAT(r.out, HasSubstr("it is not complete (no MANIFEST)"));
   EXPECT_EQ(Pointed("fruit"), 2u);
+  // A damaged POINTER: listed as an error, repaired by a rollback.
+  ASSERT_OK(store_->Put("fruit/POINTER", "garbage\n"));
+  r = Command("versions", "fruit");
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("POINTER names no version: \"garbage\""));
+  r = Command("rollback", "fruit", "--to 2");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(r.out, HasSubstr("pointer moved from (damaged) to v000002"));
   for (const char* bad : {"v", "x3", "0", "-1", "v1.5"}) {
     r = Command("rollback", "fruit", StrCat("--to ", bad));
     EXPECT_EQ(r.exit_code, 64) << bad << r.out;
