@@ -235,7 +235,11 @@ absl::Status TableRepository::DeleteVersion(std::string_view table,
     if (name == kManifestName || name == kClaimName) continue;
     ROOST_RETURN_IF_ERROR(store_->Delete(o.key));
   }
-  return store_->Delete(StrCat(prefix, kClaimName));
+  ROOST_RETURN_IF_ERROR(store_->Delete(StrCat(prefix, kClaimName)));
+  // Once more: a publisher taken for dead that completed the version while
+  // its files went (CompleteVersion saw the CLAIM still there) must not
+  // leave a MANIFEST naming files that are gone.
+  return store_->Delete(StrCat(prefix, kManifestName));
 }
 
 absl::StatusOr<std::string> TableRepository::ReadManifest(
