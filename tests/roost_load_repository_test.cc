@@ -225,6 +225,26 @@ TEST_P(RoostLoadRepositoryTest, PruneKeepsThePointersAndFreshClaims) {
   }
 }
 
+TEST_P(RoostLoadRepositoryTest, MaxShrinkComparesWithTheNewestCompleteVersion) {
+  ASSERT_EQ(Build("fruit").exit_code, 0);  // 3 keys
+  ASSERT_EQ(repository_->ClaimVersion("fruit", "killed").value(), 2u);
+  const std::string one = Write("one.tsv", "apple\tred\n");
+  Result r = RoostLoad(StrCat("build -q -i ", one, " --repository ", root_,
+                              " --table fruit --max-shrink 10%"));
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_THAT(r.out, HasSubstr(StrCat("holds 1 keys; v000001 in ",
+                                      store_->uri(), " holds 3")));
+  EXPECT_THAT(r.out, HasSubstr("nothing was published"));
+  // Refused before claiming: no version number was taken.
+  EXPECT_THAT(Versions("fruit"), ElementsAre(RepositoryVersion{1, true},
+                                             RepositoryVersion{2, false}));
+  EXPECT_EQ(Pointed("fruit"), 1u);
+  r = RoostLoad(StrCat("build -q -i ", one, " --repository ", root_,
+                       " --table fruit --max-shrink 70%"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Pointed("fruit"), 3u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, RoostLoadRepositoryTest,
                          ::testing::ValuesIn(AllStoreKinds()), StoreKindName);
 
