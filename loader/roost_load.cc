@@ -496,7 +496,14 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
-  if (b->parsed()) return RunBuildCommand(f);
+  if (b->parsed()) {
+    if (b->count("--abandoned-after") > 0 && f.keep_versions.empty()) {
+      return Usage(absl::InvalidArgumentError(
+                       "--abandoned-after goes with --keep-versions"),
+                   f.output_format == "json");
+    }
+    return RunBuildCommand(f);
+  }
   for (auto [command, validate, run] :
        {std::tuple{repo.versions, &ValidateVersions, &RunVersions},
         std::tuple{repo.rollback, &ValidateRollback, &RunRollback},

@@ -45,6 +45,8 @@ TEST(RoostLoadRepositoryUsageTest, BadFlagCombinationsAreUsageErrors) {
               "--abandoned-after soon"),
        "bad duration \"soon\""},
       {StrCat("--repository s3:// --table t"), "s3://"},
+      {StrCat("--repository ", repo, " --table t --abandoned-after 1h"),
+       "--abandoned-after goes with --keep-versions"},
   };
   for (const auto& c : cases) {
     Result r = RoostLoad(base + c.args);
