@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "loader/owned_dir.h"
+#include "util/owned_dir.h"
 #include "loader/publish.h"
 #include "loader/table_files.h"
 #include "storage/block_format.h"

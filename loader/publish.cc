@@ -11,7 +11,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "loader/owned_dir.h"
+#include "util/owned_dir.h"
 #include "util/file.h"
 #include "util/str_cat.h"
 

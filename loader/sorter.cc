@@ -19,7 +19,7 @@
 #include <limits>
 #include <vector>
 
-#include "loader/owned_dir.h"
+#include "util/owned_dir.h"
 #include "loader/run_file.h"
 #include "storage/coding.h"
 #include "storage/file.h"
