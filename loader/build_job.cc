@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "util/owned_dir.h"
 #include "loader/publish.h"
 #include "loader/table_files.h"
 #include "storage/block_format.h"
@@ -16,6 +15,7 @@
 #include "storage/file.h"
 #include "storage/manifest.h"
 #include "storage/partition.h"
+#include "util/owned_dir.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 

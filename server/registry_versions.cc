@@ -196,7 +196,8 @@ void TableRegistry::PruneVersions(TableState* state) {
   for (uint64_t v : state->on_disk) {
     const bool newest = v >= state->on_disk[state->on_disk.size() - keep];
     const bool serving = state->serving && state->serving->version == v;
-    if (newest || serving || state->pinned == v || state->loading.count(v)) {
+    if (newest || serving || state->pinned == v || state->loading.count(v) ||
+        PointerOf(*state) == v) {
       kept.push_back(v);
       continue;
     }

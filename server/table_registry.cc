@@ -134,6 +134,7 @@ bool TableRegistry::Reclaim() {
 
 void TableRegistry::CheckReady() {
   if (ready_) return;
+  if (options_.repository.enabled() && !PointersServed()) return;
   bool waiting = false;
   std::string stuck;  // tables with nothing loading that could serve
   for (const std::string& name : must_serve_) {
@@ -161,6 +162,11 @@ void TableRegistry::Changed(const std::string& table) {
 }
 
 void TableRegistry::Scan() {
+  {
+    std::lock_guard lock(mu_);
+    if (incoming_pointers_) pointers_ = std::move(*incoming_pointers_);
+    incoming_pointers_.reset();
+  }
   std::error_code ec;
   std::set<std::string> seen;
   std::set<std::string> refused;
@@ -256,6 +262,10 @@ uint64_t TableRegistry::Target(const TableState& state) const {
   };
   if (state.pinned && usable(*state.pinned)) {
     return *state.pinned == current ? 0 : *state.pinned;
+  }
+  // With --repository the POINTER decides, forward or back.
+  if (const uint64_t pointer = PointerOf(state)) {
+    return usable(pointer) && pointer != current ? pointer : 0;
   }
   // The newest version not rolled back from and not failed, never going
   // back past the one served.
