@@ -24,14 +24,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // Upper bounds of the seconds-to-serving histogram's buckets.
-constexpr double kSecondsBuckets[] = {0.5, 1,   2,   5,    10,   30,
+constexpr double kSecondsBuckets[] = {0.5, 1,   2,   5,   10,   30,
                                       60,  120, 300, 600, 1800, 3600};
 
 // Every reason of roost_repository_pull_failures_total, so that each has a
 // series from the first scrape.
-constexpr const char* kPullReasons[] = {
-    "unreachable", "denied", "missing", "corrupt", "manifest",
-    "shard",       "no_space", "local"};
+constexpr const char* kPullReasons[] = {"unreachable", "denied",   "missing",
+                                        "corrupt",     "manifest", "shard",
+                                        "no_space",    "local"};
 
 // The reason a POINTER could not be read: a pointer that holds no version
 // name is "pointer".
@@ -64,8 +64,9 @@ absl::StatusOr<std::unique_ptr<RepositoryPuller>> RepositoryPuller::Create(
   absl::StatusOr<std::unique_ptr<ObjectStore>> store =
       OpenObjectStore(options.repository.uri);
   if (!store.ok()) {
-    return absl::InvalidArgumentError(StrCat(
-        "--repository ", options.repository.uri, ": ", store.status().message()));
+    return absl::InvalidArgumentError(StrCat("--repository ",
+                                             options.repository.uri, ": ",
+                                             store.status().message()));
   }
   return std::unique_ptr<RepositoryPuller>(
       new RepositoryPuller(options, registry, *std::move(store)));
@@ -84,8 +85,7 @@ void RepositoryPuller::Start() {
       " from ", store_->uri(), " every ", options_.repository.poll_seconds,
       " s",
       options_.repository.download_rate
-          ? StrCat(", at most ", options_.repository.download_rate,
-                   " bytes/s")
+          ? StrCat(", at most ", options_.repository.download_rate, " bytes/s")
           : std::string());
   thread_ = std::thread([this] { Run(); });
 }
@@ -163,8 +163,8 @@ absl::Status RepositoryPuller::ReadPointers() {
   std::map<std::string, uint64_t> pointers;
   std::set<std::string> unread;  // tables whose pointer could not be read
   TableRepository repository(store_.get());
-  for (const std::string& table : status.ok() ? names
-                                              : std::vector<std::string>{}) {
+  for (const std::string& table :
+       status.ok() ? names : std::vector<std::string>{}) {
     if (stop_.load()) return absl::CancelledError("stopping");
     absl::StatusOr<std::optional<Pointer>> pointer =
         repository.ReadPointer(table);
@@ -208,8 +208,9 @@ absl::Status RepositoryPuller::ReadPointers() {
       if (state.pointer != version) {
         if (state.pointer != 0 || pointers_told_) {
           Log("the POINTER of ", table, " names ", VersionDirName(version),
-              state.pointer ? StrCat(" (was ", VersionDirName(state.pointer), ")")
-                            : std::string());
+              state.pointer
+                  ? StrCat(" (was ", VersionDirName(state.pointer), ")")
+                  : std::string());
         }
         state.pointer = version;
         state.pointer_seen = now;
@@ -320,7 +321,8 @@ void RepositoryPuller::LookAtServing() {
   for (auto& [table, state] : tables_) {
     auto it = serving.find(table);
     state.serving = it == serving.end() ? 0 : it->second;
-    if (state.pointer == 0 || state.observed || state.serving != state.pointer) {
+    if (state.pointer == 0 || state.observed ||
+        state.serving != state.pointer) {
       continue;
     }
     state.observed = true;
@@ -402,7 +404,8 @@ void RepositoryPuller::CollectMetrics(
     h.sample_count = state.seconds_count;
     h.sample_sum = state.seconds_sum;
   }
-  for (auto* f : {&pulled, &bytes, &failures, &polls, &pointer, &lag, &seconds}) {
+  for (auto* f :
+       {&pulled, &bytes, &failures, &polls, &pointer, &lag, &seconds}) {
     out->push_back(std::move(*f));
   }
 }

@@ -45,32 +45,31 @@ PullOutcome PickFile(const PullJob& job, const Manifest& m,
   }
   if (m.shards == 0) {
     if (m.files.size() != 1 || m.files[0].name != kTableFileName) {
-      return Failed("manifest",
-                    absl::InvalidArgumentError(StrCat(
-                        what, ": lists ", m.files.size(),
-                        " files; an unsharded version holds one, ",
-                        kTableFileName)));
+      return Failed("manifest", absl::InvalidArgumentError(StrCat(
+                                    what, ": lists ", m.files.size(),
+                                    " files; an unsharded version holds one, ",
+                                    kTableFileName)));
     }
     *file = &m.files[0];
     return {};
   }
   if (!job.shard) {
-    return Failed("shard", absl::FailedPreconditionError(StrCat(
-                               what, ": a sharded version of ", m.shards,
-                               " shards; this server has no --shard")));
+    return Failed("shard", absl::FailedPreconditionError(
+                               StrCat(what, ": a sharded version of ", m.shards,
+                                      " shards; this server has no --shard")));
   }
   if (*job.shard >= m.shards || m.files.size() != m.shards) {
-    return Failed("shard", absl::FailedPreconditionError(StrCat(
-                               what, ": a version of ", m.shards,
-                               " shards (", m.files.size(),
-                               " files) has no shard ", *job.shard)));
+    return Failed("shard",
+                  absl::FailedPreconditionError(StrCat(
+                      what, ": a version of ", m.shards, " shards (",
+                      m.files.size(), " files) has no shard ", *job.shard)));
   }
   const ManifestFile& f = m.files[*job.shard];
   if (f.shard != *job.shard || f.name != ShardFileName(*job.shard, m.shards)) {
     return Failed("manifest",
-                  absl::InvalidArgumentError(StrCat(
-                      what, ": lists file ", f.name, " where ",
-                      ShardFileName(*job.shard, m.shards), " belongs")));
+                  absl::InvalidArgumentError(
+                      StrCat(what, ": lists file ", f.name, " where ",
+                             ShardFileName(*job.shard, m.shards), " belongs")));
   }
   *file = &f;
   return {};
@@ -109,18 +108,17 @@ absl::Status PacedDownload(const PullJob& job, const std::string& key,
     absl::StatusOr<std::string> data =
         job.store->Get(key, ByteRange{offset, length});
     if (absl::IsOutOfRange(data.status()) || (data.ok() && data->empty())) {
-      return absl::DataLossError(
-          StrCat(what, ": size mismatch: ends before byte ", offset,
-                 " of the ", size, " expected"));
+      return absl::DataLossError(StrCat(what,
+                                        ": size mismatch: ends before byte ",
+                                        offset, " of the ", size, " expected"));
     }
     if (!data.ok()) return data.status();
     ROOST_RETURN_IF_ERROR(file->Append(*data));
     offset += data->size();
     if (job.on_bytes) job.on_bytes(data->size());
-    const auto due =
-        start + std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double>(
-                        static_cast<double>(offset) / job.rate));
+    const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(
+                                     static_cast<double>(offset) / job.rate));
     while (Clock::now() < due) {
       if (job.stop && job.stop->load()) {
         return absl::CancelledError(StrCat(what, ": the server is stopping"));
@@ -140,7 +138,8 @@ absl::Status MakeReadOnly(const std::string& dir) {
       return ErrnoError("cannot make read-only", entry.path().string(), errno);
     }
   }
-  if (ec) return absl::InternalError(StrCat("cannot list ", dir, ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(StrCat("cannot list ", dir, ": ", ec.message()));
   if (::chmod(dir.c_str(), 0555) != 0) {
     return ErrnoError("cannot make read-only", dir, errno);
   }
@@ -178,9 +177,9 @@ std::string StoreFailureReason(const absl::Status& status) {
 PullOutcome PullVersion(const PullJob& job) {
   TableRepository repository(job.store);
   const std::string version_name = VersionDirName(job.version);
-  const std::string manifest_what =
-      StrCat(job.store->uri(), "/",
-             TableRepository::VersionKey(job.table, job.version, kManifestName));
+  const std::string manifest_what = StrCat(
+      job.store->uri(), "/",
+      TableRepository::VersionKey(job.table, job.version, kManifestName));
   absl::StatusOr<std::string> text =
       repository.ReadManifest(job.table, job.version);
   if (!text.ok()) {
@@ -209,8 +208,9 @@ PullOutcome PullVersion(const PullJob& job) {
   std::error_code ec;
   fs::create_directories(table_dir, ec);
   if (ec) {
-    return Failed("local", absl::PermissionDeniedError(StrCat(
-                               "cannot create ", table_dir, ": ", ec.message())));
+    return Failed("local",
+                  absl::PermissionDeniedError(
+                      StrCat("cannot create ", table_dir, ": ", ec.message())));
   }
   if (absl::Status s = CheckFreeSpace(table_dir, file->size + text->size(),
                                       job.min_free_bytes);
