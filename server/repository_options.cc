@@ -19,10 +19,13 @@ void AddRepositoryOptions(CLI::App& app, RepositoryOptions* o) {
       ->check(CLI::Range(0.05, 86400.0));
   app.add_option("--download-rate", o->download_rate,
                  "Download from the repository at most BYTES per second (0: "
-                 "unlimited); one download at a time");
+                 "unlimited; at most 2^50); one download at a time")
+      // A range, so that "-1" (which strtoull takes) is refused.
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 50));
   app.add_option("--min-free-bytes", o->min_free_bytes,
                  "Refuse a download unless the data directory keeps BYTES "
-                 "free after it (failure reason no_space)");
+                 "free after it (failure reason no_space; at most 2^62)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 62));
 }
 
 }  // namespace roost

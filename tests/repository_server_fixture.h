@@ -50,9 +50,8 @@ class RepositoryServerTest : public ServerFixture {
     const std::string build = scratch_.File("build");
     std::vector<std::string> flags;
     if (shards > 1) flags = {"--shards", StrCat(shards)};
-    const std::string dir = BuildTable(build, table,
-                                       Versioned(value_version, keys),
-                                       "cuckoo", flags);
+    const std::string dir = BuildTable(
+        build, table, Versioned(value_version, keys), "cuckoo", flags);
     if (dir.empty()) return 0;
     auto manifest = ReadManifest(dir + "/MANIFEST");
     EXPECT_OK(manifest);

@@ -36,7 +36,8 @@ class ServerRepositoryFaultsTest : public RepositoryServerTest {
   ::testing::AssertionResult WaitForFailures(ServerProcess& server,
                                              const std::string& reason,
                                              double n = 1) {
-    if (WaitFor([&] { return Failures(server.ScrapeMetrics(), reason) >= n; })) {
+    if (WaitFor(
+            [&] { return Failures(server.ScrapeMetrics(), reason) >= n; })) {
       return ::testing::AssertionSuccess();
     }
     return ::testing::AssertionFailure()
@@ -284,7 +285,7 @@ TEST_F(ServerRepositoryFaultsTest, NoFreeSpaceIsRefusedBeforeDownloading) {
   // this machine's real file system.
   ASSERT_EQ(Publish(1, keys_), 1u);
   ServerProcess server(
-      PullFlags(std::nullopt, {"--min-free-bytes", "1000000000000000000"}),
+      PullFlags(std::nullopt, {"--min-free-bytes", "4000000000000000000"}),
       LogFile());
   ASSERT_TRUE(server.WaitListening());
   ASSERT_TRUE(WaitForFailures(server, "no_space", 2));

@@ -73,8 +73,8 @@ TEST_F(ServerRepositoryTest, PullsItsShardSwapsAndFollowsThePointerBack) {
   // One observation per pointer move this server saw served: v1 at start,
   // v2, back to v1, v2 again.
   EXPECT_EQ(
-      MetricOr(m,
-               "roost_repository_pointer_to_serving_seconds_count{table=\"t\"}"),
+      MetricOr(
+          m, "roost_repository_pointer_to_serving_seconds_count{table=\"t\"}"),
       4);
   for (const char* reason : {"unreachable", "denied", "missing", "corrupt",
                              "manifest", "shard", "no_space", "local"}) {
@@ -119,10 +119,42 @@ TEST_F(ServerRepositoryTest, ALocalDirectoryRepositoryServesToo) {
   const std::vector<std::string> keys = Keys(50);
   ASSERT_EQ(Publish(1, keys, 0, "t"), 1u);
   ASSERT_EQ(Publish(7, keys, 0, "other"), 1u);
-  ServerProcess server(PullFlags(), LogFile());
+  // The flags from the config file this time.
+  const std::string config = scratch_.File("server.toml");
+  WriteFile(config, StrCat("repository = \"", uri_,
+                           "\"\nrepository-poll = 0.2\ndownload-rate = "
+                           "10000000\nmin-free-bytes = 1048576\n"));
+  ServerFlags flags = Flags();
+  flags.extra = {"--config", config};
+  ServerProcess server(flags, LogFile());
   ASSERT_TRUE(server.WaitReady());
   EXPECT_TRUE(ServesVersion(server, keys, 1));
   EXPECT_TRUE(ServesVersion(server, keys, 7, "other"));
+}
+
+TEST_F(ServerRepositoryTest, BadRepositoryFlagsStopTheServerAtStart) {
+  // A URI that names no store: exit 1 before any port is served.
+  {
+    ServerFlags flags = Flags();
+    flags.extra = {"--repository", "s3://"};
+    ServerProcess server(flags, LogFile("bad-uri"));
+    EXPECT_EQ(server.WaitExit(), 1);
+    EXPECT_NE(server.Log().find("--repository s3://: "), std::string::npos)
+        << server.Log();
+  }
+  // Flags out of range: usage errors.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--repository-poll", "0"},
+        std::vector<std::string>{"--download-rate", "-1"},
+        std::vector<std::string>{"--min-free-bytes", "-1"},
+        std::vector<std::string>{"--min-free-bytes", "lots"}}) {
+    ServerFlags flags = Flags();
+    flags.extra = {"--repository", uri_};
+    flags.extra.insert(flags.extra.end(), bad.begin(), bad.end());
+    ServerProcess server(flags, LogFile("bad-flag"));
+    EXPECT_EQ(server.WaitExit(), 64) << bad[0];
+    EXPECT_NE(server.Log().find(bad[0]), std::string::npos) << server.Log();
+  }
 }
 
 TEST_F(ServerRepositoryTest, ATableWithoutAPointerHoldsNobodyBack) {
