@@ -255,6 +255,9 @@ std::string TableRegistry::VersionDir(const TableState& state,
 }
 
 uint64_t TableRegistry::Target(const TableState& state) const {
+  // With --repository nothing loads before the POINTERs are read: the
+  // newest version on disk may be one the repository rolled back from.
+  if (options_.repository.enabled() && !pointers_) return 0;
   const uint64_t current = state.serving ? state.serving->version : 0;
   const auto usable = [&](uint64_t v) {
     return std::binary_search(state.on_disk.begin(), state.on_disk.end(), v) &&

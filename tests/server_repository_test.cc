@@ -111,6 +111,26 @@ TEST_F(ServerRepositoryTest, ARollbackToAPrunedVersionPullsItAgain) {
             3);
 }
 
+TEST_F(ServerRepositoryTest, ARestartServesThePointerNotTheNewestOnDisk) {
+  const std::vector<std::string> keys = Keys(100);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  ASSERT_EQ(Publish(2, keys), 2u);
+  {
+    ServerProcess server(PullFlags(), LogFile("first"));
+    ASSERT_TRUE(server.WaitReady());
+    EXPECT_TRUE(ServesVersion(server, keys, 2));
+  }
+  // Rolled back while the server was down (v1 was never pulled).
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 1));
+  ServerProcess server(PullFlags(), LogFile("second"));
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_TRUE(ServesVersion(server, keys, 1));
+  // Ready means serving the pointer's version, and v2 was never served.
+  EXPECT_EQ(server.CountLogLines("serving t v000002"), 0) << server.Log();
+  EXPECT_THAT(Entries(), ElementsAre("v000001", "v000002"));
+}
+
 TEST_F(ServerRepositoryTest, ALocalDirectoryRepositoryServesToo) {
   uri_ = "file://" + scratch_.File("repository");
   auto store = OpenObjectStore(uri_);
