@@ -160,6 +160,7 @@ absl::Status RepositoryPuller::ReadPointers() {
     if (page->next_page_token.empty()) break;
     list.page_token = page->next_page_token;
   }
+  const bool listed = status.ok();
   std::map<std::string, uint64_t> pointers;
   std::set<std::string> unread;  // tables whose pointer could not be read
   TableRepository repository(store_.get());
@@ -187,9 +188,10 @@ absl::Status RepositoryPuller::ReadPointers() {
           "backoff)");
       poll_problem_ = problem;
     }
-    // Before the first full reading the registry waits (not ready); after
-    // it, a table whose pointer could not be read keeps the last one read.
-    if (!pointers_told_) return status;
+    // Before the first full reading the registry waits (not ready). After
+    // it, every table keeps the last POINTER read when the tables could not
+    // be listed, and so does a table whose POINTER could not be read.
+    if (!pointers_told_ || !listed) return status;
   } else if (!poll_problem_.empty()) {
     Log("reading the POINTERs of ", store_->uri(), " again");
     poll_problem_.clear();

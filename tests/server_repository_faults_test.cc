@@ -105,9 +105,38 @@ TEST_F(ServerRepositoryFaultsTest, UnreachableAtStartThenReadyOnceItIsUp) {
   }
   ASSERT_EQ(Publish(1, keys_), 1u);
   ASSERT_TRUE(server->WaitForLog("roost-server: ready:")) << server->Log();
+  // (It may have read the POINTERs of the empty store first: ready with no
+  // table, then pulled.)
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000001"; }))
+      << server->Log();
   EXPECT_TRUE(ServesVersion(*server, keys_, 1));
   EXPECT_EQ(server->CountLogLines("reading the POINTERs of " + uri_ + " again"),
             1)
+      << server->Log();
+
+  // Rolled back to v1 with v2 on disk, then the repository goes away: the
+  // last POINTERs read stay in force, v1 keeps serving.
+  ASSERT_EQ(Publish(2, keys_), 2u);
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000002"; }))
+      << server->Log();
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 1));
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000001"; }))
+      << server->Log();
+  const double failed = MetricOr(server->ScrapeMetrics(),
+                                 "roost_repository_poll_failures_total{reason="
+                                 "\"unreachable\"}");
+  minio->reset();
+  // Two failed readings since: the first one's outcome was applied before
+  // the second began.
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server->ScrapeMetrics(),
+                    "roost_repository_poll_failures_total{reason="
+                    "\"unreachable\"}") >= failed + 2;
+  })) << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  EXPECT_EQ(server->Table("t")->repository_version(), "v000001");
+  EXPECT_EQ(server->CountLogLines("cannot read the POINTERs of " + uri_), 2)
       << server->Log();
 }
 
