@@ -8,7 +8,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "loader/owned_dir.h"
 #include "loader/publish.h"
 #include "loader/repository_publish.h"
 #include "loader/table_files.h"
@@ -17,6 +16,7 @@
 #include "storage/file.h"
 #include "storage/manifest.h"
 #include "storage/partition.h"
+#include "util/owned_dir.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
