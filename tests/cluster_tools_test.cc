@@ -159,15 +159,17 @@ TEST_F(ClusterToolsTest, WaitTimesOutNamingTheReplicas) {
 }
 
 TEST_F(ClusterToolsTest, WaitNamesAReplicaThatIsDown) {
+  const ClusterLayout layout = cluster_->layout();
   const std::string path = scratch_->File("down.json");
-  WriteFile(path, StrCat("{\"shards\": [[\"", cluster_->layout().shards[0][0],
-                         "\", \"127.0.0.1:1\"]]}"));
+  WriteFile(path, StrCat("{\"shards\": [[\"", layout.shards[0][0],
+                         "\", \"127.0.0.1:1\"], [\"", layout.shards[1][0],
+                         "\"], [\"", layout.shards[2][0], "\"]]}"));
   const ProcessResult r = Admin({"wait", "--cluster", path, "--table", "t",
                                  "--version", "1", "--timeout", "0"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_THAT(r.err, HasSubstr("roost-admin: shard 0 127.0.0.1:1: "
                                "UNAVAILABLE: "));
-  EXPECT_THAT(r.err, HasSubstr("1 of 2 replicas do not serve t 1\n"));
+  EXPECT_THAT(r.err, HasSubstr("1 of 4 replicas do not serve t 1\n"));
 }
 
 }  // namespace
