@@ -42,8 +42,24 @@ std::unique_ptr<ClusterClient> Connect(const ClusterLayout& layout) {
   return ::testing::AssertionSuccess();
 }
 
+// Until roost-server names versions and serves Scan (issue14-server-api),
+// these tests have nothing to check: they say so and skip. A server that
+// does runs every check.
+bool ServerKnowsVersions() {
+  static const bool knows =
+      RunProcess({RoostServerBinary(), "--help"}).out.find("--version-grace") !=
+      std::string::npos;
+  return knows;
+}
+
 class ClusterVersionsTest : public ServerFixture {
  protected:
+  void SetUp() override {
+    if (!ServerKnowsVersions()) {
+      GTEST_SKIP() << "roost-server does not name versions yet";
+    }
+  }
+
   // Waits until every server of `shard` serves `version` of "t".
   ::testing::AssertionResult WaitServes(LoopbackCluster& cluster, int shard,
                                         int replicas,
@@ -176,6 +192,8 @@ TEST_F(ClusterVersionsTest, WaitChecksTheShardEachReplicaServes) {
                        "cuckoo", {"--shards", StrCat(kShards)}),
             "");
   ASSERT_TRUE(cluster.Start());
+  auto client = Connect(cluster.layout());
+  ASSERT_NE(client, nullptr);
   ClusterLayout layout = cluster.layout();
   const std::string path = scratch_.File("swapped.json");
   WriteFile(path, StrCat("{\"shards\": [[\"", layout.shards[1][0], "\"], [\"",
@@ -209,6 +227,10 @@ class ClusterScanTest : public ServerFixture {
     ASSERT_TRUE(cluster_.Start());
     client_ = Connect(cluster_.layout());
     ASSERT_NE(client_, nullptr);
+    if (client_->Scan("b", {}).status().code() ==
+        absl::StatusCode::kUnimplemented) {
+      GTEST_SKIP() << "roost-server does not serve Scan yet";
+    }
   }
 
   // The entries of kvs_ in [start, end) with `prefix`, in key order.
