@@ -276,6 +276,48 @@ TEST_F(ClusterFailoverTest, AKilledReplicaIsRetriedOnTheOther) {
   ASSERT_OK(client->MultiGet("t", others, call));
 }
 
+// A replica that hangs (SIGSTOP: its connections stay open, nothing
+// answers): without hedging, a call whose part goes to it runs into its
+// deadline; with hedging, the other replica answers it.
+TEST_F(ClusterFailoverTest, HedgingAnswersAroundAHungReplica) {
+  LoopbackCluster cluster(scratch_, {2});
+  const KeyValues kvs = Data(50);
+  ASSERT_NE(BuildTable(cluster.data_dir(0), "t", kvs), "");
+  ASSERT_TRUE(cluster.Start());
+  ClusterClientOptions hedged;
+  hedged.hedge_delay_seconds = 0.05;
+  auto client = Connect(cluster.layout(), hedged);
+  auto plain = Connect(cluster.layout());
+  ASSERT_NE(client, nullptr);
+  ASSERT_NE(plain, nullptr);
+  const std::vector<std::string> keys = KeysOf(kvs);
+  ASSERT_OK(client->MultiGet("t", keys));  // both connect to both
+  ASSERT_OK(client->MultiGet("t", keys));
+  ASSERT_OK(plain->MultiGet("t", keys));
+  ASSERT_OK(plain->MultiGet("t", keys));
+
+  cluster.server(0, 0).SendSignal(SIGSTOP);
+  CallOptions call;
+  call.timeout_seconds = 10;
+  for (int i = 0; i < 6; ++i) {  // round robin: half go to the hung one
+    absl::StatusOr<MultiGetResult> r = client->MultiGet("t", keys, call);
+    ASSERT_OK(r) << "call " << i;
+    EXPECT_EQ(r->results[0].value, kvs.at(keys[0]));
+  }
+  call.timeout_seconds = 0.5;
+  int hung = 0;
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<MultiGetResult> r = plain->MultiGet("t", keys, call);
+    if (!r.ok()) {
+      EXPECT_THAT(r, StatusIs(absl::StatusCode::kDeadlineExceeded,
+                              HasSubstr("shard 0 (")));
+      ++hung;
+    }
+  }
+  EXPECT_EQ(hung, 1);
+  cluster.server(0, 0).SendSignal(SIGCONT);
+}
+
 TEST_F(ClusterFailoverTest, AReplicaThatNeverRanIsSkipped) {
   // A listed replica nobody listens on (a port just closed).
   LoopbackCluster cluster(scratch_, {1});

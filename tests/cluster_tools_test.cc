@@ -1,8 +1,10 @@
 // roost-get --cluster / --scan and roost-admin wait end to end, against a
 // real sharded cluster on loopback (tests/cluster_fixture.h).
 
+#include "client/cluster_client.h"
 #include "client/rpc_util.h"
 #include "tests/cluster_fixture.h"
+#include "tests/pki.h"
 
 namespace roost::testing {
 namespace {
@@ -170,6 +172,75 @@ TEST_F(ClusterToolsTest, WaitNamesAReplicaThatIsDown) {
   EXPECT_THAT(r.err, HasSubstr("roost-admin: shard 0 127.0.0.1:1: "
                                "UNAVAILABLE: "));
   EXPECT_THAT(r.err, HasSubstr("1 of 4 replicas do not serve t 1\n"));
+}
+
+// Mutual TLS from the layout file's "tls", its files named relative to it.
+TEST(ClusterTlsTest, TheLayoutFilesTlsIsSpoken) {
+  ScratchDir scratch;
+  Pki pki(scratch.File("pki"));
+  pki.MakeCa("ca");
+  pki.Issue("server", "ca", "DNS:roost.internal");
+  pki.Issue("client", "ca", "DNS:client");
+  LoopbackCluster cluster(
+      scratch, {1, 1},
+      {"--tls-cert", pki.Pem("server"), "--tls-key", pki.Key("server"),
+       "--tls-client-ca", pki.Pem("ca")});
+  KeyValues kvs;
+  for (const std::string& key : Keys(60)) kvs[key] = "v-" + key;
+  ASSERT_NE(
+      BuildTable(cluster.data_dir(0), "t", kvs, "cuckoo", {"--shards", "2"}),
+      "");
+  ASSERT_TRUE(cluster.Start());
+  const ClusterLayout layout = cluster.layout();
+  const std::string shards = StrCat("[[\"", layout.shards[0][0], "\"], [\"",
+                                    layout.shards[1][0], "\"]]");
+  const std::string path = pki.File("cluster.json");
+  WriteFile(path, StrCat("{\"shards\": ", shards,
+                         ", \"tls\": {\"ca\": \"ca.pem\", \"cert\": "
+                         "\"client.pem\", \"key\": \"client.key\", "
+                         "\"server_name\": \"roost.internal\"}}"));
+
+  absl::StatusOr<ClusterLayout> read = ReadClusterLayout(path);
+  ASSERT_OK(read);
+  auto client = ClusterClient::Create(*read);
+  ASSERT_OK(client);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : kvs) keys.push_back(key);
+  absl::StatusOr<MultiGetResult> r = (*client)->MultiGet("t", keys);
+  ASSERT_OK(r);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    EXPECT_EQ(r->results[i].value, kvs.at(keys[i]));
+  }
+  const ProcessResult get =
+      RunProcess({RoostGetBinary(), "--cluster", path, "t", keys[0]});
+  EXPECT_EQ(get.exit_code, kExitOk) << get.err;
+  EXPECT_EQ(get.out, StrCat(keys[0], "\t", kvs.at(keys[0]), "\n"));
+  const ProcessResult wait =
+      RunProcess({RoostAdminBinary(), "wait", "--cluster", path, "--table", "t",
+                  "--version", "1", "--timeout", "10"});
+  EXPECT_EQ(wait.exit_code, kExitOk) << wait.err;
+
+  // No client certificate, or no TLS at all: refused, within the deadline.
+  CallOptions call;
+  call.timeout_seconds = 1;
+  ClusterLayout no_cert = *read;
+  no_cert.security.cert.clear();
+  no_cert.security.key.clear();
+  auto anonymous = ClusterClient::Create(no_cert);
+  ASSERT_OK(anonymous);
+  EXPECT_THAT((*anonymous)->MultiGet("t", keys, call),
+              StatusIs(absl::StatusCode::kUnavailable));
+  auto plain = ClusterClient::Create(layout);
+  ASSERT_OK(plain);
+  EXPECT_THAT((*plain)->MultiGet("t", keys, call),
+              StatusIs(absl::StatusCode::kUnavailable));
+  // A TLS file that is not there: named.
+  WriteFile(path, StrCat("{\"shards\": ", shards,
+                         ", \"tls\": {\"ca\": \"absent.pem\"}}"));
+  const ProcessResult absent =
+      RunProcess({RoostGetBinary(), "--cluster", path, "t", keys[0]});
+  EXPECT_EQ(absent.exit_code, kExitUsage);
+  EXPECT_THAT(absent.err, HasSubstr(pki.File("absent.pem")));
 }
 
 }  // namespace
