@@ -104,11 +104,16 @@ absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
       table, parts.size(), call.version, policy,
       [&](std::span<const size_t> which, const std::string& pin) {
         for (size_t i : which) parts[i].request.set_version(pin);
-        ROOST_RETURN_IF_ERROR(shards_.Run(parts, which, policy));
+        const absl::Status status = shards_.Run(parts, which, policy);
+        // Parts that answered before another failed hold their new answer:
+        // the consensus must know, or it could keep them at another
+        // version than the batch settles on.
         for (size_t i : which) {
-          consensus.Answered(i, parts[i].response.version());
+          if (parts[i].answered) {
+            consensus.Answered(i, parts[i].response.version());
+          }
         }
-        return absl::OkStatus();
+        return status;
       },
       &consensus));
 

@@ -62,11 +62,19 @@ class ScanRun {
       s.first_replica = shards_.PickReplica(s.shard);
       Start(&s);
     }
+    // Every stream re-opened is read, even after one failed, so that the
+    // consensus knows what each one answers; a failed one is lost.
+    absl::Status first_error;
     for (size_t i : which) {
-      ROOST_RETURN_IF_ERROR(First(&streams_[i]));
-      consensus->Answered(i, streams_[i].version);
+      const absl::Status status = First(&streams_[i]);
+      if (status.ok()) {
+        consensus->Answered(i, streams_[i].version);
+      } else {
+        consensus->Lost(i);
+        if (first_error.ok()) first_error = status;
+      }
     }
-    return absl::OkStatus();
+    return first_error;
   }
 
   // The next entry of `s` in key order, or nullptr when it has none left.

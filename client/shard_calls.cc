@@ -129,6 +129,7 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
     const ShardState& shard = *shards_[part.shard];
     if (a->status.ok()) {
       part.response.Swap(&a->response);
+      part.answered = true;
       s.done = true;
       for (Attempt* other : s.attempts) {
         if (other != a) other->context.TryCancel();
@@ -159,6 +160,7 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
     cancel_all();
   };
 
+  for (size_t i : which) parts[i].answered = false;
   for (size_t i = 0; i < which.size(); ++i) start(i);
   std::unique_lock<std::mutex> lock(mu);
   while (true) {

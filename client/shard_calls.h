@@ -78,7 +78,8 @@ struct Part {
   uint32_t shard = 0;
   std::vector<uint32_t> indices;  // indices[j]: batch position of keys(j)
   v1::MultiGetRequest request;
-  v1::MultiGetResponse response;  // valid after a successful Run
+  v1::MultiGetResponse response;  // its answer (kept when a Run fails)
+  bool answered = false;          // Run got it a new answer
 };
 
 struct Replica {
@@ -104,8 +105,9 @@ class Shards {
 
   // Sends parts[i] for each i in `which` at once, each to a replica of its
   // shard, retrying and hedging as `policy` says, and returns when every
-  // one has answered (its response filled in) or one has failed for good:
-  // then the others are cancelled and its error (ShardError) returned.
+  // one has answered (its response replaced, `answered` set) or one has
+  // failed for good: then the others are cancelled (keeping the response
+  // they had, `answered` false) and its error (ShardError) returned.
   absl::Status Run(std::span<Part> parts, std::span<const size_t> which,
                    const CallPolicy& policy) const;
 

@@ -43,18 +43,23 @@ void VersionConsensus::Answered(size_t part, std::string version) {
     seen_.push_back(version);
   }
   answers_[part] = std::move(version);
+  lost_[part] = false;
 }
 
 std::string VersionConsensus::Extreme(bool newest) const {
   std::string best;
-  for (const std::string& v : answers_) {
-    if (v.empty()) continue;
+  for (size_t i = 0; i < answers_.size(); ++i) {
+    const std::string& v = answers_[i];
+    if (v.empty() || lost_[i]) continue;
     if (best.empty() || (newest ? Older(best, v) : Older(v, best))) best = v;
   }
   return best;
 }
 
 bool VersionConsensus::Agreed() const {
+  if (std::find(lost_.begin(), lost_.end(), true) != lost_.end()) {
+    return false;
+  }
   const std::string oldest = Extreme(false);
   return std::all_of(answers_.begin(), answers_.end(), [&](const auto& v) {
     return v.empty() || SameVersion(v, oldest);
@@ -67,7 +72,8 @@ VersionConsensus::Round VersionConsensus::Next() const {
   Round round;
   round.pin = Extreme(forward_);
   for (size_t i = 0; i < answers_.size(); ++i) {
-    if (!answers_[i].empty() && !SameVersion(answers_[i], round.pin)) {
+    if (lost_[i] ||
+        (!answers_[i].empty() && !SameVersion(answers_[i], round.pin))) {
       round.parts.push_back(i);
     }
   }

@@ -47,12 +47,18 @@ bool SameVersion(std::string_view a, std::string_view b);
 
 class VersionConsensus {
  public:
-  explicit VersionConsensus(size_t parts) : answers_(parts) {}
+  explicit VersionConsensus(size_t parts)
+      : answers_(parts), lost_(parts, false) {}
 
   // Part `part` answered from `version` ("" from a server too old to say).
   void Answered(size_t part, std::string version);
+  // Part `part` has no usable answer any more (its Scan stream was
+  // re-opened, then failed): it is sent again in every round until it
+  // answers.
+  void Lost(size_t part) { lost_[part] = true; }
 
-  // Whether every part that named a version named the same one.
+  // Whether every part has an answer, and every one that named a version
+  // named the same one.
   bool Agreed() const;
   // The version the batch was read from, once Agreed(): "" when no part
   // named one.
@@ -65,7 +71,7 @@ class VersionConsensus {
   };
   // What to send next (only when !Agreed()): before any refusal, the parts
   // newer than the oldest, pinned to the oldest; after one, the parts
-  // older than the newest, pinned to the newest.
+  // older than the newest, pinned to the newest; and the lost parts.
   Round Next() const;
   // A part pinned by Next() was refused: from now on the batch moves
   // forward to the newest version instead.
@@ -80,6 +86,7 @@ class VersionConsensus {
   std::string Extreme(bool newest) const;
 
   std::vector<std::string> answers_;
+  std::vector<bool> lost_;
   std::vector<std::string> seen_;  // distinct, in the order answered
   bool forward_ = false;
 };

@@ -219,6 +219,23 @@ TEST(VersionConsensusTest, NewerPartsArePinnedToTheOldestThenForward) {
   EXPECT_EQ(c.Seen(), "v000001, v000002, v000003");
 }
 
+TEST(VersionConsensusTest, ALostPartIsSentAgainUntilItAnswers) {
+  VersionConsensus c(3);
+  c.Answered(0, "v000001");
+  c.Answered(1, "v000002");
+  c.Answered(2, "v000002");
+  // Part 1 was re-opened pinned to v000001 and failed; part 2 took it.
+  c.Answered(2, "v000001");
+  c.Lost(1);
+  EXPECT_FALSE(c.Agreed());
+  VersionConsensus::Round round = c.Next();
+  EXPECT_EQ(round.pin, "v000001");
+  EXPECT_THAT(round.parts, ElementsAre(1));
+  c.Answered(1, "v000001");
+  EXPECT_TRUE(c.Agreed());
+  EXPECT_EQ(c.version(), "v000001");
+}
+
 TEST(VersionConsensusTest, OrdersByNumberNotText) {
   VersionConsensus c(2);
   c.Answered(0, "v000010");
