@@ -77,6 +77,7 @@ TEST_F(ClusterClientTest, EveryKeyThroughTheRouter) {
     SCOPED_TRACE(table);
     absl::StatusOr<MultiGetResult> r = client->MultiGet(table, keys);
     ASSERT_OK(r);
+    EXPECT_EQ(r->version, "v000001");
     ASSERT_EQ(r->results.size(), keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
       EXPECT_TRUE(r->results[i].found) << keys[i];
@@ -89,6 +90,7 @@ TEST_F(ClusterClientTest, EveryKeyThroughTheRouter) {
     if (per_shard[client->ShardOf(key)]++ >= 3) continue;
     absl::StatusOr<GetResult> r = client->Get("t", key);
     ASSERT_OK(r);
+    EXPECT_EQ(r->version, "v000001");
     EXPECT_TRUE(r->found);
     EXPECT_EQ(r->value, kvs_->at(key));
   }

@@ -5,6 +5,8 @@
 // for --version-grace); Scan merges the shards' streams in key order;
 // roost-get --scan end to end.
 
+#include <csignal>
+
 #include "client/cluster_client.h"
 #include "client/rpc_util.h"
 #include "tests/cluster_fixture.h"
@@ -42,24 +44,8 @@ std::unique_ptr<ClusterClient> Connect(const ClusterLayout& layout) {
   return ::testing::AssertionSuccess();
 }
 
-// Until roost-server names versions and serves Scan (issue14-server-api),
-// these tests have nothing to check: they say so and skip. A server that
-// does runs every check.
-bool ServerKnowsVersions() {
-  static const bool knows =
-      RunProcess({RoostServerBinary(), "--help"}).out.find("--version-grace") !=
-      std::string::npos;
-  return knows;
-}
-
 class ClusterVersionsTest : public ServerFixture {
  protected:
-  void SetUp() override {
-    if (!ServerKnowsVersions()) {
-      GTEST_SKIP() << "roost-server does not name versions yet";
-    }
-  }
-
   // Waits until every server of `shard` serves `version` of "t".
   ::testing::AssertionResult WaitServes(LoopbackCluster& cluster, int shard,
                                         int replicas,
@@ -227,10 +213,6 @@ class ClusterScanTest : public ServerFixture {
     ASSERT_TRUE(cluster_.Start());
     client_ = Connect(cluster_.layout());
     ASSERT_NE(client_, nullptr);
-    if (client_->Scan("b", {}).status().code() ==
-        absl::StatusCode::kUnimplemented) {
-      GTEST_SKIP() << "roost-server does not serve Scan yet";
-    }
   }
 
   // The entries of kvs_ in [start, end) with `prefix`, in key order.
@@ -305,6 +287,17 @@ TEST_F(ClusterScanTest, LimitAppliesToTheMergedResult) {
     page.start = r->entries.back().key + std::string(1, '\0');
   }
   EXPECT_EQ(paged, expected);
+}
+
+// A replica down: its shard's stream is opened on the other one.
+TEST_F(ClusterScanTest, AStreamIsRetriedOnAnotherReplica) {
+  cluster_.server(0, 0).SendSignal(SIGKILL);
+  ASSERT_EQ(cluster_.server(0, 0).WaitExit(), 128 + SIGKILL);
+  for (int i = 0; i < 4; ++i) {
+    absl::StatusOr<ScanResult> r = client_->Scan("b", {});
+    ASSERT_OK(r);
+    EXPECT_EQ(Entries(*r), Expected("", "", ""));
+  }
 }
 
 TEST_F(ClusterScanTest, ACuckooTableHasNoOrder) {
