@@ -30,6 +30,7 @@ batch=1000
 seed=20261122
 work="${ROOST_BENCH_WORK:+$ROOST_BENCH_WORK/cluster}"
 work="${work:-/tmp/roost-cluster-bench}"
+command_line="bench/cluster_bench.sh${*:+ $*}"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 die() {
@@ -54,6 +55,12 @@ done
 [ -n "$work" ] && [ "$work" != "/" ] || die "refusing --work '$work'"
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
+rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$repo" status --porcelain 2>/dev/null)" ] || rev="$rev (with local changes)"
+printf '{"command":"%s","date_utc":"%s","git_rev":"%s","load_average":"%s"}\n' \
+  "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$rev" \
+  "$(cut -d' ' -f1-3 /proc/loadavg)" >"$results/cluster.json"
+: >"$results/cluster.jsonl"
 
 bin_dir="${ROOST_BUILD_DIR:-$repo/build/release}"
 server="$bin_dir/server/roost-server"

@@ -209,8 +209,7 @@ int main(int argc, char** argv) {
   window.Start(Clock::now());
   std::vector<std::thread> callers;
   for (int i = 0; i < threads; ++i) {
-    callers.emplace_back(
-        [&, i] { RunCaller(i, flags, window, call); });
+    callers.emplace_back([&, i] { RunCaller(i, flags, window, call); });
   }
   for (;;) {
     const Clock::time_point now = Clock::now();
