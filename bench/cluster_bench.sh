@@ -7,7 +7,11 @@
 #   shards   the router's MultiGet over 1, 2 and 3 shards (one roost-server
 #            each), the same table built with --shards 1, 2, 3;
 #   python   the Python package's get_many (bench/python_client_bench.py)
-#            over the same 1 and 3 shards;
+#            over the 3 shards;
+#   publish  a version published into a table repository on a loopback
+#            MinIO (roost-load build --repository): the seconds from the
+#            POINTER's move to a --repository server serving it, against a
+#            plain download of the same object (curl --aws-sigv4);
 # each a JSON line in RESULTS/cluster.jsonl (bench/report_cluster.py reads
 # them).
 #
@@ -15,7 +19,9 @@
 #            [--warmup S] [--rounds R] [--threads T] [--batch B] [--work DIR]
 #            [--seed N]
 #   Binaries come from $ROOST_BUILD_DIR (default build/release): roost-server,
-#   roost-load, gen_records and cluster_load must be built. --work (default
+#   roost-load, gen_records and cluster_load must be built. MinIO from
+#   $ROOST_MINIO or ~/.cache/roost/tools/minio (scripts/install-minio.sh);
+#   without it the publish section fails. --work (default
 #   $ROOST_BENCH_WORK/cluster or /tmp/roost-cluster-bench) is emptied first.
 set -euo pipefail
 
@@ -196,6 +202,74 @@ EOF
 else
   failures+=("python client: grpc or xxhash not importable")
 fi
+
+# --- publish to serving -----------------------------------------------------
+for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+publish_bench() {
+  local minio="${ROOST_MINIO:-$HOME/.cache/roost/tools/minio}" minio_port=
+  [ -x "$minio" ] || { failures+=("publish: no MinIO at $minio"); return; }
+  export AWS_ACCESS_KEY_ID=roostbench AWS_SECRET_ACCESS_KEY=roostbench-secret \
+    AWS_REGION=us-east-1
+  minio_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  MINIO_ROOT_USER=$AWS_ACCESS_KEY_ID MINIO_ROOT_PASSWORD=$AWS_SECRET_ACCESS_KEY \
+    MINIO_BROWSER=off "$minio" server "$work/minio" --address "127.0.0.1:$minio_port" \
+    --quiet >"$work/minio.log" 2>&1 &
+  pids+=("$!")
+  export AWS_ENDPOINT_URL="http://127.0.0.1:$minio_port"
+  local s3=(curl -sf --aws-sigv4 "aws:amz:us-east-1:s3"
+    --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY")
+  local waited=0
+  until "${s3[@]}" -X PUT "$AWS_ENDPOINT_URL/bench" -o /dev/null 2>/dev/null; do
+    [ "$waited" -lt 300 ] || { failures+=("publish: MinIO did not start"); return; }
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  "$gen" "$keys" "$seed" "$work" >/dev/null
+  local build=("$loader" build -q -i "$work/records.bin" --input-format fixed
+    --key-size 8 --value-size 8 --format cuckoo --repository s3://bench/tables
+    --table bench)
+  "${build[@]}" || { failures+=("publish: roost-load build --repository"); return; }
+  serve puller "$work/pulled" --repository s3://bench/tables --repository-poll 0.1 \
+    --metrics-listen 127.0.0.1:0
+  local metrics
+  metrics=$(sed -n 's/^roost-server: metrics listening on .*:\([0-9]*\)$/\1/p' \
+    "$work/puller.log" | head -n 1)
+  local object="$AWS_ENDPOINT_URL/bench/tables/bench/v000001/table.sst" t0 t1 d1 d2
+  t0=$EPOCHREALTIME
+  "${s3[@]}" -o "$work/plain.sst" "$object" || { failures+=("publish: curl"); return; }
+  t1=$EPOCHREALTIME
+  d1=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+  local bytes sum0 sum1
+  bytes=$(stat -c %s "$work/plain.sst")
+  rm -f "$work/plain.sst"
+  serving_sum() {
+    curl -sf "http://127.0.0.1:$metrics/metrics" |
+      sed -n 's/^roost_repository_pointer_to_serving_seconds_sum{table="bench"} \(.*\)$/\1/p'
+  }
+  sum0=$(serving_sum)
+  "${build[@]}" || { failures+=("publish: second roost-load build"); return; }
+  waited=0
+  until grep -q "^roost-server: serving bench v000002" "$work/puller.log"; do
+    [ "$waited" -lt 6000 ] || { failures+=("publish: v000002 not served in 10 min"); return; }
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  sleep 0.5 # the observation follows the log line
+  sum1=$(serving_sum)
+  t0=$EPOCHREALTIME
+  "${s3[@]}" -o "$work/plain.sst" "$AWS_ENDPOINT_URL/bench/tables/bench/v000002/table.sst" ||
+    { failures+=("publish: curl"); return; }
+  t1=$EPOCHREALTIME
+  d2=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+  [ -n "$sum0" ] && [ -n "$sum1" ] || { failures+=("publish: no serving seconds metric"); return; }
+  printf '{"section":"publish","system":"roost-server --repository","shards":1,"table_keys":%d,"bytes":%d,"download_s":%s,"serving_s":%s,"download_runs":[%s,%s]}\n' \
+    "$keys" "$bytes" "$(awk -v a="$d1" -v b="$d2" 'BEGIN { print (a < b ? a : b) }')" \
+    "$(awk -v a="$sum0" -v b="$sum1" 'BEGIN { print b - a }')" "$d1" "$d2" \
+    >>"$results/cluster.jsonl"
+  rm -f "$work/records.bin" "$work/records.tsv" "$work/plain.sst"
+}
+echo "cluster: publish to serving..." >&2
+publish_bench
 
 if [ ${#failures[@]} -gt 0 ]; then
   printf 'cluster_bench: failed: %s\n' "${failures[@]}" >&2
