@@ -1,0 +1,67 @@
+"""roost's partition function and the split of a batch by shard.
+
+The function is a public contract (docs/format/partitioning.md): XXH3-64 of
+the key with seed 0x726f6f7374, then the multiply-shift reduction
+(h * n) >> 64. The tests check it against docs/format/partition_vectors.tsv.
+
+Example:
+    >>> partition_of(b"user1", 4)
+    3
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import xxhash
+
+#: The seed of the partition hash: the ASCII bytes of "roost", big-endian.
+PARTITION_SEED = 0x726F6F7374
+
+#: The most shards a sharded table may have.
+MAX_SHARDS = 1024
+
+_xxh3 = xxhash.xxh3_64_intdigest
+
+
+def partition_hash(key: bytes) -> int:
+    """XXH3-64 of `key` with the partition seed, an unsigned 64-bit int."""
+    return _xxh3(key, seed=PARTITION_SEED)
+
+
+def partition_of(key: bytes, shards: int) -> int:
+    """The shard of `key` in a table of `shards` shards (1 to 1024)."""
+    if not 1 <= shards <= MAX_SHARDS:
+        raise ValueError(f"a table has 1 to {MAX_SHARDS} shards, not {shards}")
+    return (_xxh3(key, seed=PARTITION_SEED) * shards) >> 64
+
+
+class Split:
+    """A batch of keys split by shard: `keys[s]` are shard s's keys in
+    request order and `positions[s]` their indexes in the batch. Shards
+    with no key are absent. With one shard, positions is None: the part is
+    the batch itself, in order, and nothing needs reassembling.
+    """
+
+    __slots__ = ("keys", "positions")
+
+    def __init__(self, batch: Sequence[bytes], shards: int) -> None:
+        if shards == 1:
+            self.keys: dict[int, Sequence[bytes]] = {0: batch} if batch else {}
+            self.positions: dict[int, list[int]] | None = None
+            return
+        keys: dict[int, list[bytes]] = {}
+        positions: dict[int, list[int]] = {}
+        seed = PARTITION_SEED
+        xxh3 = _xxh3
+        for i, key in enumerate(batch):
+            shard = (xxh3(key, seed=seed) * shards) >> 64
+            part = keys.get(shard)
+            if part is None:
+                keys[shard] = [key]
+                positions[shard] = [i]
+            else:
+                part.append(key)
+                positions[shard].append(i)
+        self.keys = dict(keys)
+        self.positions = positions
