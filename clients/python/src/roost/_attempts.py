@@ -8,8 +8,8 @@ one driver runs one round from one thread or task.
 
 The policy, per part:
 - the first attempt goes to the shard's next replica in round-robin order,
-  skipping replicas that failed in the last half second while another is
-  left;
+  skipping replicas that failed in the last half second (and have not
+  answered since) while another is left;
 - an attempt that fails with a retryable status (UNAVAILABLE, CANCELLED,
   DEADLINE_EXCEEDED while time is left, RESOURCE_EXHAUSTED that says
   "retry") is tried again at once on a replica not tried yet, and once every
@@ -64,6 +64,11 @@ class ShardReplicas:
     def penalise(self, replica: int, now: float) -> None:
         self._penalised_until[replica] = now + PENALTY_SECONDS
 
+    def pardon(self, replica: int) -> None:
+        """The replica answered: it is as good as any again."""
+        if self._penalised_until[replica]:
+            self._penalised_until[replica] = 0.0
+
 
 def retryable(code: grpc.StatusCode, details: str) -> bool:
     """Whether another attempt (on another replica) may succeed
@@ -93,6 +98,7 @@ class _Part:
     hedge_at: Optional[float] = None
     backoff: float = _FIRST_BACKOFF
     last: Optional[Failure] = None
+    attempts: int = 0
 
 
 class Attempts:
@@ -138,6 +144,7 @@ class Attempts:
         if outcome is None:
             return [], []
         if not isinstance(outcome, Failure):
+            part.shard.pardon(replica)
             return [], self._settle(p, outcome)
         if retryable(outcome.code, outcome.details) and now < self.deadline:
             part.shard.penalise(replica, now)
@@ -150,7 +157,7 @@ class Attempts:
             part.backoff = min(part.backoff * 2, _MAX_BACKOFF)
             if part.retry_at < self.deadline:
                 return [], []
-            outcome = part.last
+            outcome = self._give_up(part)
         cancel = self._settle(p, outcome)
         if outcome.code != grpc.StatusCode.FAILED_PRECONDITION:
             self.fatal = outcome
@@ -177,11 +184,7 @@ class Attempts:
             if p in self.outcomes:
                 continue
             if now >= self.deadline:
-                last = part.last or Failure(
-                    grpc.StatusCode.DEADLINE_EXCEEDED, "no answer before the deadline",
-                    part.shard.index, ", ".join(part.shard.targets))
-                self.fatal = Failure(last.code, last.details + " (deadline reached)",
-                                     last.shard, last.replica)
+                self.fatal = self._give_up(part)
                 return [], self.in_flight()
             if part.retry_at is not None and part.retry_at <= now:
                 part.retry_at = None
@@ -197,12 +200,23 @@ class Attempts:
         part = self._parts[p]
         replica = part.shard.pick(part.tried, now)
         part.tried.add(replica)
+        part.attempts += 1
         attempt = next(self._ids)
         part.in_flight.add(attempt)
         self._attempt_part[attempt] = (p, replica)
         if self.hedge_after is not None and len(part.in_flight) == 1 and part.hedge_at is None:
             part.hedge_at = now + self.hedge_after
         return Issue(attempt, p, replica)
+
+    def _give_up(self, part: _Part) -> Failure:
+        """The failure of a part that no replica answered in time."""
+        last = part.last or Failure(grpc.StatusCode.DEADLINE_EXCEEDED, "no answer",
+                                    part.shard.index, "")
+        return Failure(
+            last.code,
+            f"{last.details} (last of {part.attempts} attempts; no replica answered "
+            f"before the deadline)",
+            part.shard.index, ", ".join(part.shard.targets))
 
     def _settle(self, p: int, outcome: Outcome) -> list[int]:
         part = self._parts[p]

@@ -41,9 +41,10 @@ def channel_options(target: str, tls: Optional[TlsConfig]) -> list[tuple[str, An
         ("grpc.max_receive_message_length", -1),
         # The client retries on another replica itself.
         ("grpc.enable_retries", 0),
-        # A restarted replica is back in use within two seconds.
+        # A restarted replica is back in use within about two seconds
+        # (gRPC's default backoff grows to two minutes). Not
+        # grpc.min_reconnect_backoff_ms: that is the connect timeout.
         ("grpc.initial_reconnect_backoff_ms", 100),
-        ("grpc.min_reconnect_backoff_ms", 100),
         ("grpc.max_reconnect_backoff_ms", 2000),
     ]
     if target.startswith("dns:"):

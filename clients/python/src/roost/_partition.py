@@ -21,6 +21,9 @@ PARTITION_SEED = 0x726F6F7374
 #: The most shards a sharded table may have.
 MAX_SHARDS = 1024
 
+if not hasattr(xxhash, "xxh3_64_intdigest"):  # pragma: no cover
+    raise ImportError("roost needs xxhash 2.0 or newer (XXH3); this one is "
+                      f"{getattr(xxhash, 'VERSION', 'unknown')}")
 _xxh3 = xxhash.xxh3_64_intdigest
 
 
