@@ -11,7 +11,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Optional, Sequence
 
 import xxhash
 
@@ -29,14 +29,21 @@ _xxh3 = xxhash.xxh3_64_intdigest
 
 def partition_hash(key: bytes) -> int:
     """XXH3-64 of `key` with the partition seed, an unsigned 64-bit int."""
-    return _xxh3(key, seed=PARTITION_SEED)
+    return _xxh3(key, PARTITION_SEED)
 
 
 def partition_of(key: bytes, shards: int) -> int:
     """The shard of `key` in a table of `shards` shards (1 to 1024)."""
     if not 1 <= shards <= MAX_SHARDS:
         raise ValueError(f"a table has 1 to {MAX_SHARDS} shards, not {shards}")
-    return (_xxh3(key, seed=PARTITION_SEED) * shards) >> 64
+    return (_xxh3(key, PARTITION_SEED) * shards) >> 64
+
+
+# Up to this many shards, a batch is split with one pass per shard present
+# (list comprehensions); past it, with one pass appending to each shard's
+# list. Measured on batches of 1,000 keys (the seed is passed by position:
+# xxhash parses a keyword twice as slowly as the hash takes).
+_PASS_PER_SHARD_UP_TO = 8
 
 
 class Split:
@@ -49,22 +56,25 @@ class Split:
     __slots__ = ("keys", "positions")
 
     def __init__(self, batch: Sequence[bytes], shards: int) -> None:
+        self.keys: dict[int, Sequence[bytes]]
+        self.positions: Optional[dict[int, list[int]]]
         if shards == 1:
-            self.keys: dict[int, Sequence[bytes]] = {0: batch} if batch else {}
-            self.positions: dict[int, list[int]] | None = None
+            self.keys = {0: batch} if batch else {}
+            self.positions = None
             return
-        keys: dict[int, list[bytes]] = {}
-        positions: dict[int, list[int]] = {}
         seed = PARTITION_SEED
         xxh3 = _xxh3
-        for i, key in enumerate(batch):
-            shard = (xxh3(key, seed=seed) * shards) >> 64
-            part = keys.get(shard)
-            if part is None:
-                keys[shard] = [key]
-                positions[shard] = [i]
-            else:
-                part.append(key)
-                positions[shard].append(i)
-        self.keys = dict(keys)
+        ids = [(xxh3(key, seed) * shards) >> 64 for key in batch]
+        positions: dict[int, list[int]] = {}
+        if shards <= _PASS_PER_SHARD_UP_TO:
+            for shard in sorted(set(ids)):
+                positions[shard] = [i for i, s in enumerate(ids) if s == shard]
+        else:
+            for i, shard in enumerate(ids):
+                part = positions.get(shard)
+                if part is None:
+                    positions[shard] = [i]
+                else:
+                    part.append(i)
         self.positions = positions
+        self.keys = {shard: [batch[i] for i in p] for shard, p in positions.items()}
