@@ -115,7 +115,7 @@ def consistent_rounds(
         outcomes = yield Round({p: pin for p in parts})
         return _all_answered(outcomes, fail, pin)
     first = _all_answered((yield Round({p: "" for p in parts})), fail, None)
-    numbers = {p: _number_of(r.version, p, fail) for p, r in first.items() if r.version}
+    numbers = {p: _number_of(r.version, p) for p, r in first.items() if r.version}
     if len(set(numbers.values())) <= 1:
         return first
     oldest, newest = min(numbers.values()), max(numbers.values())
@@ -152,13 +152,13 @@ def consistent_rounds(
                     fail(o)
                 last = o
                 continue
-            _check_answered(o, pinned, p, fail)
+            _check_answered(o, pinned, p)
             results[p] = o
             del todo[p]
     return results
 
 
-def _number_of(version: str, part: int, fail: Callable[[Failure], NoReturn]) -> int:
+def _number_of(version: str, part: int) -> int:
     try:
         return version_number(version)
     except ValueError:
@@ -174,14 +174,12 @@ def _all_answered(
         if isinstance(o, Failure):
             fail(o)
         if pin is not None:
-            _check_answered(o, pin, p, fail)
+            _check_answered(o, pin, p)
         results[p] = o
     return results
 
 
-def _check_answered(
-    response: Versioned, pin: str, part: int, fail: Callable[[Failure], NoReturn]
-) -> None:
+def _check_answered(response: Versioned, pin: str, part: int) -> None:
     # A server too old to know versions answers "" (and ignores the pin).
     if response.version and version_number(response.version) != version_number(pin):
         raise RoostError(
