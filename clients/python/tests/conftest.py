@@ -139,8 +139,15 @@ class Cluster:
         return server.wait_ready() if ready else server.wait_listening()
 
     def close(self) -> None:
+        """Kills every server; a sanitizer report in a log fails the test
+        (the sanitize build's servers run these tests too)."""
         for s in self.servers:
             s.kill()
+        for s in self.servers:
+            log = s.log()
+            for report in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+                if report in log:
+                    pytest.fail(f"roost-server's log holds a sanitizer report:{s.describe()}")
 
 
 @pytest.fixture

@@ -42,6 +42,10 @@ def test_every_key_misses_order_and_the_empty_batch(cluster: Cluster) -> None:
             with pytest.raises(roost.RoostError) as e:
                 await client.get("nope", b"k")
             assert e.value.code == grpc.StatusCode.NOT_FOUND
+        # In pieces of 70 keys, the later ones at once.
+        async with roost.AsyncClient(layout, timeout=30, max_batch=70) as client:
+            result = await client.get_many_versioned("t", keys)
+            assert result.values == [kvs[k] for k in keys]
     run(main())
 
 

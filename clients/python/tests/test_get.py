@@ -119,3 +119,24 @@ def test_a_shard_with_no_live_replica_fails_within_the_deadline(cluster: Cluster
         # Shard 0's keys alone are served.
         mine = [k for k in kvs if roost.partition_of(k, 2) == 0]
         assert client.get_many("t", mine) == [kvs[k] for k in mine]
+
+
+def test_a_batch_larger_than_the_servers_take_goes_in_pieces(cluster: Cluster) -> None:
+    kvs = keys_and_values(3000)
+    cluster.build("t", kvs, shards=2)
+    layout = [[cluster.server(shard=s, extra=["--max-batch", "100"]).address]
+              for s in range(2)]
+    keys = list(kvs)
+    random.Random(4).shuffle(keys)
+    batch = keys + keys[:77]
+    with roost.Client(layout, timeout=30, max_batch=100) as client:
+        result = client.get_many_versioned("t", batch)
+        assert result.values == [kvs[k] for k in batch]
+        assert result.version in ("", "v000001")
+    # Told the servers take more than they do, the client's part is refused.
+    with roost.Client(layout, timeout=30) as client:
+        with pytest.raises(roost.RoostError) as e:
+            client.get_many("t", keys)
+        assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    with pytest.raises(ValueError, match="max_batch"):
+        roost.Client(layout, max_batch=0)

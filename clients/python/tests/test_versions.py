@@ -66,6 +66,11 @@ def test_a_rollout_is_read_at_the_oldest_version_within_the_grace(cluster: Clust
         # Shard 0 answered v2 first, then v1 again, pinned.
         assert result.version == "v000001"
         assert result.values == [data(1)[k] for k in KEYS]
+    # In pieces: the later pieces pinned to the version the first answered.
+    with roost.Client([[s.address] for s in servers], timeout=30, max_batch=100) as client:
+        result = client.get_many_versioned("t", KEYS)
+        assert result.version == "v000001"
+        assert result.values == [data(1)[k] for k in KEYS]
 
     async def main() -> None:
         async with roost.AsyncClient([[s.address] for s in servers], timeout=30) as client:

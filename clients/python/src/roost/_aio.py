@@ -61,7 +61,10 @@ class AsyncClient:
         token: Optional[str] = None,
         timeout: float = _calls.DEFAULT_TIMEOUT,
         hedge_after: Optional[float] = None,
+        max_batch: int = _calls.DEFAULT_MAX_BATCH,
     ) -> None:
+        if max_batch < 1:
+            raise ValueError("max_batch must be 1 or more")
         self.layout = Layout.from_shards(shards, tls)
         self._credentials = tls.credentials() if tls is not None else None
         self._shards = [ShardReplicas(i, r) for i, r in enumerate(self.layout.shards)]
@@ -71,6 +74,7 @@ class AsyncClient:
         self._metadata = _calls.metadata(token)
         self._timeout = timeout
         self._hedge_after = hedge_after
+        self._max_batch = max_batch
 
     @classmethod
     def from_layout_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> "AsyncClient":
@@ -112,21 +116,20 @@ class AsyncClient:
                                  timeout: Optional[float] = None,
                                  version: Optional[str] = None) -> BatchResult:
         _calls.check_table(table)
-        split = Split(keys, self._n)
-        if not split.keys:
-            return BatchResult([], "")
-        requests: dict[str, dict[int, Any]] = {}
-
-        def request(part: int, pinned: str) -> Any:
-            by_version = requests.get(pinned)
-            if by_version is None:
-                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
-            return by_version[part]
-
-        responses = await self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
-                                           timeout, version)
-        values = _calls.reassemble(split, len(keys), responses)
-        return BatchResult(values, _calls.common_version(list(responses.values())))
+        deadline = self._deadline(timeout)
+        if len(keys) <= self._max_batch:
+            return await self._batch(table, keys, deadline, version)
+        # Larger than a server takes (--max-batch): in pieces, the first
+        # read as any batch, the others pinned to the version it answered.
+        pieces = [keys[i:i + self._max_batch] for i in range(0, len(keys), self._max_batch)]
+        first = await self._batch(table, pieces[0], deadline, version)
+        pin = version if version is not None else (first.version or None)
+        rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin)
+                                      for piece in pieces[1:]))
+        values = list(first.values)
+        for result in rest:
+            values += result.values
+        return BatchResult(values, first.version)
 
     async def scan(self, table: str, *, start: bytes = b"", end: bytes = b"",
                    prefix: bytes = b"", limit: int = 0, timeout: Optional[float] = None,
@@ -138,7 +141,8 @@ class AsyncClient:
         def request(part: int, pinned: str) -> Any:
             return _calls.scan_request(table, start, end, prefix, limit, pinned)
 
-        parts = await self._consistent(_calls.SCAN, range(self._n), request, timeout, version)
+        parts = await self._consistent(_calls.SCAN, range(self._n), request,
+                                       self._deadline(timeout), version)
         return _calls.merge_scans(parts, limit)
 
     async def wait(self, table: str, version: str, timeout: float = 60.0,
@@ -177,6 +181,28 @@ class AsyncClient:
 
     # ---- internals ----
 
+    def _deadline(self, timeout: Optional[float]) -> float:
+        return time.monotonic() + (self._timeout if timeout is None else timeout)
+
+    async def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
+                     version: Optional[str]) -> BatchResult:
+        """One batch of at most max_batch keys."""
+        split = Split(keys, self._n)
+        if not split.keys:
+            return BatchResult([], "")
+        requests: dict[str, dict[int, Any]] = {}
+
+        def request(part: int, pinned: str) -> Any:
+            by_version = requests.get(pinned)
+            if by_version is None:
+                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
+            return by_version[part]
+
+        responses = await self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+                                           deadline, version)
+        values = _calls.reassemble(split, len(keys), responses)
+        return BatchResult(values, _calls.common_version(list(responses.values())))
+
     async def _get(self, table: str, key: bytes, timeout: Optional[float],
                    version: Optional[str]) -> Any:
         _calls.check_table(table)
@@ -185,11 +211,11 @@ class AsyncClient:
         def request(part: int, pinned: str) -> Any:
             return lookup_pb2.GetRequest(table=table, key=key, version=pinned)
 
-        return (await self._consistent(_calls.GET, [shard], request, timeout, version))[shard]
+        return (await self._consistent(_calls.GET, [shard], request,
+                                       self._deadline(timeout), version))[shard]
 
     async def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
-                          timeout: Optional[float], pin: Optional[str]) -> dict[int, Any]:
-        deadline = time.monotonic() + (self._timeout if timeout is None else timeout)
+                          deadline: float, pin: Optional[str]) -> dict[int, Any]:
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin)
         round_ = next(plan)
         while True:

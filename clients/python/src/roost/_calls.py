@@ -33,6 +33,8 @@ METHODS: dict[str, tuple[Any, Any]] = {
 }
 
 DEFAULT_TIMEOUT = 10.0
+# roost-server's default --max-batch: a batch larger goes in pieces.
+DEFAULT_MAX_BATCH = 10000
 
 
 def channel_options(target: str, tls: Optional[TlsConfig]) -> list[tuple[str, Any]]:

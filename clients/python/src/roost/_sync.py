@@ -99,7 +99,9 @@ class Client:
     sent as a bearer token; `timeout` is each call's deadline in seconds
     (default 10), covering its retries; `hedge_after` (seconds, None: off)
     sends a second attempt of a part to another replica when the first has
-    not answered by then.
+    not answered by then. `max_batch` is the servers' --max-batch (default
+    10,000): a larger get_many goes in pieces of that many keys, the first
+    read as any batch and the others pinned to the version it answered.
     """
 
     def __init__(
@@ -110,7 +112,10 @@ class Client:
         token: Optional[str] = None,
         timeout: float = _calls.DEFAULT_TIMEOUT,
         hedge_after: Optional[float] = None,
+        max_batch: int = _calls.DEFAULT_MAX_BATCH,
     ) -> None:
+        if max_batch < 1:
+            raise ValueError("max_batch must be 1 or more")
         self.layout = Layout.from_shards(shards, tls)
         credentials = tls.credentials() if tls is not None else None
         self._shards = [ShardReplicas(i, r) for i, r in enumerate(self.layout.shards)]
@@ -119,6 +124,7 @@ class Client:
         self._metadata = _calls.metadata(token)
         self._timeout = timeout
         self._hedge_after = hedge_after
+        self._max_batch = max_batch
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._pool_lock = threading.Lock()
 
@@ -173,22 +179,18 @@ class Client:
         batch to that version (FAILED_PRECONDITION: VersionUnavailableError
         when a shard no longer serves it)."""
         _calls.check_table(table)
-        split = Split(keys, self._n)
-        if not split.keys:
-            return BatchResult([], "")
-        requests = {v: _calls.multi_get_requests(table, split, v)
-                    for v in ([version] if version is not None else [""])}
-
-        def request(part: int, pinned: str) -> Any:
-            by_version = requests.get(pinned)
-            if by_version is None:
-                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
-            return by_version[part]
-
-        responses = self._consistent(_calls.MULTI_GET, split.keys.keys(), request, timeout,
-                                     version)
-        values = _calls.reassemble(split, len(keys), responses)
-        return BatchResult(values, _calls.common_version(list(responses.values())))
+        deadline = self._deadline(timeout)
+        if len(keys) <= self._max_batch:
+            return self._batch(table, keys, deadline, version)
+        # Larger than a server takes (--max-batch): in pieces, the first
+        # read as any batch, the others pinned to the version it answered.
+        pieces = [keys[i:i + self._max_batch] for i in range(0, len(keys), self._max_batch)]
+        first = self._batch(table, pieces[0], deadline, version)
+        pin = version if version is not None else (first.version or None)
+        values = list(first.values)
+        for piece in pieces[1:]:
+            values += self._batch(table, piece, deadline, pin).values
+        return BatchResult(values, first.version)
 
     def scan(self, table: str, *, start: bytes = b"", end: bytes = b"", prefix: bytes = b"",
              limit: int = 0, timeout: Optional[float] = None,
@@ -204,7 +206,8 @@ class Client:
         def request(part: int, pinned: str) -> Any:
             return _calls.scan_request(table, start, end, prefix, limit, pinned)
 
-        parts = self._consistent(_calls.SCAN, range(self._n), request, timeout, version)
+        parts = self._consistent(_calls.SCAN, range(self._n), request,
+                                 self._deadline(timeout), version)
         return _calls.merge_scans(parts, limit)
 
     def wait(self, table: str, version: str, timeout: float = 60.0,
@@ -238,6 +241,28 @@ class Client:
 
     # ---- internals ----
 
+    def _deadline(self, timeout: Optional[float]) -> float:
+        return time.monotonic() + (self._timeout if timeout is None else timeout)
+
+    def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
+               version: Optional[str]) -> BatchResult:
+        """One batch of at most max_batch keys."""
+        split = Split(keys, self._n)
+        if not split.keys:
+            return BatchResult([], "")
+        requests: dict[str, dict[int, Any]] = {}
+
+        def request(part: int, pinned: str) -> Any:
+            by_version = requests.get(pinned)
+            if by_version is None:
+                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
+            return by_version[part]
+
+        responses = self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+                                     deadline, version)
+        values = _calls.reassemble(split, len(keys), responses)
+        return BatchResult(values, _calls.common_version(list(responses.values())))
+
     def _list_tables_stub(self, target: str) -> tuple[Any, Any]:
         tls = self.layout.tls
         options = _calls.channel_options(target, tls)
@@ -257,11 +282,11 @@ class Client:
         def request(part: int, pinned: str) -> Any:
             return lookup_pb2.GetRequest(table=table, key=key, version=pinned)
 
-        return self._consistent(_calls.GET, [shard], request, timeout, version)[shard]
+        return self._consistent(_calls.GET, [shard], request, self._deadline(timeout),
+                                version)[shard]
 
     def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
-                    timeout: Optional[float], pin: Optional[str]) -> dict[int, Any]:
-        deadline = time.monotonic() + (self._timeout if timeout is None else timeout)
+                    deadline: float, pin: Optional[str]) -> dict[int, Any]:
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin)
         round_ = next(plan)
         while True:
