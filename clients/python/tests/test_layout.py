@@ -15,7 +15,6 @@ from conftest import Cluster, keys_and_values
 BAD_DOCUMENTS: list[tuple[str, Any, str]] = [
     ("a list", [["127.0.0.1:1"]], 'must be a JSON object with "shards"'),
     ("no shards", {"tls": {}}, 'no "shards"'),
-    ("unknown field", {"shards": [["a:1"]], "shard": 1}, 'unknown field "shard"'),
     ("shards not a list", {"shards": "a:1"}, '"shards" must be a list'),
     ("no shard", {"shards": []}, "must list 1 to 1024 shards, not 0"),
     ("too many shards", {"shards": [["a:1"]] * 1025}, "must list 1 to 1024 shards, not 1025"),
@@ -25,8 +24,7 @@ BAD_DOCUMENTS: list[tuple[str, Any, str]] = [
     ("address empty", {"shards": [[""]]}, "[0][0]: must be"),
     ("address with spaces", {"shards": [[" a:1"]]}, "has white space around it"),
     ("tls not an object", {"shards": [["a:1"]], "tls": True}, '"tls" must be an object'),
-    ("tls unknown field", {"shards": [["a:1"]], "tls": {"cafile": "ca.pem"}},
-     'unknown field "tls.cafile"'),
+    ("too many replicas", {"shards": [["a:1"] * 1025]}, "[0]: more than 1024 replicas"),
     ("tls field not a string", {"shards": [["a:1"]], "tls": {"ca": 1}},
      '"tls.ca" must be a non-empty string'),
     ("cert without key", {"shards": [["a:1"]], "tls": {"cert": "c.pem"}},
@@ -57,6 +55,20 @@ def test_a_file_that_is_no_layout_is_refused(tmp_path: Path, content: bytes,
     path.write_bytes(content)
     with pytest.raises(roost.LayoutError, match=message):
         roost.Layout.from_file(path)
+
+
+def test_unknown_members_are_ignored_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"shards": [["a:1"]], "comment": "x",
+                                "tls": {"cafile": "ca.pem"}}))
+    with pytest.warns(roost.LayoutWarning) as caught:
+        layout = roost.Layout.from_file(path)
+    assert [str(w.message) for w in caught] == [
+        f'layout {path}: ignoring unknown member "comment" (known: "shards", "tls")',
+        f'layout {path}: ignoring unknown member "tls.cafile" '
+        f"(known: ca, cert, key, server_name)"]
+    # The same as the C++ client: an empty "tls" is TLS with the system's CAs.
+    assert layout.shards == (("a:1",),) and layout.tls == roost.TlsConfig()
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:

@@ -10,9 +10,11 @@ The layout file is JSON, the same for the C++ and the Python client:
 "shards"[i] lists shard i's replicas, each "host:port" or a gRPC target URI
 such as "dns:///name:port" (every address the name resolves to is a replica
 of that shard). "tls" is optional (absent: plaintext) and so is each of its
-fields (no "ca": the system's CAs). Relative paths in "tls" are read
-relative to the layout file's folder. Anything else in the file is an error
-naming it: a misspelt "tls" field must not quietly mean plaintext.
+fields (no "ca": the system's CAs; an empty "tls" is TLS with them).
+Relative paths in "tls" are read relative to the layout file's folder.
+Members other than these are ignored, as the C++ client does, so that a
+newer file still reads; each is named in a LayoutWarning (a misspelt "tls"
+member would otherwise quietly mean plaintext).
 
 Example:
     layout = Layout.from_file("/etc/roost/cluster.json")
@@ -24,12 +26,20 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import warnings
 from typing import Any, Optional, Sequence
 
 import grpc
 
 from roost._errors import LayoutError
 from roost._partition import MAX_SHARDS
+
+class LayoutWarning(UserWarning):
+    """A layout file holds a member this client does not know (ignored)."""
+
+
+# A sanity bound on a hand-written file (the C++ client's too).
+MAX_REPLICAS = 1024
 
 # A layout file is a few lines; anything larger is not one.
 _MAX_LAYOUT_BYTES = 1 << 20
@@ -98,6 +108,8 @@ class Layout:
                 raise LayoutError(f"{where}[{i}]: must be a list of addresses")
             if not replicas:
                 raise LayoutError(f"{where}[{i}]: shard {i} has no replica")
+            if len(replicas) > MAX_REPLICAS:
+                raise LayoutError(f"{where}[{i}]: more than {MAX_REPLICAS} replicas")
             for j, target in enumerate(replicas):
                 if not isinstance(target, str) or not target.strip():
                     raise LayoutError(
@@ -136,9 +148,9 @@ def _from_document(doc: Any, path: str) -> Layout:
     where = f"layout {path}"
     if not isinstance(doc, dict):
         raise LayoutError(f'{where}: must be a JSON object with "shards"')
-    unknown = sorted(set(doc) - {"shards", "tls"})
-    if unknown:
-        raise LayoutError(f'{where}: unknown field "{unknown[0]}" (known: "shards", "tls")')
+    for name in sorted(set(doc) - {"shards", "tls"}):
+        warnings.warn(f'{where}: ignoring unknown member "{name}" (known: "shards", "tls")',
+                      LayoutWarning, stacklevel=4)
     if "shards" not in doc:
         raise LayoutError(f'{where}: no "shards"')
     tls = None
@@ -154,11 +166,9 @@ def _tls_from_document(tls: Any, where: str, folder: str) -> TlsConfig:
     fields = ("ca", "cert", "key", "server_name")
     if not isinstance(tls, dict):
         raise LayoutError(f'{where}: "tls" must be an object with {", ".join(fields)}')
-    unknown = sorted(set(tls) - set(fields))
-    if unknown:
-        raise LayoutError(
-            f'{where}: unknown field "tls.{unknown[0]}" (known: {", ".join(fields)})'
-        )
+    for name in sorted(set(tls) - set(fields)):
+        warnings.warn(f'{where}: ignoring unknown member "tls.{name}" '
+                      f'(known: {", ".join(fields)})', LayoutWarning, stacklevel=5)
     values: dict[str, Optional[str]] = {}
     for name in fields:
         value = tls.get(name)
