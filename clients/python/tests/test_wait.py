@@ -66,3 +66,24 @@ def test_wait_refuses_a_stale_layout_at_once(cluster: Cluster) -> None:
         with pytest.raises(roost.StaleLayoutError,
                            match="of 3 of table t; the layout has 2 shards"):
             client.wait("t", "1", timeout=60)
+
+
+def test_a_dns_name_stands_for_every_address_it_resolves_to(cluster: Cluster) -> None:
+    import socket
+    kvs = keys_and_values(200)
+    cluster.build("t", kvs, shards=2)
+    servers = [cluster.server(shard=s) for s in range(2)]
+    port = servers[1].address.rsplit(":", 1)[1]
+    # Shard 1 as a name (what a Kubernetes headless Service is).
+    layout = [[servers[0].address], [f"dns:///localhost:{port}"]]
+    resolved = sorted({i[4][0] for i in socket.getaddrinfo("localhost", int(port),
+                                                           type=socket.SOCK_STREAM)})
+    with roost.Client(layout, timeout=30) as client:
+        keys = list(kvs)
+        assert client.get_many("t", keys) == [kvs[k] for k in keys]
+        if resolved == ["127.0.0.1"]:
+            client.wait("t", "1", timeout=30)
+        else:  # e.g. ::1 too, where no server listens: a replica that lags
+            with pytest.raises(roost.WaitTimeoutError) as e:
+                client.wait("t", "1", timeout=1)
+            assert all("127.0.0.1" not in line for line in e.value.lagging)
