@@ -1,11 +1,14 @@
 #include "server/lookup_service.h"
 
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include "server/call_helpers.h"
 #include "server/log.h"
+#include "storage/data_dir.h"
 #include "storage/table.h"
 #include "util/escape.h"
 #include "util/status_macros.h"
@@ -15,17 +18,6 @@ namespace roost {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Messages sent to clients carry no absolute server paths: a path under
-// the data directory is shown relative to it ("t/v000001/table.sst").
-grpc::Status ToClient(const absl::Status& status, std::string_view data_dir) {
-  std::string message(status.message());
-  const std::string prefix = StrCat(data_dir, "/");
-  for (size_t at; (at = message.find(prefix)) != std::string::npos;) {
-    message.erase(at, prefix.size());
-  }
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), message);
-}
 
 std::string KeyName(size_t index, bool batch) {
   return batch ? StrCat("key ", index) : std::string("key");
@@ -37,40 +29,6 @@ void Finish(grpc::ServerUnaryReactor* reactor, RpcMetrics* metrics,
             const grpc::Status& status) {
   metrics->Handled(method, status.error_code(), Clock::now() - start);
   reactor->Finish(status);
-}
-
-bool DeadlinePassed(const grpc::CallbackServerContext* context) {
-  return context->deadline() <= std::chrono::system_clock::now();
-}
-
-const grpc::Status kDeadlinePassed(
-    grpc::StatusCode::DEADLINE_EXCEEDED,
-    "deadline passed before the request was worked on");
-
-// The bytes of a request as one view, valid while `holder` lives (a copy
-// only when gRPC received the request in pieces).
-std::string_view RequestBytes(const grpc::ByteBuffer& buffer,
-                              grpc::Slice* holder) {
-  if (buffer.Length() == 0) return {};
-  if (!buffer.TrySingleSlice(holder).ok() &&
-      !buffer.DumpToSingleSlice(holder).ok()) {
-    return {};
-  }
-  return {reinterpret_cast<const char*>(holder->begin()), holder->size()};
-}
-
-// A request that does not parse: INVALID_ARGUMENT, logged at a bounded
-// rate (any client can send them).
-grpc::Status Malformed(const absl::Status& status,
-                       const grpc::CallbackServerContext* context,
-                       std::string_view method) {
-  static LogLimiter limiter;
-  if (uint64_t dropped = 0; limiter.Allow(&dropped)) {
-    Log(method, " from ", context->peer(), ": ", status.message(),
-        LogLimiter::Suppressed(dropped));
-  }
-  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                      std::string(status.message()));
 }
 
 // Parses `request` into a protobuf message; INVALID_ARGUMENT when it does
@@ -88,45 +46,6 @@ grpc::Status ParseMessage(const grpc::ByteBuffer& request,
       absl::InvalidArgumentError(StrCat("malformed request: not a ",
                                         Message::descriptor()->full_name())),
       context, method);
-}
-
-// Whether the caller of `context` may read `table` (or, with no table, use
-// the admin service) under `access`'s policy: OK, UNAUTHENTICATED (a token
-// no entry holds, or a malformed authorization header) or
-// PERMISSION_DENIED. Refusals are counted, without who asked.
-grpc::Status Authorize(AccessControl* access,
-                       const grpc::CallbackServerContext& context,
-                       const std::string_view* table) {
-  if (access == nullptr) return grpc::Status::OK;
-  absl::StatusOr<Caller> caller = CallerOf(context);
-  if (!caller.ok()) {
-    access->Refused(AccessControl::Refusal::kBadCredentials);
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                        std::string(caller.status().message()));
-  }
-  const std::shared_ptr<const AccessPolicy> policy = access->policy();
-  const AccessPolicy::Verdict verdict = table != nullptr
-                                            ? policy->ForTable(*caller, *table)
-                                            : policy->ForAdmin(*caller);
-  switch (verdict) {
-    case AccessPolicy::Verdict::kAllowed:
-      return grpc::Status::OK;
-    case AccessPolicy::Verdict::kUnknownToken:
-      access->Refused(AccessControl::Refusal::kUnknownToken);
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                          "the bearer token is not in the access policy");
-    case AccessPolicy::Verdict::kDenied:
-      break;
-  }
-  if (table == nullptr) {
-    access->Refused(AccessControl::Refusal::kNotAdmin);
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                        "this client may not use the admin service");
-  }
-  access->Refused(AccessControl::Refusal::kDenied);
-  return grpc::Status(
-      grpc::StatusCode::PERMISSION_DENIED,
-      StrCat("this client may not read table ", PrintableKey(*table, 128)));
 }
 
 template <typename Message>
@@ -161,11 +80,41 @@ absl::Status LookUp(const Table& table, std::span<const std::string_view> keys,
 
 }  // namespace
 
+grpc::Status PinVersion(const TableEntry& entry, uint64_t wanted,
+                        VersionSlots<ServingVersion>::Pin* pin) {
+  *pin = entry.slots.Acquire();
+  if (wanted == 0 || (*pin && (*pin)->version == wanted)) {
+    if (*pin) return grpc::Status::OK;
+    return grpc::Status(
+        grpc::StatusCode::UNAVAILABLE,
+        StrCat("table \"", entry.name, "\" has no servable version"));
+  }
+  auto previous = entry.previous.Acquire();
+  if (previous && previous->version == wanted) {
+    *pin = std::move(previous);
+    return grpc::Status::OK;
+  }
+  // A swap since the first look may have made it the serving one.
+  if (auto again = entry.slots.Acquire(); again && again->version == wanted) {
+    *pin = std::move(again);
+    return grpc::Status::OK;
+  }
+  const std::string held =
+      previous ? StrCat(" and still answers ", previous->version_name,
+                        " (--version-grace)")
+               : std::string();
+  return grpc::Status(
+      grpc::StatusCode::FAILED_PRECONDITION,
+      StrCat("table \"", entry.name, "\" has no version ",
+             VersionDirName(wanted), " to answer from: it serves ",
+             *pin ? (*pin)->version_name : std::string("no version"), held));
+}
+
 grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer& request,
                                      grpc::ByteBuffer* response, Method method,
                                      CallGate* slot) {
-  if (DeadlinePassed(context)) return kDeadlinePassed;
+  if (DeadlinePassed(context)) return DeadlinePassedError();
   const bool batch = method != Method::kGet;
   Scratch& s = ThreadScratch();
   grpc::Slice holder;
@@ -208,11 +157,9 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         StrCat("no table ", PrintableKey(r.table, 128)));
   }
-  const auto version = entry->slots.Acquire();
-  if (!version) {
-    return grpc::Status(
-        grpc::StatusCode::UNAVAILABLE,
-        StrCat("table \"", entry->name, "\" has no servable version"));
+  VersionSlots<ServingVersion>::Pin version;
+  if (grpc::Status st = PinVersion(*entry, r.version, &version); !st.ok()) {
+    return st;
   }
   // A key of another shard: the client's layout is stale.
   if (const auto other = version->FirstKeyOfAnotherShard(r.keys)) {
@@ -235,8 +182,10 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
       size += MultiGetEntrySize({res.found, res.value});
       if (size > options_.max_message_size) break;
     }
+    size += version->batch_version_field.size();
   } else {
-    size = GetResponseSize({s.results[0].found, s.results[0].value});
+    size = GetResponseSize({s.results[0].found, s.results[0].value}) +
+           version->get_version_field.size();
   }
   auto buffer =
       ResponseBuffer::Create(memory_, size, options_.max_message_size);
@@ -246,6 +195,9 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
     out = batch ? WriteMultiGetEntry({res.found, res.value}, out)
                 : WriteGetResponse({res.found, res.value}, out);
   }
+  const std::string& name_field =
+      batch ? version->batch_version_field : version->get_version_field;
+  std::memcpy(out, name_field.data(), name_field.size());
   *response = std::move(*buffer).Release(slot);
   // Let go of decompressed blocks now, not at this thread's next request.
   s.pins.Clear();
@@ -416,6 +368,9 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
         info->add_versions_on_disk(v);
       }
       info->set_max_key_length(t.max_key_length);
+      info->set_shard(t.shard);
+      info->set_shard_count(t.shard_count);
+      info->set_previous_version(t.previous_version);
       info->set_key_width(t.key_width);
       info->set_pinned(t.pinned);
       for (const std::string& v : t.rolled_back) {

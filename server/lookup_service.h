@@ -1,5 +1,6 @@
 // The gRPC services: roost.v1.Lookup (Get, MultiGet, StreamMultiGet,
-// ListTables) and roost.v1.Admin (Rollback, Unpin), on the callback API.
+// ListTables, Scan) and roost.v1.Admin (Rollback, Unpin), on the callback
+// API.
 //
 // Every method takes its request as raw bytes, so that a request that does
 // not parse is answered INVALID_ARGUMENT, counted and logged (at a bounded
@@ -8,13 +9,16 @@
 // into the buffer gRPC sends (response_buffer.h).
 //
 // Lookup handlers (and each message of a StreamMultiGet) run to completion on
-// the thread gRPC calls them on: they pin the table's serving version (no
-// lock), look the keys up in the mapped file, size the response and refuse
-// it (RESOURCE_EXHAUSTED) if it would pass --max-message-size or the
-// response memory budget, then copy each value once into it, tally hits,
-// misses and probes locally, and add the tallies to per-thread counters
-// once. Nothing on that path waits. Admin handlers hand their work to the
-// registry's thread and finish when it is done.
+// the thread gRPC calls them on: they pin the table's serving version, or
+// the one the request names (PinVersion; no lock), look the keys up in the
+// mapped file, size the response and refuse it (RESOURCE_EXHAUSTED) if it would
+// pass --max-message-size or the response memory budget, then copy each value
+// once into it, tally hits, misses and probes locally, and add the tallies to
+// per-thread counters once. Every response ends with the bytes naming its
+// version, encoded once per version. Scan (scan_reactor.cc) pins its version
+// for the whole stream and writes one bounded message at a time. Nothing on
+// that path waits. Admin handlers hand their work to the registry's thread and
+// finish when it is done.
 //
 // Example:
 //   LookupService lookup(&registry, &metrics, &memory, &streams, options);
@@ -22,6 +26,7 @@
 #ifndef ROOST_SERVER_LOOKUP_SERVICE_H_
 #define ROOST_SERVER_LOOKUP_SERVICE_H_
 
+#include <chrono>
 #include <string>
 
 #include "roost/v1/admin.grpc.pb.h"
@@ -37,11 +42,19 @@
 
 namespace roost {
 
+// The version of `entry` a request asked for (`wanted`; 0: the serving
+// one), pinned into *pin: the serving version, or the one it replaced while
+// --version-grace holds it. FAILED_PRECONDITION naming the versions there
+// are when neither is `wanted`; UNAVAILABLE when none is served.
+grpc::Status PinVersion(const TableEntry& entry, uint64_t wanted,
+                        VersionSlots<ServingVersion>::Pin* pin);
+
 using RawLookupService = roost::v1::Lookup::WithRawCallbackMethod_Get<
     roost::v1::Lookup::WithRawCallbackMethod_MultiGet<
         roost::v1::Lookup::WithRawCallbackMethod_StreamMultiGet<
             roost::v1::Lookup::WithRawCallbackMethod_ListTables<
-                roost::v1::Lookup::Service>>>>;
+                roost::v1::Lookup::WithRawCallbackMethod_Scan<
+                    roost::v1::Lookup::Service>>>>>;
 
 class LookupService final : public RawLookupService {
  public:
@@ -68,9 +81,20 @@ class LookupService final : public RawLookupService {
   grpc::ServerUnaryReactor* ListTables(grpc::CallbackServerContext* context,
                                        const grpc::ByteBuffer* request,
                                        grpc::ByteBuffer* response) override;
+  // scan_reactor.cc.
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Scan(
+      grpc::CallbackServerContext* context,
+      const grpc::ByteBuffer* request) override;
+
+  // Cancels the Scans whose client has taken no message for `timeout` (it
+  // stopped reading); returns how many. Call it once a second or so.
+  int CancelStalledScans(std::chrono::steady_clock::duration timeout) {
+    return scans_.CancelStalled(timeout);
+  }
 
  private:
   class StreamReactor;
+  class ScanReactor;
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
                                   const grpc::ByteBuffer& request,
                                   grpc::ByteBuffer* response, Method method);
@@ -90,6 +114,9 @@ class LookupService final : public RawLookupService {
   CallGate* calls_;
   const ServerOptions options_;
   AccessControl* const access_;
+  // Open Scans, watched for clients that stop reading (not limited by
+  // --max-streams: a Scan counts against --max-in-flight).
+  StreamWatch scans_;
 };
 
 using RawAdminService = roost::v1::Admin::WithRawCallbackMethod_Rollback<

@@ -22,6 +22,7 @@ constexpr std::array<MethodName, kNumMethods> kMethodNames = {{
     {"roost.v1.Admin", "Unpin", "unary"},
     {"grpc.health.v1.Health", "Check", "unary"},
     {"grpc.health.v1.Health", "Watch", "server_stream"},
+    {"roost.v1.Lookup", "Scan", "server_stream"},
 }};
 
 constexpr std::array<std::string_view, 17> kCodeNames = {"OK",

@@ -80,9 +80,10 @@ enum class Method {
   kRollback,
   kUnpin,
   kHealthCheck,
-  kHealthWatch
+  kHealthWatch,
+  kScan
 };
-inline constexpr int kNumMethods = 8;
+inline constexpr int kNumMethods = 9;
 
 class RpcMetrics {
  public:

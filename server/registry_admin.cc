@@ -152,7 +152,8 @@ void TableRegistry::DoRollback(const std::string& table,
                      v.status().message())));
         }
         const uint64_t previous = s->serving ? s->serving->version : 0;
-        switch (Serve(s, *v)) {
+        // The version rolled back from is not answered again.
+        switch (Serve(s, *v, /*hold_previous=*/false)) {
           case ServeResult::kServed:
             return pin(s, previous, done);
           case ServeResult::kBusy:
@@ -214,7 +215,12 @@ std::vector<TableStatus> TableRegistry::List() const {
       t.file_size = v->file_size;
       t.max_key_length = v->max_key_length;
       t.key_width = v->key_width;
+      if (v->opened.shard) {
+        t.shard = *v->opened.shard;
+        t.shard_count = v->opened.manifest.shards;
+      }
     }
+    if (state.previous) t.previous_version = state.previous->version_name;
     for (uint64_t v : state.on_disk) {
       t.versions_on_disk.push_back(VersionDirName(v));
     }

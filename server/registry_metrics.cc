@@ -51,14 +51,17 @@ void TableRegistry::CollectMetrics(
       MetricType::Gauge);
   auto keys = MakeFamily("roost_table_keys", "Keys in the served version.",
                          MetricType::Gauge);
-  auto mapped = MakeFamily("roost_table_mapped_bytes",
-                           "Bytes of the served version mapped in memory.",
-                           MetricType::Gauge);
-  auto resident = MakeFamily(
-      "roost_table_resident_bytes",
-      "Bytes of the served version resident in RAM (mincore, refreshed "
-      "every --resident-refresh).",
+  auto mapped = MakeFamily(
+      "roost_table_mapped_bytes",
+      "Bytes of the served version mapped in memory, and of the version it "
+      "replaced while that is held for --version-grace.",
       MetricType::Gauge);
+  auto resident =
+      MakeFamily("roost_table_resident_bytes",
+                 "Bytes of the served version (and of the one held for "
+                 "--version-grace) resident in RAM (mincore, refreshed every "
+                 "--resident-refresh).",
+                 MetricType::Gauge);
   auto swaps = MakeFamily("roost_table_swaps_total",
                           "Versions swapped in (success) or refused (failure).",
                           MetricType::Counter);
@@ -130,8 +133,8 @@ void TableRegistry::CollectMetrics(
           .gauge.value = 1;
       AddMetric(&keys, {{"table", name}}).gauge.value =
           static_cast<double>(v->table().num_keys());
-      AddMetric(&mapped, {{"table", name}}).gauge.value =
-          static_cast<double>(v->file_size);
+      AddMetric(&mapped, {{"table", name}}).gauge.value = static_cast<double>(
+          v->file_size + (state.previous ? state.previous->file_size : 0));
       AddMetric(&resident, {{"table", name}}).gauge.value =
           static_cast<double>(state.resident_bytes);
       AddMetric(&leased, {{"table", name}}).gauge.value = v->lease ? 1 : 0;
@@ -159,8 +162,11 @@ void TableRegistry::CollectMetrics(
 
 void TableRegistry::RefreshResidentBytes() {
   for (auto& [name, state] : states_) {
-    const uint64_t resident =
+    uint64_t resident =
         state.serving ? ResidentBytes(state.serving->table().file_data()) : 0;
+    if (state.previous) {
+      resident += ResidentBytes(state.previous->table().file_data());
+    }
     std::lock_guard lock(mu_);
     state.resident_bytes = resident;
   }

@@ -111,7 +111,8 @@ void TableRegistry::Fail(TableState* state, uint64_t version,
 }
 
 TableRegistry::ServeResult TableRegistry::Serve(
-    TableState* state, std::shared_ptr<const ServingVersion> v) {
+    TableState* state, std::shared_ptr<const ServingVersion> v,
+    bool hold_previous) {
   if (v->lease && !v->lease->Held()) {
     // A writer asked for the file after it was checked: the next scan
     // loads it again.
@@ -119,7 +120,9 @@ TableRegistry::ServeResult TableRegistry::Serve(
         ": its table file was opened for writing since it was checked");
     return ServeResult::kStale;
   }
+  Held before = HoldPrevious(state, *v, hold_previous);
   if (!state->entry->slots.Publish(v)) {
+    RestorePrevious(state, std::move(before));
     if (state->waiting != v) {
       Log("cannot swap in ", state->entry->name, " ", v->version_name,
           " yet: older versions are still in use; will retry");
@@ -164,14 +167,26 @@ void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
   if (events.lease_breaks.empty() && !events.lease_overflow) return;
   std::vector<TableState*> dropped;
   for (auto& [name, state] : states_) {
-    const auto& v = state.serving;
-    if (!v || !v->lease) continue;
-    const bool broken =
-        events.lease_overflow
-            ? !v->lease->Held()
-            : std::count(events.lease_breaks.begin(), events.lease_breaks.end(),
-                         v->lease->fd()) > 0;
-    if (broken) {
+    const auto broken = [&](const std::shared_ptr<const ServingVersion>& v) {
+      if (!v || !v->lease) return false;
+      return events.lease_overflow
+                 ? !v->lease->Held()
+                 : std::count(events.lease_breaks.begin(),
+                              events.lease_breaks.end(), v->lease->fd()) > 0;
+    };
+    // A version held for --version-grace is let go of as a served one is
+    // dropped, and checked again before it is ever served again.
+    if (broken(state.previous)) {
+      const uint64_t version = state.previous->version;
+      Log("no longer answering ", name, " ", VersionDirName(version),
+          ": its table file is being opened for writing or truncated");
+      ReleasePrevious(&state);
+      std::lock_guard lock(mu_);
+      state.failed[version] = {"modified",
+                               VersionFingerprint(VersionDir(state, version))};
+      state.failures["modified"]++;
+    }
+    if (broken(state.serving)) {
       Drop(&state,
            "its table file is being opened for writing or truncated "
            "(published versions must not change)");

@@ -4,8 +4,12 @@
 #include <google/protobuf/stubs/common.h>
 #include <google/protobuf/wire_format_lite.h>
 
+#include <charconv>
 #include <cstring>
 
+#include "storage/data_dir.h"
+#include "util/escape.h"
+#include "util/status_macros.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -14,11 +18,18 @@ namespace {
 using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedOutputStream;
 
-constexpr int kTableField = 1;
-constexpr int kKeyField = 2;         // `key` of GetRequest, `keys` of MultiGet
+constexpr uint32_t kTableField = 1;
+constexpr uint32_t kKeyField = 2;  // `key` of GetRequest, `keys` of MultiGet
+constexpr uint32_t kLookupVersionField = 3;  // of GetRequest, MultiGetRequest
+constexpr uint32_t kScanStartField = 2;
+constexpr uint32_t kScanEndField = 3;
+constexpr uint32_t kScanPrefixField = 4;
+constexpr uint32_t kScanLimitField = 5;
+constexpr uint32_t kScanVersionField = 6;
 constexpr uint8_t kFoundTag = 0x08;  // field 1, varint
 constexpr uint8_t kValueTag = 0x12;  // field 2, length-delimited
 constexpr uint8_t kEntryTag = 0x0a;  // field 1, length-delimited
+constexpr uint8_t kMoreTag = 0x18;   // field 3, varint
 // Empty fields point here rather than at null, as a protobuf string would.
 constexpr std::string_view kEmpty("", 0);
 
@@ -51,10 +62,7 @@ class WireReader {
     *size = static_cast<uint32_t>(value);
     return true;
   }
-  bool SkipVarint() {
-    uint64_t value;
-    return ReadVarint(10, &value);
-  }
+  bool ReadVarint64(uint64_t* value) { return ReadVarint(10, value); }
   // The next `n` bytes, or false when fewer are left.
   bool Take(size_t n, std::string_view* out) {
     if (n > static_cast<size_t>(end_ - p_)) return false;
@@ -85,9 +93,18 @@ class WireReader {
 // Protobuf's recursion limit, which bounds how deep groups nest.
 constexpr int kMaxGroupDepth = 100;
 
+// One field of a message, as ReadFields() hands it over: a length-delimited
+// field's bytes, or a varint field's value.
+struct Field {
+  uint32_t number;
+  uint32_t type;  // a WireFormatLite::WIRETYPE_*
+  std::string_view bytes;
+  uint64_t varint = 0;
+};
+
 // Reads fields until the end of the bytes (group == 0) or until the end-group
-// tag of group number `group`, calling on_field(number, view) for each
-// length-delimited field 1 or 2 of the message itself (not of a group in
+// tag of group number `group`, calling on_field(field) for each
+// length-delimited or varint field of the message itself (not of a group in
 // it), and skipping every other field. False where protobuf's parser fails.
 template <typename OnField>
 bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
@@ -105,9 +122,12 @@ bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
     if (number == 0) return false;
     std::string_view value;
     switch (type) {
-      case WireFormatLite::WIRETYPE_VARINT:
-        if (!in.SkipVarint()) return false;
+      case WireFormatLite::WIRETYPE_VARINT: {
+        uint64_t v;
+        if (!in.ReadVarint64(&v)) return false;
+        if (group == 0) on_field(Field{number, type, {}, v});
         break;
+      }
       case WireFormatLite::WIRETYPE_FIXED64:
         if (!in.Take(8, &value)) return false;
         break;
@@ -117,9 +137,8 @@ bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
       case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
         uint32_t size;
         if (!in.ReadSize(&size) || !in.Take(size, &value)) return false;
-        if (group == 0 && (number == kTableField || number == kKeyField)) {
-          on_field(static_cast<int>(number), size == 0 ? kEmpty : value);
-        }
+        if (group == 0)
+          on_field(Field{number, type, size == 0 ? kEmpty : value});
         break;
       }
       case WireFormatLite::WIRETYPE_START_GROUP:
@@ -134,12 +153,16 @@ bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
   }
 }
 
-// Calls on_field(number, view) for each length-delimited field 1 or 2 of
+// Calls on_field(field) for each length-delimited or varint field of
 // `bytes`, skipping every other field; false when the bytes do not parse.
 template <typename OnField>
 bool ForEachField(std::string_view bytes, OnField&& on_field) {
   WireReader in(bytes);
   return ReadFields(in, 0, 0, on_field);
+}
+
+bool IsString(const Field& f) {
+  return f.type == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
 }
 
 // Protobuf checks every occurrence of a string field as it parses, not only
@@ -149,9 +172,14 @@ bool IsUtf8(std::string_view s) {
       s.data(), static_cast<int>(s.size()));
 }
 
-absl::Status TableStatus(bool utf8) {
-  return utf8 ? absl::OkStatus()
-              : absl::InvalidArgumentError("table name is not valid UTF-8");
+absl::Status StringStatus(bool table_utf8, bool version_utf8) {
+  if (!table_utf8) {
+    return absl::InvalidArgumentError("table name is not valid UTF-8");
+  }
+  if (!version_utf8) {
+    return absl::InvalidArgumentError("version is not valid UTF-8");
+  }
+  return absl::OkStatus();
 }
 
 size_t VarintSize(uint64_t n) { return CodedOutputStream::VarintSize64(n); }
@@ -169,23 +197,64 @@ size_t BodySize(const EncodedResult& r) {
   return n;
 }
 
+// The request's version field, checked: empty (none asked for) or a
+// version's name or number.
+absl::Status CheckVersion(std::string_view text, uint64_t* version) {
+  *version = 0;
+  if (text.empty()) return absl::OkStatus();
+  if (auto v = ParseVersionText(text)) {
+    *version = *v;
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      StrCat("bad version ", PrintableKey(text, 64),
+             " (expected a version such as v000007 or 7)"));
+}
+
 }  // namespace
+
+std::optional<uint64_t> ParseVersionText(std::string_view text) {
+  if (auto v = ParseVersionDirName(text)) return v;
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::string EncodeVersionField(int number, std::string_view name) {
+  std::string out;
+  out.push_back(static_cast<char>(WireFormatLite::MakeTag(
+      number, WireFormatLite::WIRETYPE_LENGTH_DELIMITED)));
+  char size[10];
+  out.append(size, WriteVarint(name.size(), size) - size);
+  out.append(name);
+  return out;
+}
 
 absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request) {
   request->table = kEmpty;
   request->keys.assign(1, kEmpty);
   request->total_keys = 1;
-  bool utf8 = true;
-  const bool ok = ForEachField(bytes, [&](int number, std::string_view v) {
-    if (number == kTableField) {
-      request->table = v;
-      utf8 = utf8 && IsUtf8(v);
-    } else {
-      request->keys[0] = v;
+  std::string_view version = kEmpty;
+  bool table_utf8 = true;
+  bool version_utf8 = true;
+  const bool ok = ForEachField(bytes, [&](const Field& f) {
+    if (!IsString(f)) return;
+    if (f.number == kTableField) {
+      request->table = f.bytes;
+      table_utf8 = table_utf8 && IsUtf8(f.bytes);
+    } else if (f.number == kKeyField) {
+      request->keys[0] = f.bytes;
+    } else if (f.number == kLookupVersionField) {
+      version = f.bytes;
+      version_utf8 = version_utf8 && IsUtf8(f.bytes);
     }
   });
   if (!ok) return Malformed("GetRequest");
-  return TableStatus(utf8);
+  ROOST_RETURN_IF_ERROR(StringStatus(table_utf8, version_utf8));
+  return CheckVersion(version, &request->version);
 }
 
 absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
@@ -193,18 +262,66 @@ absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
   request->table = kEmpty;
   request->keys.clear();
   size_t keys = 0;
-  bool utf8 = true;
-  const bool ok = ForEachField(bytes, [&](int number, std::string_view v) {
-    if (number == kTableField) {
-      request->table = v;
-      utf8 = utf8 && IsUtf8(v);
-    } else if (++keys <= max_keys) {
-      request->keys.push_back(v);
+  std::string_view version = kEmpty;
+  bool table_utf8 = true;
+  bool version_utf8 = true;
+  const bool ok = ForEachField(bytes, [&](const Field& f) {
+    if (!IsString(f)) return;
+    if (f.number == kTableField) {
+      request->table = f.bytes;
+      table_utf8 = table_utf8 && IsUtf8(f.bytes);
+    } else if (f.number == kKeyField) {
+      if (++keys <= max_keys) request->keys.push_back(f.bytes);
+    } else if (f.number == kLookupVersionField) {
+      version = f.bytes;
+      version_utf8 = version_utf8 && IsUtf8(f.bytes);
     }
   });
   request->total_keys = keys;
   if (!ok) return Malformed("MultiGetRequest");
-  return TableStatus(utf8);
+  ROOST_RETURN_IF_ERROR(StringStatus(table_utf8, version_utf8));
+  return CheckVersion(version, &request->version);
+}
+
+absl::Status ParseScanRequest(std::string_view bytes, ScanQuery* query) {
+  *query = ScanQuery();
+  query->table = query->start = query->end = query->prefix = kEmpty;
+  std::string_view version = kEmpty;
+  bool table_utf8 = true;
+  bool version_utf8 = true;
+  const bool ok = ForEachField(bytes, [&](const Field& f) {
+    if (f.type == WireFormatLite::WIRETYPE_VARINT) {
+      // uint32: protobuf keeps the low 32 bits.
+      if (f.number == kScanLimitField) {
+        query->limit = static_cast<uint32_t>(f.varint);
+      }
+      return;
+    }
+    switch (f.number) {
+      case kTableField:
+        query->table = f.bytes;
+        table_utf8 = table_utf8 && IsUtf8(f.bytes);
+        break;
+      case kScanStartField:
+        query->start = f.bytes;
+        break;
+      case kScanEndField:
+        query->end = f.bytes;
+        break;
+      case kScanPrefixField:
+        query->prefix = f.bytes;
+        break;
+      case kScanVersionField:
+        version = f.bytes;
+        version_utf8 = version_utf8 && IsUtf8(f.bytes);
+        break;
+      default:
+        break;
+    }
+  });
+  if (!ok) return Malformed("ScanRequest");
+  ROOST_RETURN_IF_ERROR(StringStatus(table_utf8, version_utf8));
+  return CheckVersion(version, &query->version);
 }
 
 size_t GetResponseSize(const EncodedResult& result) { return BodySize(result); }
@@ -231,6 +348,43 @@ char* WriteMultiGetEntry(const EncodedResult& result, char* out) {
   *out++ = static_cast<char>(kEntryTag);
   out = WriteVarint(BodySize(result), out);
   return WriteGetResponse(result, out);
+}
+
+namespace {
+
+size_t KeyValueBodySize(std::string_view key, std::string_view value) {
+  size_t n = 0;
+  if (!key.empty()) n += 1 + VarintSize(key.size()) + key.size();
+  if (!value.empty()) n += 1 + VarintSize(value.size()) + value.size();
+  return n;
+}
+
+char* WriteBytesField(uint8_t tag, std::string_view bytes, char* out) {
+  if (bytes.empty()) return out;  // proto3 leaves an empty field out
+  *out++ = static_cast<char>(tag);
+  out = WriteVarint(bytes.size(), out);
+  std::memcpy(out, bytes.data(), bytes.size());
+  return out + bytes.size();
+}
+
+}  // namespace
+
+size_t ScanEntrySize(std::string_view key, std::string_view value) {
+  const size_t body = KeyValueBodySize(key, value);
+  return 1 + VarintSize(body) + body;
+}
+
+char* WriteScanEntry(std::string_view key, std::string_view value, char* out) {
+  *out++ = static_cast<char>(kEntryTag);
+  out = WriteVarint(KeyValueBodySize(key, value), out);
+  out = WriteBytesField(kEntryTag, key, out);  // KeyValue.key: field 1
+  return WriteBytesField(kValueTag, value, out);
+}
+
+char* WriteScanMore(char* out) {
+  *out++ = static_cast<char>(kMoreTag);
+  *out++ = 1;
+  return out;
 }
 
 }  // namespace roost

@@ -8,10 +8,19 @@
 // through the generated protobuf classes.
 //
 // The messages (proto/roost/v1/lookup.proto):
-//   GetRequest      { string table = 1; bytes key = 2; }
-//   MultiGetRequest { string table = 1; repeated bytes keys = 2; }
-//   GetResponse     { bool found = 1; bytes value = 2; }
-//   MultiGetResponse{ repeated GetResponse results = 1; }
+//   GetRequest      { string table = 1; bytes key = 2; string version = 3; }
+//   MultiGetRequest { string table = 1; repeated bytes keys = 2;
+//                     string version = 3; }
+//   ScanRequest     { string table = 1; bytes start = 2; bytes end = 3;
+//                     bytes prefix = 4; uint32 limit = 5; string version = 6; }
+//   GetResponse     { bool found = 1; bytes value = 2; string version = 3; }
+//   MultiGetResponse{ repeated GetResponse results = 1; string version = 2; }
+//   ScanResponse    { repeated KeyValue entries = 1; string version = 2;
+//                     bool more = 3; }
+//   KeyValue        { bytes key = 1; bytes value = 2; }
+// A response's version is written last, from bytes encoded once per served
+// version (EncodeVersionField), so that naming it costs one copy of a few
+// bytes.
 // As protobuf parses them: the last `table` (and `key`) wins, unknown fields
 // are skipped, and a known field number with another wire type is an unknown
 // field.
@@ -27,7 +36,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,18 +53,37 @@ struct LookupRequest {
   std::vector<std::string_view> keys;
   // How many keys the request holds (may be more than `keys` has).
   size_t total_keys = 0;
+  // The version asked for ("v000007" or "7"), or 0 for the serving one.
+  uint64_t version = 0;
 };
+
+// A ScanRequest, its bytes fields views into the request.
+struct ScanQuery {
+  std::string_view table;
+  std::string_view start;   // inclusive; empty: the first key
+  std::string_view end;     // exclusive; empty: no bound
+  std::string_view prefix;  // empty: any key
+  uint32_t limit = 0;       // 0: the server's --max-scan-keys
+  uint64_t version = 0;     // as LookupRequest's
+};
+
+// "v000007" or "7" as a version number; std::nullopt for anything else
+// (0, "v7", "", signs, spaces).
+std::optional<uint64_t> ParseVersionText(std::string_view text);
 
 // Parses a GetRequest; `request->keys` gets exactly one key (empty when the
 // request has none). InvalidArgument, the request malformed, when the bytes
-// are not a GetRequest or a table name in them is not UTF-8.
+// are not a GetRequest, a table name or version in them is not UTF-8, or
+// the version is not a version's name or number ("bad version ...").
 absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request);
 
 // Parses a MultiGetRequest, keeping at most its first `max_keys` keys (and
-// counting them all). InvalidArgument, the request malformed, when the bytes
-// are not a MultiGetRequest or a table name in them is not UTF-8.
+// counting them all). InvalidArgument as ParseGetRequest's.
 absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
                                   LookupRequest* request);
+
+// Parses a ScanRequest. InvalidArgument as ParseGetRequest's.
+absl::Status ParseScanRequest(std::string_view bytes, ScanQuery* query);
 
 // One result to write: a value when found.
 struct EncodedResult {
@@ -70,6 +100,19 @@ size_t MultiGetEntrySize(const EncodedResult& result);
 // room for the sizes above; returns the end of what was written.
 char* WriteGetResponse(const EncodedResult& result, char* out);
 char* WriteMultiGetEntry(const EncodedResult& result, char* out);
+
+// A response's `version` field, field `number` (3 of GetResponse, 2 of
+// MultiGetResponse and ScanResponse), naming version `name`: tag, length,
+// name, ready to copy after the rest of the response.
+std::string EncodeVersionField(int number, std::string_view name);
+
+// One ScanResponse entry (a KeyValue with its field tag and length): its
+// size, and writing it at `out`; returns the end of what was written.
+size_t ScanEntrySize(std::string_view key, std::string_view value);
+char* WriteScanEntry(std::string_view key, std::string_view value, char* out);
+// ScanResponse's `more = true`.
+inline constexpr size_t kScanMoreSize = 2;
+char* WriteScanMore(char* out);
 
 }  // namespace roost
 

@@ -76,6 +76,11 @@ class ResponseBuffer {
 
   char* data() { return data_; }
   size_t size() const { return size_; }
+  // Sends only the first `n` bytes, for a response written into room
+  // reserved before its size was known (a Scan message); the budget still
+  // holds all the bytes created until gRPC frees them.
+  // REQUIRES: n <= size().
+  void Shrink(size_t n) { size_ = n; }
 
   // Hands the bytes to gRPC: they stay counted until gRPC frees them. With
   // `slot`, the response also holds its call's slot in that CallGate (taken

@@ -374,15 +374,15 @@ int Main(int argc, char** argv) {
                       "open.",
                       prometheus::MetricType::Counter,
                       static_cast<double>(streams.refused()));
-            AddScalar(
-                out, "roost_calls_in_flight",
-                "Get and MultiGet calls in flight (at most --max-in-flight).",
-                prometheus::MetricType::Gauge,
-                static_cast<double>(calls.open()));
+            AddScalar(out, "roost_calls_in_flight",
+                      "Get, MultiGet and Scan calls in flight (at most "
+                      "--max-in-flight).",
+                      prometheus::MetricType::Gauge,
+                      static_cast<double>(calls.open()));
             AddScalar(
                 out, "roost_calls_refused_total",
-                "Get and MultiGet calls refused because --max-in-flight were "
-                "in flight.",
+                "Get, MultiGet and Scan calls refused because --max-in-flight "
+                "were in flight.",
                 prometheus::MetricType::Counter,
                 static_cast<double>(calls.refused()));
             if (access) access->CollectMetrics(out);
@@ -454,6 +454,11 @@ int Main(int argc, char** argv) {
       Log("cancelled ", n,
           " StreamMultiGet calls whose client took no "
           "response for --send-timeout ",
+          options.send_timeout_seconds, " s");
+    }
+    if (const int n = lookup.CancelStalledScans(send_timeout); n > 0) {
+      Log("cancelled ", n,
+          " Scan calls whose client took no message for --send-timeout ",
           options.send_timeout_seconds, " s");
     }
     health_service.Changed(std::string(kRegistryService));

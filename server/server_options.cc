@@ -82,6 +82,15 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.add_option("--max-batch", o.max_batch,
                  "Most keys in one MultiGet (or StreamMultiGet message)")
       ->check(CLI::Range(1u, 10000000u));
+  app.add_option("--version-grace", o.version_grace_seconds,
+                 "After a swap, keep the version replaced mapped and answer "
+                 "requests that name it for SECONDS (0: only the serving "
+                 "version is answered)")
+      ->check(CLI::Range(0.0, 86400.0));
+  app.add_option("--max-scan-keys", o.max_scan_keys,
+                 "Most entries one Scan returns (its limit 0 means this; a "
+                 "larger limit is INVALID_ARGUMENT)")
+      ->check(CLI::Range(1u, 100000000u));
   app.add_option("--max-key-size", o.max_key_size,
                  "Longest key accepted, in bytes")
       ->check(CLI::Range(1u, 1u << 30));
@@ -127,12 +136,13 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "more are refused (RESOURCE_EXHAUSTED)")
       ->check(CLI::Range(1u, 10000000u));
   app.add_option("--max-in-flight", o.max_in_flight,
-                 "Get and MultiGet calls in flight at once (until their "
-                 "response is sent); more are refused (RESOURCE_EXHAUSTED)")
+                 "Get, MultiGet and Scan calls in flight at once (until "
+                 "their response is sent); more are refused "
+                 "(RESOURCE_EXHAUSTED)")
       ->check(CLI::Range(1u, 100000000u));
   app.add_option("--send-timeout", o.send_timeout_seconds,
-                 "Cancel a StreamMultiGet whose client has not taken a "
-                 "response for SECONDS")
+                 "Cancel a StreamMultiGet or Scan whose client has not taken "
+                 "a message for SECONDS")
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--drain-period", o.drain_seconds,
                  "On SIGTERM/SIGINT, keep serving this many SECONDS with "

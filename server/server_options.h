@@ -51,6 +51,13 @@ struct ServerOptions {
   // Most keys in one MultiGet (or one StreamMultiGet message). The default
   // value is 10000.
   uint32_t max_batch = 10000;
+  // After a swap, keep answering requests that name the version replaced
+  // (lookup.proto, "Versions") for this long; it stays mapped meanwhile. 0
+  // answers only the serving version. The default value is 30 seconds.
+  double version_grace_seconds = 30;
+  // Most entries one Scan returns; a Scan's limit 0 means this, and a
+  // larger limit is refused (INVALID_ARGUMENT). The default value is 10000.
+  uint32_t max_scan_keys = 10000;
   // Longest key accepted, in bytes. The default value is 65536.
   uint32_t max_key_size = 65536;
   // Largest request received, in bytes (gRPC's receive limit): 10,000 keys
@@ -92,12 +99,13 @@ struct ServerOptions {
   // StreamMultiGet calls open at once over all connections; past it a new
   // one is refused (RESOURCE_EXHAUSTED). The default value is 10000.
   uint32_t max_streams = 10000;
-  // Get and MultiGet calls in flight at once (from their handler's start
-  // until the response is sent); past it a new one is refused
+  // Get, MultiGet and Scan calls in flight at once (from their handler's
+  // start until the response, or a Scan's last message, is sent); past it a
+  // new one is refused
   // (RESOURCE_EXHAUSTED) before any work. The default value is 20000.
   uint32_t max_in_flight = 20000;
-  // Cancel a StreamMultiGet whose client has not taken a response for this
-  // long (it stopped reading). The default value is 30 seconds.
+  // Cancel a StreamMultiGet or Scan whose client has not taken a message for
+  // this long (it stopped reading). The default value is 30 seconds.
   double send_timeout_seconds = 30;
   // On SIGTERM/SIGINT: keep serving this long with health NOT_SERVING, so
   // that load balancers move away. The default value is 5 seconds.

@@ -117,6 +117,7 @@ void TableRegistry::Run() {
       ::malloc_trim(0);
       next_refresh = Clock::now() + refresh;
     }
+    ExpirePrevious();
     reclaim_pending = Reclaim();
   }
 }
@@ -125,6 +126,7 @@ bool TableRegistry::Reclaim() {
   bool waiting = index_.Reclaim() > 0;
   for (auto& [name, state] : states_) {
     if (state.entry->slots.Reclaim() > 0) waiting = true;
+    if (state.entry->previous.Reclaim() > 0) waiting = true;
     if (state.waiting && Serve(&state, state.waiting) != ServeResult::kBusy) {
       state.waiting.reset();
     }
@@ -226,6 +228,7 @@ void TableRegistry::RemoveTable(const std::string& name) {
   TableEntry* entry = state.entry;
   index_.Remove(name);
   entry->slots.Clear();
+  entry->previous.Clear();
   watcher_->Unwatch(state.watch);
   for (const auto& [version, wd] : state.copying) watcher_->Unwatch(wd);
   {

@@ -61,6 +61,10 @@ struct TableEntry {
   explicit TableEntry(std::string n) : name(std::move(n)) {}
   const std::string name;
   VersionSlots<ServingVersion> slots;
+  // The version `slots` served before the current one, for requests that
+  // name it, during --version-grace after the swap; empty otherwise
+  // (registry_grace.cc).
+  VersionSlots<ServingVersion> previous;
   TableLookupMetrics lookups;
 };
 
@@ -69,6 +73,9 @@ struct TableStatus {
   std::string name;
   std::string format;
   std::string serving_version;
+  std::string previous_version;  // held for --version-grace; "" when none
+  uint32_t shard = 0;
+  uint32_t shard_count = 0;  // 0: unsharded
   uint64_t keys = 0;
   uint64_t file_size = 0;
   uint32_t max_key_length = 0;
@@ -141,6 +148,10 @@ class TableRegistry {
     std::shared_ptr<const ServingVersion> serving;
     // Loaded, waiting for a free slot to be swapped in.
     std::shared_ptr<const ServingVersion> waiting;
+    // The version replaced last (also held by entry->previous) until
+    // `previous_until`; written by the registry's thread under mu_.
+    std::shared_ptr<const ServingVersion> previous;
+    std::chrono::steady_clock::time_point previous_until;
     std::optional<uint64_t> pinned;
     std::set<uint64_t> rolled_back;
     std::map<uint64_t, Failure> failed;
@@ -190,8 +201,26 @@ class TableRegistry {
             const std::string& fingerprint);
   enum class ServeResult { kServed, kBusy, kStale };
   // kBusy: every other slot still has readers (try again after a reclaim);
-  // kStale: a writer opened the file since it was checked.
-  ServeResult Serve(TableState* state, std::shared_ptr<const ServingVersion> v);
+  // kStale: a writer opened the file since it was checked. With
+  // `hold_previous`, a version replaced by a newer one stays answerable
+  // for --version-grace (registry_grace.cc); a rollback passes false.
+  ServeResult Serve(TableState* state, std::shared_ptr<const ServingVersion> v,
+                    bool hold_previous = true);
+  // registry_grace.cc: the previous version, held after a swap, let go of.
+  struct Held {
+    std::shared_ptr<const ServingVersion> version;
+    std::chrono::steady_clock::time_point until;
+  };
+  // Before a Publish() of `replacing` to entry->slots: holds the version
+  // served until now as the previous one when `hold` and it is older and
+  // unmodified, else lets go of the one held. Returns what was held before.
+  Held HoldPrevious(TableState* state, const ServingVersion& replacing,
+                    bool hold);
+  // After that Publish() failed: holds `before` again.
+  void RestorePrevious(TableState* state, Held before);
+  void ReleasePrevious(TableState* state);
+  // Lets go of held versions whose grace has ended; every loop round.
+  void ExpirePrevious();
   // Stops serving `state`'s version (its file is being modified).
   void Drop(TableState* state, const std::string& why);
   void OnLeaseBreaks(const WatchEvents& events);

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/request_codec.h"
 #include "storage/data_dir.h"
 #include "storage/partition.h"
 #include "util/str_cat.h"
@@ -32,6 +33,8 @@ LoadOutcome LoadVersion(const std::string& dir, uint64_t version,
   auto sv = std::make_shared<ServingVersion>();
   sv->version = version;
   sv->version_name = VersionDirName(version);
+  sv->get_version_field = EncodeVersionField(3, sv->version_name);
+  sv->batch_version_field = EncodeVersionField(2, sv->version_name);
   // The file served: table.sst, or this server's shard's file of a sharded
   // version (OpenVersion checks the MANIFEST this reads, again, below).
   std::string file_name(kTableFileName);

@@ -35,6 +35,11 @@ namespace roost {
 struct ServingVersion {
   uint64_t version = 0;
   std::string version_name;  // "v000003"
+  // The response field that names it, encoded once (request_codec.h): in
+  // a GetResponse (field 3), and in a MultiGetResponse or ScanResponse
+  // (field 2).
+  std::string get_version_field;
+  std::string batch_version_field;
   // Declared before `opened`, so destroyed after it: the lease is released
   // only once the file is unmapped.
   std::unique_ptr<FileLease> lease;

@@ -56,6 +56,9 @@ class VersionSlots {
     explicit operator bool() const { return slot_ != nullptr; }
     const T& operator*() const { return *slot_->version; }
     const T* operator->() const { return slot_->version.get(); }
+    // A reference of its own to the version, for a reader that holds it
+    // long (a stream): it outlives the Pin, the slot and the VersionSlots.
+    std::shared_ptr<const T> Share() const { return slot_->version; }
 
    private:
     friend class VersionSlots;

@@ -10,8 +10,10 @@
 #include <random>
 
 #include "roost/v1/lookup.pb.h"
+#include "storage/data_dir.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
+#include "util/escape.h"
 
 namespace roost::testing {
 namespace {
@@ -224,6 +226,154 @@ TEST(RequestCodecTest, WritesWhatProtobufReads) {
       g.set_value(std::string(r.value));
     }
     EXPECT_EQ(one, g.SerializeAsString());
+  }
+}
+
+TEST(RequestCodecTest, ParsesVersionsAndScanRequestsAsProtobufWritesThem) {
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 200; ++round) {
+    v1::ScanRequest scan;
+    scan.set_table(std::string("t").append(std::to_string(round)));
+    scan.set_start(RandomBytes(rng, rng() % 40));
+    scan.set_end(RandomBytes(rng, rng() % 40));
+    scan.set_prefix(RandomBytes(rng, rng() % 4));
+    scan.set_limit(static_cast<uint32_t>(round % 3 == 0 ? 0 : rng()));
+    const uint64_t version = round % 4 == 0 ? 0 : rng() % 2000000 + 1;
+    if (version != 0) {
+      scan.set_version(round % 2 == 0 ? std::to_string(version)
+                                      : VersionDirName(version));
+    }
+    ScanQuery q;
+    const std::string scan_bytes = scan.SerializeAsString();  // q's views
+    ASSERT_OK(ParseScanRequest(scan_bytes, &q));
+    EXPECT_EQ(q.table, scan.table());
+    EXPECT_EQ(q.start, scan.start());
+    EXPECT_EQ(q.end, scan.end());
+    EXPECT_EQ(q.prefix, scan.prefix());
+    EXPECT_EQ(q.limit, scan.limit());
+    EXPECT_EQ(q.version, version);
+
+    v1::MultiGetRequest m;
+    m.set_table("t");
+    m.add_keys("k");
+    m.set_version(scan.version());
+    LookupRequest parsed;
+    ASSERT_OK(ParseMultiGetRequest(m.SerializeAsString(), 10, &parsed));
+    EXPECT_EQ(parsed.version, version);
+    v1::GetRequest g;
+    g.set_table("t");
+    g.set_version(scan.version());
+    ASSERT_OK(ParseGetRequest(g.SerializeAsString(), &parsed));
+    EXPECT_EQ(parsed.version, version);
+  }
+  // A limit past 32 bits keeps its low 32 bits, as protobuf does; the last
+  // of repeated fields wins; a limit sent length-delimited is unknown.
+  std::string bytes;
+  bytes += std::string("\x0a\x01t", 3);
+  bytes += std::string("\x28\x81\x80\x80\x80\x10", 6);  // limit 2^32 + 1
+  bytes += std::string("\x32\x01\x37", 3);              // version "7"
+  bytes += std::string("\x32\x01\x39", 3);              // version "9"
+  bytes += std::string("\x2a\x01x", 3);                 // field 5 as bytes
+  ScanQuery q;
+  ASSERT_OK(ParseScanRequest(bytes, &q));
+  v1::ScanRequest scan;
+  ASSERT_TRUE(scan.ParseFromString(bytes));
+  EXPECT_EQ(q.limit, scan.limit());
+  EXPECT_EQ(q.limit, 1u);
+  EXPECT_EQ(q.version, 9u);
+  EXPECT_EQ(scan.version(), "9");
+}
+
+TEST(RequestCodecTest, RefusesAVersionOfBadSyntaxNamingIt) {
+  for (const std::string& version : std::vector<std::string>{
+           "v7", "0", "v000000", "-1", " 1", "+1", "0x1", "v", "V000001",
+           "99999999999999999999", std::string("1\0", 2)}) {
+    SCOPED_TRACE(version);
+    const std::string message = "bad version " + PrintableKey(version, 64) +
+                                " (expected a version such as v000007 or 7)";
+    v1::GetRequest g;
+    g.set_table("t");
+    g.set_version(version);
+    LookupRequest parsed;
+    EXPECT_THAT(ParseGetRequest(g.SerializeAsString(), &parsed),
+                StatusIs(absl::StatusCode::kInvalidArgument, message));
+    v1::MultiGetRequest m;
+    m.set_table("t");
+    m.set_version(version);
+    EXPECT_THAT(ParseMultiGetRequest(m.SerializeAsString(), 10, &parsed),
+                StatusIs(absl::StatusCode::kInvalidArgument, message));
+    v1::ScanRequest scan;
+    scan.set_table("t");
+    scan.set_version(version);
+    ScanQuery q;
+    EXPECT_THAT(ParseScanRequest(scan.SerializeAsString(), &q),
+                StatusIs(absl::StatusCode::kInvalidArgument, message));
+  }
+  EXPECT_EQ(ParseVersionText("v000007"), 7u);
+  EXPECT_EQ(ParseVersionText("7"), 7u);
+  EXPECT_EQ(ParseVersionText("v1000000"), 1000000u);
+  // Not UTF-8, even where a later version replaces it: protobuf refuses it.
+  const std::string bad("\x0a\x01t\x1a\x01\xff\x1a\x01\x31", 9);
+  LookupRequest parsed;
+  EXPECT_THAT(ParseGetRequest(bad, &parsed),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "version is not valid UTF-8"));
+  v1::GetRequest g;
+  EXPECT_FALSE(g.ParseFromString(bad));
+  ScanQuery q;
+  EXPECT_THAT(ParseScanRequest(std::string("\x0a\x01t\x32\x01\xff", 6), &q),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "version is not valid UTF-8"));
+  EXPECT_THAT(ParseScanRequest(std::string("\x0a\x05t", 3), &q),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "malformed request: not a roost.v1.ScanRequest"));
+}
+
+TEST(RequestCodecTest, WritesVersionsAndScanResponsesAsProtobufDoes) {
+  std::mt19937_64 rng(17);
+  for (const uint64_t version : {1, 7, 123456, 99999999}) {
+    const std::string name = VersionDirName(version);
+    // A GetResponse and a MultiGetResponse with their version appended.
+    std::string get =
+        std::string("\x08\x01\x12\x01v", 5) + EncodeVersionField(3, name);
+    v1::GetResponse g;
+    g.set_found(true);
+    g.set_value("v");
+    g.set_version(name);
+    EXPECT_EQ(get, g.SerializeAsString());
+    EXPECT_EQ(EncodeVersionField(2, name), [&] {
+      v1::MultiGetResponse m;
+      m.set_version(name);
+      return m.SerializeAsString();
+    }());
+
+    // A ScanResponse: entries (empty keys and values, and lengths across
+    // the varint boundaries), the version, and more.
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (int i = 0; i < 50; ++i) {
+      entries.emplace_back(RandomBytes(rng, i % 7 == 0 ? 0 : rng() % 200),
+                           RandomBytes(rng, i % 5 == 0 ? 0 : rng() % 300));
+    }
+    for (const bool more : {false, true}) {
+      const std::string field = EncodeVersionField(2, name);
+      size_t size = field.size() + (more ? kScanMoreSize : 0);
+      for (const auto& [k, v] : entries) size += ScanEntrySize(k, v);
+      std::string buffer(size, '\0');
+      char* out = buffer.data();
+      for (const auto& [k, v] : entries) out = WriteScanEntry(k, v, out);
+      out = std::copy(field.begin(), field.end(), out);
+      if (more) out = WriteScanMore(out);
+      ASSERT_EQ(out, buffer.data() + size);
+      v1::ScanResponse expected;
+      for (const auto& [k, v] : entries) {
+        v1::KeyValue* kv = expected.add_entries();
+        kv->set_key(k);
+        kv->set_value(v);
+      }
+      expected.set_version(name);
+      expected.set_more(more);
+      EXPECT_EQ(buffer, expected.SerializeAsString());
+    }
   }
 }
 

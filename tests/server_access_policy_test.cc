@@ -228,5 +228,47 @@ TEST_F(AccessPolicyTest, ABadPolicyStopsTheStartNamingTheField) {
   }
 }
 
+// A Scan is authorized as a Get is: a caller not allowed the table gets
+// the same answer, whether or not the table exists.
+TEST_F(AccessPolicyTest, ScanIsAllowedAndDeniedAsGetIs) {
+  ASSERT_NE(BuildTable(data_, "tblock", {{"k1", "a"}, {"k2", "b"}}, "block"),
+            "");
+  ASSERT_NE(BuildTable(data_, "sblock", {{"k1", "a"}}, "block"), "");
+  ServerProcess server(TlsFlags(true, {"--access-policy", policy_}), LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}, "client-a"));
+  ASSERT_TRUE(server.WaitReady());
+  const auto scan = [&](const std::string& table, const std::string& token,
+                        int* entries) {
+    auto stub = v1::Lookup::NewStub(CreateTestChannel(
+        server.lookup_address(), pki_.Credentials({"ca"}, "client-a")));
+    grpc::ClientContext context;
+    if (!token.empty()) context.AddMetadata("authorization", token);
+    v1::ScanRequest request;
+    request.set_table(table);
+    auto reader = stub->Scan(&context, request);
+    v1::ScanResponse r;
+    *entries = 0;
+    while (reader->Read(&r)) *entries += r.entries_size();
+    return reader->Finish();
+  };
+  int entries = 0;
+  ASSERT_OK(scan("tblock", "", &entries));
+  EXPECT_EQ(entries, 2);
+  for (const std::string table : {"sblock", "secret", "nonesuch"}) {
+    const grpc::Status get =
+        GetOver(server.lookup_address(), pki_.Credentials({"ca"}, "client-a"),
+                table, "k1");
+    const grpc::Status s = scan(table, "", &entries);
+    EXPECT_TRUE(IsError(s, grpc::StatusCode::PERMISSION_DENIED,
+                        "this client may not read table \"" + table + "\""));
+    EXPECT_EQ(s.error_code(), get.error_code());
+    EXPECT_EQ(s.error_message(), get.error_message());
+    EXPECT_EQ(entries, 0);
+  }
+  EXPECT_TRUE(IsError(scan("tblock", "Bearer wrong", &entries),
+                      grpc::StatusCode::UNAUTHENTICATED,
+                      "the bearer token is not in the access policy"));
+}
+
 }  // namespace
 }  // namespace roost::testing
