@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -19,13 +20,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "client/cluster_client.h"
 #include "repository/repository.h"
-#include "tests/repository_server_fixture.h"
-#include "tests/versioned_tables.h"
-#include "absl/strings/escaping.h"
 #include "storage/partition.h"
+#include "tests/repository_server_fixture.h"
 #include "tests/test_util.h"
+#include "tests/versioned_tables.h"
 #include "util/str_cat.h"
 
 namespace roost::testing {
@@ -42,13 +43,14 @@ class ClusterRepositoryTest : public RepositoryServerTest {
   ::testing::AssertionResult StartReplica(uint32_t s, int r, int port = 0) {
     ServerFlags flags = PullFlags(s, {"--version-grace", "120"});
     flags.data_dir = scratch_.File(StrCat("data-", s, "-", r));
+    std::filesystem::create_directories(flags.data_dir);
     flags.admin_listen = "";
     if (port != 0) flags.listen = StrCat("127.0.0.1:", port);
     auto& slot = servers_[s * kReplicas + r];
     slot.reset();  // a killed one's process is reaped first
     slot = std::make_unique<ServerProcess>(
-        flags, scratch_.File(StrCat("server-", s, "-", r, "-", ++starts_,
-                                    ".log")));
+        flags,
+        scratch_.File(StrCat("server-", s, "-", r, "-", ++starts_, ".log")));
     if (!slot->WaitReady()) {
       return ::testing::AssertionFailure() << slot->Log();
     }
@@ -241,7 +243,8 @@ TEST_F(ClusterRepositoryTest, BothClientsReadEveryKeyOfEveryShard) {
   WriteFile(scratch_.File("cluster.json"), layout);
   std::string expected;
   for (const auto& [key, value] : Versioned(1, Keys(kKeys))) {
-    expected += StrCat(absl::BytesToHexString(key), "\t", absl::BytesToHexString(value), "\n");
+    expected += StrCat(absl::BytesToHexString(key), "\t",
+                       absl::BytesToHexString(value), "\n");
   }
   WriteFile(scratch_.File("expected.tsv"), expected);
   const std::string command = StrCat(
@@ -343,8 +346,7 @@ TEST_F(ClusterRepositoryTest, ACorruptObjectIsRefusedAndTheOldVersionServes) {
   }
   for (int r = 0; r < kReplicas; ++r) {
     EXPECT_EQ(Replica(1, r).ServingVersion("t"), "v000001");
-    EXPECT_TRUE(
-        ServesVersion(Replica(1, r), ShardKeys(kKeys, 1, kShards), 1));
+    EXPECT_TRUE(ServesVersion(Replica(1, r), ShardKeys(kKeys, 1, kShards), 1));
   }
   // A batch over every shard still reads one version: v1, which shards 0
   // and 2 keep for --version-grace.
