@@ -100,12 +100,13 @@ done
 rm -f "$work/records.bin" "$work/records.tsv"
 
 # serve NAME DATA_DIR [ARGS...]: starts a roost-server on a free loopback
-# port, waits until it is ready, and sets $port and $pid.
+# port (its /metrics on $metrics_listen, off when unset), waits until it is
+# ready, and sets $port and $pid.
 serve() {
   local name="$1" data="$2" log="$work/$1.log" waited=0
   shift 2
   "$server" --data-dir "$data" --listen 127.0.0.1:0 --admin-listen '' \
-    --metrics-listen '' --drain-period 0 --shutdown-timeout 1 "$@" 2>"$log" &
+    --metrics-listen "${metrics_listen:-}" --drain-period 0 --shutdown-timeout 1 "$@" 2>"$log" &
   pid=$!
   pids+=("$pid")
   until grep -q "^roost-server: ready: " "$log" 2>/dev/null; do
@@ -229,8 +230,9 @@ publish_bench() {
     --key-size 8 --value-size 8 --format cuckoo --repository s3://bench/tables
     --table bench)
   "${build[@]}" || { failures+=("publish: roost-load build --repository"); return; }
-  serve puller "$work/pulled" --repository s3://bench/tables --repository-poll 0.1 \
-    --metrics-listen 127.0.0.1:0
+  mkdir -p "$work/pulled"
+  metrics_listen=127.0.0.1:0 serve puller "$work/pulled" \
+    --repository s3://bench/tables --repository-poll 0.1
   local metrics
   metrics=$(sed -n 's/^roost-server: metrics listening on .*:\([0-9]*\)$/\1/p' \
     "$work/puller.log" | head -n 1)
