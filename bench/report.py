@@ -24,6 +24,10 @@ Input, all written by bench/run.sh (*.jsonl: one JSON object per line):
   memory.jsonl   system, keys, bytes, bytes_per_key, what
   build.jsonl    system, keys, seconds, keys_per_s, peak_rss_bytes,
                  output_bytes, note
+  cluster.jsonl  bench/cluster_bench.sh: section (routing, shards, python,
+                 publish), system, shards and its load line's fields
+  cluster.json   optional: the command, date and revision of a
+                 cluster_bench.sh run made apart from run.sh
 Every number in the report comes from these files; a missing file becomes
 "not measured in this run". A malformed line is an error naming file and line.
 Optional text under each section heading: bench/report_notes/<section>.md.
@@ -37,14 +41,14 @@ report_common.py and report_plot.py are what they share.
 import argparse, sys, tempfile
 from pathlib import Path
 
-import report_build, report_lookup, report_memory, report_network, report_scaling
+import report_build, report_cluster, report_lookup, report_memory, report_network, report_scaling
 from report_check import check
 from report_common import ReportError, fkeys, load_results
 from report_doc import Report
 
 # The sections, in the order the report has them.
 SECTIONS = [report_lookup.section, report_scaling.section, report_network.section,
-            report_memory.section, report_build.section]
+            report_memory.section, report_build.section, report_cluster.section]
 
 
 def main():

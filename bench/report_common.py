@@ -39,6 +39,8 @@ FIELDS = {
     "memory.jsonl": {"system": S, "keys": N, "bytes": N, "bytes_per_key": N},
     "build.jsonl": {"system": S, "keys": N, "seconds": N, "keys_per_s": N,
                     "peak_rss_bytes": N, "output_bytes": N + "?"},
+    # Each section's own fields are read by report_cluster.py.
+    "cluster.jsonl": {"section": S, "system": S, "shards": N},
 }
 
 
@@ -98,8 +100,10 @@ def load_results(d):
             raise ReportError(f"{m}:{e.lineno}: not JSON ({e.msg})")
         if not isinstance(r["machine"], dict):
             raise ReportError(f"{m}:1: not a JSON object")
-    for name in ("lookup", "network", "memory", "build"):
+    for name in ("lookup", "network", "memory", "build", "cluster"):
         r[name] = load_jsonl(d / f"{name}.jsonl")
+    c = d / "cluster.json"
+    r["cluster_meta"] = json.loads(c.read_text()) if c.exists() else None
     # A skipped row without a config belongs to the system's one config, if
     # it has one, so that it fills that row's cell.
     configs = {}

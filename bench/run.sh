@@ -14,6 +14,8 @@
 #            same keys, batch sizes and requests in flight; memory per key;
 #   build    roost-load (cuckoo, block) against RocksDB's SstFileWriter and
 #            loading Redis: keys/s and peak RSS;
+#   cluster  the routing clients over sharded servers (bench/cluster_bench.sh):
+#            router against a direct stub, 1-3 shards, the Python client;
 # then writes the report and its plots (bench/report.py, gnuplot).
 #
 # Usage: bench/run.sh [--quick | --smoke] [--report FILE] [--img-dir DIR]
@@ -100,10 +102,10 @@ bin_dir="${ROOST_BUILD_DIR:-$repo/build/release}"
 if [ "$build" = 1 ]; then
   echo "building (release)..." >&2
   bin_dir="$repo/$("$repo/scripts/build.sh" roost-server roost-load gen_records \
-    server_load redis_load sst_writer_bench peers_bench | tail -n 1)"
+    server_load redis_load sst_writer_bench peers_bench cluster_load | tail -n 1)"
 fi
 for b in server/roost-server loader/roost-load bench/gen_records bench/server_load \
-  bench/redis_load bench/sst_writer_bench bench/peers_bench; do
+  bench/redis_load bench/sst_writer_bench bench/peers_bench bench/cluster_load; do
   [ -x "$bin_dir/$b" ] || die "missing $bin_dir/$b (build it, or drop --no-build)"
 done
 command -v redis-server >/dev/null || die "redis-server is not installed"
@@ -285,6 +287,12 @@ for batch in 1 10 100 1000; do
     --server-pid "$redis_pid" "${common[@]}"
 done
 kill "$roost_pid" "$redis_pid" 2>/dev/null || true
+
+# --- cluster: the routing clients and shards (bench/cluster_bench.sh) --------
+echo "cluster..." >&2
+ROOST_BUILD_DIR="$bin_dir" "$repo/bench/cluster_bench.sh" --results "$results" \
+  --keys "$net_keys" --seed "$seed" --duration "$duration" --warmup "$warmup" \
+  --work "$work/cluster" || failures+=("cluster_bench.sh")
 
 # --- report -----------------------------------------------------------------
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)

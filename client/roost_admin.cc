@@ -4,9 +4,14 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
+#include <thread>
 
+#include "client/cluster_layout.h"
+#include "client/cluster_wait.h"
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
 #include "roost/v1/admin.grpc.pb.h"
@@ -25,7 +30,14 @@ struct Flags {
   ChannelSecurity security;
   std::string table;
   std::string version;  // rollback: "v000003", "3", or empty for the previous
+  // wait
+  std::string cluster;
+  double wait_timeout_seconds = 300;
+  double interval_seconds = 0.5;
 };
+
+// `roost-admin wait` timed out: some replica does not serve the version.
+constexpr int kExitWaitTimedOut = 3;
 
 // A version as the server takes it: "v" and digits, or digits alone.
 bool IsVersion(const std::string& text) {
@@ -89,6 +101,62 @@ int RunUnpin(const Flags& f) {
   return kExitOk;
 }
 
+int RunWait(const Flags& f) {
+  if (!IsVersion(f.version)) {
+    return ReportUsageError(kProgram,
+                            StrCat("bad --version ", PrintableKey(f.version),
+                                   " (like v000003 or 3)"));
+  }
+  absl::StatusOr<ClusterLayout> layout = ReadClusterLayout(f.cluster);
+  if (!layout.ok()) {
+    return ReportUsageError(kProgram, std::string(layout.status().message()));
+  }
+  layout->security.token = f.security.token;
+  const size_t shards = layout->shards.size();
+  ClusterWaiter waiter(*std::move(layout));
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline =
+      Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+          std::min(f.wait_timeout_seconds, 365.0 * 86400)));
+  while (true) {
+    const double left =
+        std::chrono::duration<double>(deadline - Clock::now()).count();
+    const std::vector<ReplicaState> states = waiter.Poll(
+        f.table, f.version, std::clamp(left, 0.05, f.timeout_seconds));
+    const size_t ready = std::count_if(states.begin(), states.end(),
+                                       [](const auto& s) { return s.ready; });
+    if (ready == states.size()) {
+      fmt::print("{}: {} served by all {} replicas of {} shards\n", f.table,
+                 f.version, states.size(), shards);
+      return kExitOk;
+    }
+    if (Clock::now() >= deadline) {
+      for (const ReplicaState& s : states) {
+        if (s.ready) continue;
+        if (s.replica.target.empty()) {
+          fmt::print(stderr, "{}: {}\n", kProgram, s.what);
+        } else if (s.replica.address == s.replica.target) {
+          fmt::print(stderr, "{}: shard {} {}: {}\n", kProgram, s.replica.shard,
+                     s.replica.target, s.what);
+        } else {
+          fmt::print(stderr, "{}: shard {} {} ({}): {}\n", kProgram,
+                     s.replica.shard, s.replica.address, s.replica.target,
+                     s.what);
+        }
+      }
+      fmt::print(stderr,
+                 "{}: timed out after {} s: {} of {} replicas do not serve "
+                 "{} {}\n",
+                 kProgram, f.wait_timeout_seconds, states.size() - ready,
+                 states.size(), f.table, f.version);
+      return kExitWaitTimedOut;
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(
+        std::clamp(f.interval_seconds, 0.0, std::max(left, 0.0))));
+  }
+}
+
 }  // namespace
 }  // namespace roost
 
@@ -99,7 +167,9 @@ int main(int argc, char** argv) {
       "(rollback), removes the pin (unpin), and lists the tables (tables).\n"
       "  roost-admin [OPTIONS] rollback TABLE [VERSION]\n"
       "  roost-admin [OPTIONS] unpin TABLE\n"
-      "  roost-admin [OPTIONS] tables",
+      "  roost-admin [OPTIONS] tables\n"
+      "  roost-admin [OPTIONS] wait --cluster FILE --table TABLE --version "
+      "VERSION [--timeout SECONDS]",
       "roost-admin"};
   app.footer(
       "rollback and unpin call the admin service (--addr), tables the lookup "
@@ -110,7 +180,7 @@ int main(int argc, char** argv) {
       "`roost-admin: NOT_FOUND: no table \"x\"`.\n"
       "\n"
       "Exit codes: 0 ok, 2 a call failed (server unreachable, no such table "
-      "or version, deadline passed...), 64 bad usage.");
+      "or version, deadline passed...), 3 wait timed out, 64 bad usage.");
   app.set_version_flag("--version", "roost-admin 0.1.0");
   app.require_subcommand(1);
   app.fallthrough();  // the flags below also work after the subcommand
@@ -150,6 +220,33 @@ int main(int argc, char** argv) {
       "tables", "List the tables served (as roost-get --list): " +
                     std::string(kTableListingHelp) + ".");
 
+  CLI::App* wait = app.add_subcommand(
+      "wait",
+      "Wait until every replica of every shard of the cluster FILE lists "
+      "(see roost-get --help) serves VERSION of TABLE, asking each one's "
+      "ListTables every --interval; a dns:///NAME:PORT target is every "
+      "address NAME resolves to, each asked on its own. Prints `TABLE: "
+      "VERSION served by all N replicas of M shards`; on timeout, one line "
+      "per replica that does not on stderr (`roost-admin: shard I TARGET: "
+      "serves v000006`) and exits 3. A replica serving the version as "
+      "another shard than the layout says does not count.");
+  wait->add_option("--cluster", f.cluster, "The cluster layout file")
+      ->type_name("FILE")
+      ->required();
+  wait->add_option("--table", f.table, "The table")->required();
+  wait->add_option("--version", f.version,
+                   "The version to wait for, like v000007 or 7")
+      ->required();
+  wait->add_option("--timeout", f.wait_timeout_seconds,
+                   "Give up after this long (each ListTables call also "
+                   "has the main --timeout as its deadline)")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+  wait->add_option("--interval", f.interval_seconds,
+                   "Ask again after this long")
+      ->type_name("SECONDS")
+      ->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -161,6 +258,14 @@ int main(int argc, char** argv) {
   }
   if (rollback->parsed()) return RunRollback(f);
   if (unpin->parsed()) return RunUnpin(f);
+  if (wait->parsed()) {
+    if (!(f.wait_timeout_seconds >= 0) || !(f.interval_seconds > 0)) {
+      return ReportUsageError(kProgram,
+                              "wait: --timeout must not be negative and "
+                              "--interval must be more than 0");
+    }
+    return RunWait(f);
+  }
   if (tables->parsed()) {
     return PrintTableListing(kProgram, f.lookup_addr, f.timeout_seconds,
                              f.security);

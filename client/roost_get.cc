@@ -6,8 +6,11 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "client/cluster_client.h"
+#include "client/cluster_layout.h"
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
 #include "roost/v1/lookup.grpc.pb.h"
@@ -27,6 +30,12 @@ struct Flags {
   double timeout_seconds = kDefaultTimeoutSeconds;
   ChannelSecurity security;
   bool list = false;
+  std::string cluster;  // layout file: route over a sharded cluster
+  double hedge_delay_seconds = 0;
+  bool show_version = false;
+  bool scan = false;
+  std::string start, end, prefix;  // --scan, in --key-encoding
+  uint32_t limit = 0;
   std::string table;
   std::vector<std::string> keys;  // as given, in --key-encoding
 };
@@ -49,6 +58,14 @@ std::string EncodeValue(const std::string& value, const std::string& encoding) {
   return value;
 }
 
+// Writes "KEY<TAB>VALUE\n" whole, zero bytes included.
+void PrintLine(const std::string& key, const std::string& value) {
+  std::fwrite(key.data(), 1, key.size(), stdout);
+  std::fputc('\t', stdout);
+  std::fwrite(value.data(), 1, value.size(), stdout);
+  std::fputc('\n', stdout);
+}
+
 // Prints one result: "KEY<TAB>VALUE" on stdout when found, the key as it was
 // given and the value in --value-encoding; "roost-get: KEY: not found" on
 // stderr when not. Returns whether it was found.
@@ -60,12 +77,96 @@ bool PrintResult(const std::string& key_text, const v1::GetResponse& result,
     return false;
   }
   // Keys and values are bytes: write them whole, zero bytes included.
-  const std::string value = EncodeValue(result.value(), value_encoding);
-  std::fwrite(key_text.data(), 1, key_text.size(), stdout);
-  std::fputc('\t', stdout);
-  std::fwrite(value.data(), 1, value.size(), stdout);
-  std::fputc('\n', stdout);
+  PrintLine(key_text, EncodeValue(result.value(), value_encoding));
   return true;
+}
+
+// The routing client of --cluster FILE, or of the one server at --addr
+// (an unsharded table is one shard).
+absl::StatusOr<std::unique_ptr<ClusterClient>> MakeClusterClient(
+    const Flags& f) {
+  ClusterLayout layout;
+  if (f.cluster.empty()) {
+    layout.shards = {{f.addr}};
+    layout.security = f.security;
+  } else {
+    absl::StatusOr<ClusterLayout> read = ReadClusterLayout(f.cluster);
+    if (!read.ok()) return read.status();
+    layout = *std::move(read);
+    layout.security.token = f.security.token;
+  }
+  ClusterClientOptions options;
+  options.timeout_seconds = f.timeout_seconds;
+  options.hedge_delay_seconds = f.hedge_delay_seconds;
+  return ClusterClient::Create(std::move(layout), options);
+}
+
+// A failed call of the routing client, as ReportRpcError reports a
+// failed gRPC call (the codes are the same).
+int ReportClusterError(const absl::Status& status) {
+  return ReportRpcError(
+      kProgram, grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                             std::string(status.message())));
+}
+
+void PrintVersion(const Flags& f, const std::string& version) {
+  if (!f.show_version) return;
+  std::fflush(stdout);
+  fmt::print(stderr, "{}: version {}\n", kProgram,
+             version.empty() ? "unknown (the server did not say)" : version);
+}
+
+int RunClusterGet(const Flags& f, const std::vector<std::string>& keys) {
+  auto client = MakeClusterClient(f);
+  if (!client.ok()) {
+    return ReportUsageError(kProgram, std::string(client.status().message()));
+  }
+  absl::StatusOr<MultiGetResult> r = (*client)->MultiGet(f.table, keys);
+  if (!r.ok()) return ReportClusterError(r.status());
+  int code = kExitOk;
+  v1::GetResponse result;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    result.set_found(r->results[i].found);
+    result.set_value(std::move(r->results[i].value));
+    if (!PrintResult(f.keys[i], result, f.value_encoding)) {
+      code = kExitNotFound;
+    }
+  }
+  PrintVersion(f, r->version);
+  return code;
+}
+
+int RunScan(const Flags& f) {
+  ScanOptions scan;
+  scan.limit = f.limit;
+  for (auto [text, out, flag] :
+       {std::tuple{&f.start, &scan.start, "--start"},
+        std::tuple{&f.end, &scan.end, "--end"},
+        std::tuple{&f.prefix, &scan.prefix, "--prefix"}}) {
+    auto bytes = DecodeKey(*text, f.key_encoding);
+    if (!bytes.ok()) {
+      return ReportUsageError(
+          kProgram, StrCat(flag, ": ", std::string(bytes.status().message())));
+    }
+    *out = *std::move(bytes);
+  }
+  auto client = MakeClusterClient(f);
+  if (!client.ok()) {
+    return ReportUsageError(kProgram, std::string(client.status().message()));
+  }
+  absl::StatusOr<ScanResult> r = (*client)->Scan(f.table, scan);
+  if (!r.ok()) return ReportClusterError(r.status());
+  for (const ScanEntry& entry : r->entries) {
+    PrintLine(EncodeValue(entry.key, f.key_encoding),
+              EncodeValue(entry.value, f.value_encoding));
+  }
+  if (r->more) {
+    std::fflush(stdout);
+    fmt::print(stderr, "{}: more entries follow (resume after the last key)\n",
+               kProgram);
+  }
+  PrintVersion(f, r->version);
+  return kExitOk;
 }
 
 int RunGet(const Flags& f) {
@@ -78,6 +179,7 @@ int RunGet(const Flags& f) {
     }
     keys.push_back(*std::move(key));
   }
+  if (!f.cluster.empty()) return RunClusterGet(f, keys);
 
   auto channel = MakeChannel(f.addr, f.security);
   if (!channel.ok()) {
@@ -125,8 +227,13 @@ int main(int argc, char** argv) {
   using namespace roost;
   CLI::App app{
       "roost-get: looks keys up in a table served by roost-server (one key: "
-      "Get, several: one MultiGet), or lists the tables it serves.\n"
+      "Get, several: one MultiGet), or in a sharded cluster of them "
+      "(--cluster), reads a block table in key order (--scan), or lists the "
+      "tables a server serves.\n"
       "  roost-get [OPTIONS] TABLE KEY...\n"
+      "  roost-get [OPTIONS] --cluster FILE TABLE KEY...\n"
+      "  roost-get [OPTIONS] [--cluster FILE] --scan [--start K] [--end K] "
+      "[--prefix P] [--limit N] TABLE\n"
       "  roost-get [OPTIONS] --list",
       "roost-get"};
   app.footer(
@@ -136,6 +243,20 @@ int main(int argc, char** argv) {
       "found prints nothing on stdout and `roost-get: \"KEY\": not found` on "
       "stderr. A failed call prints `roost-get: CODE: MESSAGE` on stderr, "
       "e.g. `roost-get: NOT_FOUND: no table \"x\"`.\n"
+      "--scan prints KEY<TAB>VALUE for each entry in key order, KEY in "
+      "--key-encoding and VALUE in --value-encoding, and, when --limit "
+      "stopped it with keys left, `roost-get: more entries follow (resume "
+      "after the last key)` on stderr.\n"
+      "--cluster FILE: the layout of a sharded cluster, JSON: {\"shards\": "
+      "[[\"host:port\", ...replicas of shard 0], [...shard 1], ...], "
+      "\"tls\": {\"ca\": FILE, \"cert\": FILE, \"key\": FILE, "
+      "\"server_name\": NAME}} (tls optional: plaintext without it; TLS "
+      "comes from the file, not from --tls*; relative files are read beside "
+      "the layout). Each key goes to its shard, the shards are asked at once, "
+      "a failed replica is retried on another, and the answer comes from one "
+      "table version on every shard (--show-version prints it). A layout "
+      "that does not match the table fails FAILED_PRECONDITION (`stale "
+      "cluster layout: ...`).\n"
       "--list prints " +
       std::string(kTableListingHelp) +
       ".\n"
@@ -169,6 +290,43 @@ int main(int argc, char** argv) {
   AddSecurityOptions(&app, &f.security);
   app.add_flag("--list", f.list,
                "List the tables served instead of looking keys up");
+  app.add_option("--cluster", f.cluster,
+                 "Route over the sharded cluster this layout file describes "
+                 "(see below) instead of --addr")
+      ->type_name("FILE")
+      ->group("Cluster");
+  app.add_option("--hedge-delay", f.hedge_delay_seconds,
+                 "With --cluster or --scan: when a shard has not answered "
+                 "after SECONDS, ask another replica too (0: never)")
+      ->type_name("SECONDS")
+      ->group("Cluster")
+      ->capture_default_str();
+  app.add_flag("--show-version", f.show_version,
+               "With --cluster or --scan: print `roost-get: version VERSION` "
+               "(the table version that answered) on stderr")
+      ->group("Cluster");
+  app.add_flag("--scan", f.scan,
+               "Read TABLE (a block table) in key order instead of looking "
+               "keys up; over every shard with --cluster")
+      ->group("Scan");
+  app.add_option("--start", f.start,
+                 "--scan from this key on (inclusive), in --key-encoding")
+      ->type_name("KEY")
+      ->group("Scan");
+  app.add_option("--end", f.end,
+                 "--scan up to this key (exclusive), in --key-encoding")
+      ->type_name("KEY")
+      ->group("Scan");
+  app.add_option("--prefix", f.prefix,
+                 "--scan only keys that begin with this, in --key-encoding")
+      ->type_name("KEY")
+      ->group("Scan");
+  app.add_option("--limit", f.limit,
+                 "--scan at most this many entries (0: the server's "
+                 "--max-scan-keys per shard)")
+      ->type_name("N")
+      ->group("Scan")
+      ->capture_default_str();
   app.add_option("TABLE", f.table, "Table to look the keys up in");
   app.add_option("KEY", f.keys, "Keys to look up, in --key-encoding");
 
@@ -180,6 +338,34 @@ int main(int argc, char** argv) {
   }
   if (!(f.timeout_seconds > 0)) {
     return ReportUsageError(kProgram, "--timeout must be more than 0 seconds");
+  }
+  if (!(f.hedge_delay_seconds >= 0)) {
+    return ReportUsageError(kProgram, "--hedge-delay must not be negative");
+  }
+  if (!f.cluster.empty() &&
+      (f.security.tls || !f.security.ca.empty() || !f.security.cert.empty() ||
+       !f.security.key.empty() || !f.security.server_name.empty())) {
+    return ReportUsageError(kProgram,
+                            "with --cluster, TLS is the layout file's "
+                            "\"tls\", not --tls*");
+  }
+  if (!f.scan && (app.count("--start") + app.count("--end") +
+                      app.count("--prefix") + app.count("--limit") >
+                  0)) {
+    return ReportUsageError(kProgram,
+                            "--start, --end, --prefix and --limit go with "
+                            "--scan");
+  }
+  if (f.list && (f.scan || !f.cluster.empty())) {
+    return ReportUsageError(kProgram,
+                            "--list lists one server's tables (--addr): not "
+                            "with --scan or --cluster");
+  }
+  if (f.scan) {
+    if (app.count("TABLE") == 0 || !f.keys.empty()) {
+      return ReportUsageError(kProgram, "--scan takes a TABLE and no KEY");
+    }
+    return RunScan(f);
   }
   if (f.list) {
     if (app.count("TABLE") > 0) {

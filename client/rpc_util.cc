@@ -119,13 +119,15 @@ void AddSecurityOptions(CLI::App* app, ChannelSecurity* security) {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
-    const std::string& addr, const ChannelSecurity& s) {
+    const std::string& addr, const ChannelSecurity& s,
+    const std::string& lb_policy) {
   if (s.cert.empty() != s.key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key go together");
   }
   grpc::ChannelArguments args;
   // A MultiGet of many large values may well pass gRPC's default 4 MiB.
   args.SetMaxReceiveMessageSize(-1);
+  if (!lb_policy.empty()) args.SetLoadBalancingPolicyName(lb_policy);
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (s.tls || !s.ca.empty() || !s.cert.empty() || !s.server_name.empty()) {
     grpc::SslCredentialsOptions ssl;

@@ -66,10 +66,13 @@ struct ChannelSecurity {
 void AddSecurityOptions(CLI::App* app, ChannelSecurity* security);
 
 // A channel to `addr` (HOST:PORT, or any gRPC target such as unix:PATH),
-// taking answers of any size: plaintext, or TLS as `security` says. An
-// error names a file that cannot be read.
+// taking answers of any size: plaintext, or TLS as `security` says, and
+// balancing over the addresses the target resolves to with `lb_policy`
+// ("round_robin"; empty: gRPC's default, pick_first). An error names a file
+// that cannot be read.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
-    const std::string& addr, const ChannelSecurity& security);
+    const std::string& addr, const ChannelSecurity& security,
+    const std::string& lb_policy = "");
 
 // Sets the deadline of the call made with `context` to `seconds` from now.
 void SetTimeout(grpc::ClientContext* context, double seconds);

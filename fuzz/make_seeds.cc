@@ -286,14 +286,28 @@ class FdpInput {
 void RequestSeeds() {
   const std::string t = "request_fuzz";
   // Operations: 0 Get, 1 MultiGet, 2 StreamMultiGet, 3 raw Get, 4 raw
-  // MultiGet, 5 raw stream message, 6 ListTables. Tables: 3 fixed, 4 sorted,
-  // 5 empty, 6 kv, 0 "", 1 missing. Deadlines: 2 none, 0 passed, 1 soon.
+  // MultiGet, 5 raw stream message, 6 ListTables, 7 Scan, 8 raw Scan.
+  // Tables: 3 fixed, 4 sorted, 5 empty, 6 kv, 0 "", 1 missing. Versions
+  // (after the keys): 9 none, 0 "1", 1 "v000001", 3 "v000002". Deadlines:
+  // 2 none, 0 passed, 1 soon.
   Seed(t, "get-kv-hit",
-       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(5).Int(2).Bytes());
+       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(5).Int(9).Int(2).Bytes());
+  Seed(t, "get-pinned-version",
+       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(5).Int(1).Int(2).Bytes());
+  Seed(t, "get-version-gone",
+       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(5).Int(3).Int(2).Bytes());
   Seed(t, "get-fixed-miss",
-       FdpInput().Int(0).Int(0).Int(3).Int(0).Str("12345678").Int(2).Bytes());
+       FdpInput()
+           .Int(0)
+           .Int(0)
+           .Int(3)
+           .Int(0)
+           .Str("12345678")
+           .Int(9)
+           .Int(2)
+           .Bytes());
   Seed(t, "get-empty-table",
-       FdpInput().Int(0).Int(0).Int(0).Int(0).Str("k").Int(2).Bytes());
+       FdpInput().Int(0).Int(0).Int(0).Int(0).Str("k").Int(9).Int(2).Bytes());
   Seed(t, "multiget-sorted",
        // Indexes into "sorted" (500 keys) take two bytes, high first.
        FdpInput()
@@ -312,10 +326,11 @@ void RequestSeeds() {
            .Int(1)
            .Int(1)
            .Int(17)
+           .Int(9)
            .Int(2)
            .Bytes());
   Seed(t, "multiget-too-many",
-       FdpInput().Int(0).Int(1).Int(5).Int(18).Int(2).Bytes());
+       FdpInput().Int(0).Int(1).Int(5).Int(18).Int(9).Int(2).Bytes());
   Seed(t, "stream-two",
        FdpInput()
            .Int(0)
@@ -327,14 +342,16 @@ void RequestSeeds() {
            .Int(9)
            .Int(1)
            .Int(10)
+           .Int(9)
            .Int(3)
            .Int(1)
            .Int(1)
            .Int(7)
+           .Int(0)
            .Int(2)
            .Bytes());
   Seed(t, "get-passed-deadline",
-       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(3).Int(0).Bytes());
+       FdpInput().Int(0).Int(0).Int(6).Int(1).Int(3).Int(9).Int(0).Bytes());
   Seed(t, "list-tables", FdpInput().Int(0).Int(6).Bytes());
   roost::v1::GetRequest get;
   get.set_table("kv");
@@ -349,6 +366,45 @@ void RequestSeeds() {
        FdpInput().Int(0).Int(4).Str(multi.SerializeAsString()).Bytes());
   Seed(t, "raw-stream",
        FdpInput().Int(0).Int(5).Str(multi.SerializeAsString()).Bytes());
+  // Scans: of "sorted" from a start, with a prefix and a limit, pinned to
+  // its version; of a cuckoo table (refused); and as raw bytes.
+  Seed(t, "scan-sorted-prefix",
+       FdpInput()
+           .Int(0)
+           .Int(7)
+           .Int(1)
+           .Int(0)
+           .Str("user/1001")
+           .Int(1)
+           .Int(0)
+           .Int(0)
+           .Str("user/10")
+           .Int(0)
+           .Int(5)
+           .Int(1)
+           .Int(2)
+           .Bytes());
+  Seed(t, "scan-cuckoo",
+       FdpInput()
+           .Int(0)
+           .Int(7)
+           .Int(0)
+           .Int(6)
+           .Int(0)
+           .Str("")
+           .Int(1)
+           .Int(1)
+           .Int(1)
+           .Int(9)
+           .Int(2)
+           .Bytes());
+  roost::v1::ScanRequest scan;
+  scan.set_table("sorted");
+  scan.set_prefix("user/100");
+  scan.set_limit(3);
+  scan.set_version("1");
+  Seed(t, "raw-scan",
+       FdpInput().Int(0).Int(8).Str(scan.SerializeAsString()).Bytes());
   // Unknown fields, a group, a repeated table: what protobuf skips or takes.
   Seed(t, "raw-unknown-fields",
        FdpInput()

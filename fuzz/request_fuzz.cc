@@ -11,10 +11,14 @@
 //   - Get, MultiGet, or a StreamMultiGet of a few messages, built with the
 //     generated client from a table name (a served one, a missing one, the
 //     empty one, any bytes), keys (ones the table holds, or any bytes,
-//     longer than --max-key-size too), more keys than --max-batch, and a
-//     deadline (none, passed, or a few microseconds away);
+//     longer than --max-key-size too), more keys than --max-batch, a
+//     version (none, the served one by name or number, one never served,
+//     any text), and a deadline (none, passed, or a few microseconds away);
+//   - a Scan of a table (mostly the block table) from bounds and a prefix
+//     (pieces of its keys, or any bytes), a limit (up to past
+//     --max-scan-keys), a version and a deadline, read to its end;
 //   - the input's bytes sent as they are, as a GetRequest, a MultiGetRequest,
-//     or a StreamMultiGet message;
+//     a StreamMultiGet message or a ScanRequest;
 //   - ListTables.
 // The server's answer is checked against what it must be: the status code
 // that the request's table, key count and key sizes call for (lookup.proto,
@@ -27,6 +31,7 @@
 // what it must answer and checks it; this file draws the requests from the
 // input, makes the calls and is the entry point.
 #include <fuzzer/FuzzedDataProvider.h>
+#include <google/protobuf/stubs/common.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/client_unary_call.h>
 #include <grpcpp/support/sync_stream.h>
@@ -44,6 +49,7 @@
 #include "fuzz/request_oracle.h"
 #include "fuzz/request_server.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "storage/data_dir.h"
 
 namespace roost::fuzz {
 namespace {
@@ -88,6 +94,29 @@ std::string PickTable(FuzzedDataProvider& in) {
   }
 }
 
+// A request's version: none, the served one by name or number, one never
+// served, or any text (bad syntax, mostly).
+std::string PickVersion(FuzzedDataProvider& in) {
+  switch (in.ConsumeIntegralInRange(0, 9)) {
+    case 0:
+      return "1";
+    case 1:
+      return "v000001";
+    case 2:
+      return "2";
+    case 3:
+      return "v000002";
+    case 4: {
+      // Printable ASCII: the generated client sends what it is given.
+      std::string text = in.ConsumeRandomLengthString(24);
+      for (char& c : text) c = static_cast<char>(' ' + (c & 0x3f));
+      return text;
+    }
+    default:
+      return "";
+  }
+}
+
 std::vector<std::string> PickKeys(FuzzedDataProvider& in, const Server& s,
                                   const std::string& table, size_t count) {
   std::vector<std::string> keys;
@@ -110,15 +139,19 @@ void DoGet(FuzzedDataProvider& in, const Server& s) {
   request.set_table(PickTable(in));
   const std::vector<std::string> keys = PickKeys(in, s, request.table(), 1);
   request.set_key(keys[0]);
+  request.set_version(PickVersion(in));
   const Deadline deadline = PickDeadline(in);
   grpc::ClientContext context;
   deadline.Apply(&context);
   GetResponse response;
   const grpc::Status status = s.stub->Get(&context, request, &response);
-  const Expected want = ExpectFor(s, request.table(), keys, false);
+  const Expected want =
+      ExpectFor(s, request.table(), keys, false, request.version());
   CheckStatus("Get", status, want, deadline);
   if (status.ok()) {
     MultiGetResponse got;
+    got.set_version(response.version());
+    response.clear_version();
     *got.add_results() = response;
     CheckResults("Get", got, want.results);
   }
@@ -131,6 +164,7 @@ MultiGetRequest PickMultiGet(FuzzedDataProvider& in, const Server& s,
   *keys = PickKeys(in, s, request.table(),
                    in.ConsumeIntegralInRange<size_t>(0, kMaxBatch + 2));
   for (const std::string& key : *keys) request.add_keys(key);
+  request.set_version(PickVersion(in));
   return request;
 }
 
@@ -142,7 +176,8 @@ void DoMultiGet(FuzzedDataProvider& in, const Server& s) {
   deadline.Apply(&context);
   MultiGetResponse response;
   const grpc::Status status = s.stub->MultiGet(&context, request, &response);
-  const Expected want = ExpectFor(s, request.table(), keys, true);
+  const Expected want =
+      ExpectFor(s, request.table(), keys, true, request.version());
   CheckStatus("MultiGet", status, want, deadline);
   if (status.ok()) CheckResults("MultiGet", response, want.results);
 }
@@ -219,7 +254,8 @@ void DoTypedStream(FuzzedDataProvider& in, const Server& s) {
     std::vector<std::string> keys;
     const MultiGetRequest request = PickMultiGet(in, s, &keys);
     requests.push_back(request.SerializeAsString());
-    wants.push_back(ExpectFor(s, request.table(), keys, true));
+    wants.push_back(
+        ExpectFor(s, request.table(), keys, true, request.version()));
   }
   DoStream(s, requests, wants, PickDeadline(in));
 }
@@ -255,10 +291,85 @@ void DoRaw(FuzzedDataProvider& in, const Server& s, int kind) {
   MultiGetResponse got;
   if (batch) {
     if (!got.ParseFromString(received)) Fail("raw MultiGet: bad response");
-  } else if (!got.add_results()->ParseFromString(received)) {
-    Fail("raw Get: bad response");
+  } else {
+    GetResponse* one = got.add_results();
+    if (!one->ParseFromString(received)) Fail("raw Get: bad response");
+    got.set_version(one->version());
+    one->clear_version();
   }
   CheckResults(batch ? "raw MultiGet" : "raw Get", got, want.results);
+}
+
+// A Scan of `bytes` (a serialized ScanRequest), read to its end; the
+// server's side of it must end too.
+void DoScanBytes(const Server& s, const std::string& bytes,
+                 const ExpectedScan& want, const Deadline& deadline) {
+  grpc::ClientContext context;
+  deadline.Apply(&context);
+  const grpc::internal::RpcMethod method(
+      "/roost.v1.Lookup/Scan", grpc::internal::RpcMethod::SERVER_STREAMING);
+  grpc::Slice slice(bytes);
+  std::unique_ptr<grpc::ClientReader<grpc::ByteBuffer>> reader(
+      grpc::internal::ClientReaderFactory<grpc::ByteBuffer>::Create(
+          s.channel.get(), method, &context, grpc::ByteBuffer(&slice, 1)));
+  std::vector<v1::ScanResponse> messages;
+  grpc::ByteBuffer buffer;
+  while (reader->Read(&buffer)) {
+    std::vector<grpc::Slice> slices;
+    std::string received;
+    if (!buffer.Dump(&slices).ok()) Fail("cannot read a Scan message");
+    for (const grpc::Slice& piece : slices) {
+      received.append(reinterpret_cast<const char*>(piece.begin()),
+                      piece.size());
+    }
+    if (!messages.emplace_back().ParseFromString(received)) {
+      Fail("Scan: message ", messages.size() - 1, " is not a ScanResponse");
+    }
+  }
+  const grpc::Status status = reader->Finish();
+  reader.reset();
+  for (int i = 0; s.calls.open() > 0; ++i) {
+    if (i == 2000) Fail("a Scan's server side never ended");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CheckScan("Scan", status, messages, want, deadline);
+}
+
+void DoScan(FuzzedDataProvider& in, const Server& s) {
+  v1::ScanRequest request;
+  request.set_table(in.ConsumeBool() ? "sorted" : PickTable(in));
+  const auto bound = [&](size_t max) {
+    // Often a key of the table, or a piece of one.
+    auto t = s.tables.find(request.table());
+    if (t != s.tables.end() && !t->second->pairs.empty() && in.ConsumeBool()) {
+      auto it = t->second->pairs.begin();
+      std::advance(it, in.ConsumeIntegralInRange<size_t>(
+                           0, t->second->pairs.size() - 1));
+      return it->first.substr(0, in.ConsumeIntegralInRange<size_t>(0, max));
+    }
+    return in.ConsumeRandomLengthString(max);
+  };
+  request.set_start(bound(kMaxKeySize + 4));
+  request.set_end(in.ConsumeBool() ? std::string() : bound(kMaxKeySize + 4));
+  request.set_prefix(in.ConsumeBool() ? std::string() : bound(12));
+  request.set_limit(in.ConsumeBool() ? 0
+                                     : in.ConsumeIntegralInRange<uint32_t>(
+                                           0, kMaxScanKeys + 2));
+  request.set_version(PickVersion(in));
+  const Deadline deadline = PickDeadline(in);
+  ExpectedScan want = ExpectScan(s, request);
+  // The generated code would send a table name that is not UTF-8; the
+  // server refuses it.
+  if (!google::protobuf::internal::IsStructurallyValidUTF8(
+          request.table().data(), static_cast<int>(request.table().size()))) {
+    want = {StatusCode::INVALID_ARGUMENT, {}, false};
+  }
+  DoScanBytes(s, request.SerializeAsString(), want, deadline);
+}
+
+void DoRawScan(FuzzedDataProvider& in, const Server& s) {
+  const std::string bytes = in.ConsumeRandomLengthString(512);
+  DoScanBytes(s, bytes, ExpectRawScan(s, bytes), Deadline());
 }
 
 void DoListTables(const Server& s) {
@@ -275,6 +386,12 @@ void DoListTables(const Server& s) {
     if (it == s.tables.end() || t.key_count() != it->second->pairs.size()) {
       Fail("ListTables: table ", t.name(), " with ", t.key_count(), " keys");
     }
+    if (t.serving_version() != VersionDirName(kFixtureVersion) ||
+        !t.previous_version().empty() || t.shard_count() != 0) {
+      Fail("ListTables: table ", t.name(), " serves ", t.serving_version(),
+           " (previous ", t.previous_version(), ", ", t.shard_count(),
+           " shards)");
+    }
   }
 }
 
@@ -287,7 +404,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   const int operations = in.ConsumeIntegralInRange(1, 4);
   for (int i = 0; i < operations && in.remaining_bytes() > 0; ++i) {
-    switch (in.ConsumeIntegralInRange(0, 6)) {
+    switch (in.ConsumeIntegralInRange(0, 8)) {
       case 0:
         fuzz::DoGet(in, *server);
         break;
@@ -308,6 +425,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       case 6:
         fuzz::DoListTables(*server);
+        break;
+      case 7:
+        fuzz::DoScan(in, *server);
+        break;
+      case 8:
+        fuzz::DoRawScan(in, *server);
         break;
     }
   }

@@ -3,10 +3,12 @@
 #include <google/protobuf/stubs/common.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "fuzz/fuzz_util.h"
 #include "server/request_codec.h"
 #include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost::fuzz {
 namespace {
@@ -22,11 +24,50 @@ bool ValidUtf8(std::string_view s) {
       s.data(), static_cast<int>(s.size()));
 }
 
+// Whether the request's version, once parsed, is answered by a fixture
+// table (which serves kFixtureVersion and has no previous one).
+bool Answered(uint64_t version) {
+  return version == 0 || version == kFixtureVersion;
+}
+
+std::string FixtureVersionName() {
+  return StrCat("v", std::string(5, '0'), kFixtureVersion);
+}
+
 }  // namespace
 
+std::optional<uint64_t> OracleVersion(std::string_view text) {
+  if (text.empty()) return 0;
+  std::string_view digits = text;
+  const bool named = text[0] == 'v';
+  if (named) digits.remove_prefix(1);
+  if (digits.empty()) return std::nullopt;  // zeros in front are no limit
+  uint64_t v = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const uint64_t d = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return std::nullopt;  // overflows
+    v = v * 10 + d;
+  }
+  if (v == 0) return std::nullopt;
+  // A name is "v" and at least six digits, no more zeros in front.
+  if (named) {
+    std::string name = std::to_string(v);
+    if (name.size() < 6) name.insert(0, 6 - name.size(), '0');
+    if (digits != name) return std::nullopt;
+  }
+  return v;
+}
+
 Expected Expect(const Server& s, std::string_view table,
-                const std::vector<std::string>& keys, bool batch) {
+                const std::vector<std::string>& keys, bool batch,
+                std::string_view version) {
   Expected e;
+  const std::optional<uint64_t> wanted = OracleVersion(version);
+  if (!wanted) {
+    e.code = StatusCode::INVALID_ARGUMENT;
+    return e;
+  }
   if (table.empty() || (batch && keys.size() > kMaxBatch)) {
     e.code = StatusCode::INVALID_ARGUMENT;
     return e;
@@ -42,6 +83,11 @@ Expected Expect(const Server& s, std::string_view table,
     e.code = StatusCode::NOT_FOUND;
     return e;
   }
+  if (!Answered(*wanted)) {
+    e.code = StatusCode::FAILED_PRECONDITION;
+    return e;
+  }
+  e.results.set_version(FixtureVersionName());
   for (const std::string& key : keys) {
     GetResponse* r = e.results.add_results();
     auto it = t->second->pairs.find(key);
@@ -50,8 +96,12 @@ Expected Expect(const Server& s, std::string_view table,
       r->set_value(it->second);
     }
   }
-  const size_t size =
-      batch ? e.results.ByteSizeLong() : e.results.results(0).ByteSizeLong();
+  size_t size = e.results.ByteSizeLong();
+  if (!batch) {  // a GetResponse: one result, and the version in it
+    GetResponse get = e.results.results(0);
+    get.set_version(e.results.version());
+    size = get.ByteSizeLong();
+  }
   if (size > kMaxMessageSize) {
     e.code = StatusCode::RESOURCE_EXHAUSTED;
     e.results.Clear();
@@ -76,6 +126,10 @@ void CheckStatus(std::string_view what, const grpc::Status& got,
 
 void CheckResults(std::string_view what, const MultiGetResponse& got,
                   const MultiGetResponse& want) {
+  if (got.version() != FixtureVersionName()) {
+    Fail(what, ": answered by version ", PrintableKey(got.version()), " where ",
+         FixtureVersionName(), " was expected");
+  }
   if (got.results_size() != want.results_size()) {
     Fail(what, ": ", got.results_size(), " results for ", want.results_size(),
          " keys");
@@ -92,9 +146,12 @@ void CheckResults(std::string_view what, const MultiGetResponse& got,
 }
 
 Expected ExpectFor(const Server& s, const std::string& table,
-                   const std::vector<std::string>& keys, bool batch) {
-  if (!ValidUtf8(table)) return {StatusCode::INVALID_ARGUMENT, {}};
-  return Expect(s, table, keys, batch);
+                   const std::vector<std::string>& keys, bool batch,
+                   const std::string& version) {
+  if (!ValidUtf8(table) || !ValidUtf8(version)) {
+    return {StatusCode::INVALID_ARGUMENT, {}};
+  }
+  return Expect(s, table, keys, batch, version);
 }
 
 Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
@@ -104,17 +161,31 @@ Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
             : ParseGetRequest(bytes, &parsed);
   std::string table;
   std::vector<std::string> keys;
+  std::string version;
   bool proto_ok;
   if (batch) {
     MultiGetRequest r;
     proto_ok = r.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
     table = r.table();
     keys.assign(r.keys().begin(), r.keys().end());
+    version = r.version();
   } else {
     GetRequest r;
     proto_ok = r.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
     table = r.table();
     keys.push_back(r.key());
+    version = r.version();
+  }
+  // Bytes protobuf reads whose version names none are refused by the
+  // codec, and only those.
+  const std::optional<uint64_t> wanted = OracleVersion(version);
+  if (proto_ok && !wanted) {
+    if (codec.ok() || codec.message().rfind("bad version ", 0) != 0) {
+      Fail("request_codec reads version ", PrintableKey(version), " as ",
+           codec.ok() ? "good" : codec.ToString(),
+           " where it names no version");
+    }
+    return {StatusCode::INVALID_ARGUMENT, {}};
   }
   if (codec.ok() != proto_ok) {
     Fail("request_codec ", codec.ok() ? "accepts" : "refuses",
@@ -136,7 +207,130 @@ Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
            " where protobuf reads ", PrintableKey(keys[i]));
     }
   }
-  return Expect(s, table, keys, batch);
+  if (parsed.version != *wanted) {
+    Fail("request_codec reads version ", PrintableKey(version), " as ",
+         parsed.version, " where it names ", *wanted);
+  }
+  return Expect(s, table, keys, batch, version);
+}
+
+ExpectedScan ExpectScan(const Server& s, const v1::ScanRequest& request) {
+  ExpectedScan e;
+  const std::optional<uint64_t> wanted = OracleVersion(request.version());
+  if (!wanted || request.table().empty() || request.limit() > kMaxScanKeys ||
+      request.start().size() > kMaxKeySize ||
+      request.end().size() > kMaxKeySize ||
+      request.prefix().size() > kMaxKeySize) {
+    e.code = StatusCode::INVALID_ARGUMENT;
+    return e;
+  }
+  auto t = s.tables.find(request.table());
+  if (t == s.tables.end()) {
+    e.code = StatusCode::NOT_FOUND;
+    return e;
+  }
+  if (!Answered(*wanted) || t->second->job.format != TableFormat::kBlock) {
+    e.code = StatusCode::FAILED_PRECONDITION;
+    return e;
+  }
+  const uint32_t limit = request.limit() == 0 ? kMaxScanKeys : request.limit();
+  // What a message adds to its entries: the version, and room for `more`.
+  const size_t tail = 2 + FixtureVersionName().size() + 2;
+  for (const auto& [key, value] : t->second->pairs) {
+    if (key < request.start() || !key.starts_with(request.prefix())) continue;
+    if (!request.end().empty() && key >= request.end()) break;
+    if (e.entries.size() == limit) {
+      e.more = true;
+      break;
+    }
+    v1::ScanResponse one;
+    v1::KeyValue* kv = one.add_entries();
+    kv->set_key(key);
+    kv->set_value(value);
+    if (one.ByteSizeLong() + tail > kMaxMessageSize) {
+      e.code = StatusCode::RESOURCE_EXHAUSTED;  // after what came before
+      return e;
+    }
+    e.entries.emplace_back(key, value);
+  }
+  return e;
+}
+
+ExpectedScan ExpectRawScan(const Server& s, std::string_view bytes) {
+  ScanQuery parsed;
+  const absl::Status codec = ParseScanRequest(bytes, &parsed);
+  v1::ScanRequest r;
+  const bool proto_ok =
+      r.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  const std::optional<uint64_t> wanted = OracleVersion(r.version());
+  if (proto_ok && !wanted) {
+    if (codec.ok() || codec.message().rfind("bad version ", 0) != 0) {
+      Fail("request_codec reads Scan version ", PrintableKey(r.version()),
+           " as ", codec.ok() ? "good" : codec.ToString(),
+           " where it names no version");
+    }
+    return {StatusCode::INVALID_ARGUMENT, {}, false};
+  }
+  if (codec.ok() != proto_ok) {
+    Fail("request_codec ", codec.ok() ? "accepts" : "refuses",
+         " bytes protobuf ", proto_ok ? "accepts" : "refuses",
+         " as a ScanRequest: ", codec.ToString(),
+         "; the bytes: ", PrintableKey(bytes, 1024));
+  }
+  if (!proto_ok) return {StatusCode::INVALID_ARGUMENT, {}, false};
+  if (parsed.table != r.table() || parsed.start != r.start() ||
+      parsed.end != r.end() || parsed.prefix != r.prefix() ||
+      parsed.limit != r.limit() || parsed.version != *wanted) {
+    Fail("request_codec reads ScanRequest ", PrintableKey(bytes, 1024),
+         " otherwise than protobuf: ", r.ShortDebugString());
+  }
+  return ExpectScan(s, r);
+}
+
+void CheckScan(std::string_view what, const grpc::Status& status,
+               const std::vector<v1::ScanResponse>& messages,
+               const ExpectedScan& want, const Deadline& deadline) {
+  Expected code;
+  code.code = want.code;
+  CheckStatus(what, status, code, deadline);
+  if (deadline.kind != Deadline::kNone && !status.ok()) return;
+  if (want.code != StatusCode::OK &&
+      want.code != StatusCode::RESOURCE_EXHAUSTED && !messages.empty()) {
+    Fail(what, ": ", messages.size(), " messages before its error");
+  }
+  if (status.ok() && messages.empty()) Fail(what, ": no message");
+  size_t at = 0;
+  for (size_t m = 0; m < messages.size(); ++m) {
+    const v1::ScanResponse& r = messages[m];
+    if (r.version() != FixtureVersionName()) {
+      Fail(what, ": message ", m, " names version ", PrintableKey(r.version()));
+    }
+    if (r.ByteSizeLong() > kMaxMessageSize) {
+      Fail(what, ": message ", m, " is ", r.ByteSizeLong(), " bytes");
+    }
+    if (r.more() && (m + 1 != messages.size() || !status.ok())) {
+      Fail(what, ": more in message ", m, " of ", messages.size());
+    }
+    for (const v1::KeyValue& kv : r.entries()) {
+      if (at >= want.entries.size() || kv.key() != want.entries[at].first ||
+          kv.value() != want.entries[at].second) {
+        Fail(what, ": entry ", at, " is ", PrintableKey(kv.key()), " where ",
+             at < want.entries.size() ? PrintableKey(want.entries[at].first)
+                                      : std::string("none"),
+             " was expected");
+      }
+      ++at;
+    }
+  }
+  if ((status.ok() || status.error_code() == StatusCode::RESOURCE_EXHAUSTED) &&
+      at != want.entries.size()) {
+    Fail(what, ": ", at, " entries where ", want.entries.size(),
+         " were expected");
+  }
+  if (status.ok() && messages.back().more() != want.more) {
+    Fail(what, ": more is ", messages.back().more(), " where ", want.more,
+         " was expected");
+  }
 }
 
 }  // namespace roost::fuzz

@@ -11,8 +11,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "fuzz/request_server.h"
@@ -23,18 +25,28 @@ namespace roost::fuzz {
 // What the server must answer to a lookup of `keys` in `table`.
 struct Expected {
   grpc::StatusCode code = grpc::StatusCode::OK;
-  v1::MultiGetResponse results;  // when OK
+  v1::MultiGetResponse results;  // when OK; its version too
 };
 
-// The answer to a lookup of `keys` in `table`, a Get (one key) unless
-// `batch`.
-Expected Expect(const Server& s, std::string_view table,
-                const std::vector<std::string>& keys, bool batch);
+// The version every fixture table serves (each is published once).
+inline constexpr uint64_t kFixtureVersion = 1;
 
-// Expect(), and table names with invalid UTF-8 are refused when the request
-// is parsed.
+// The version a request's `version` text names by lookup.proto's rule
+// ("v000007" or "7"; 0 for empty), or std::nullopt when it names none (bad
+// syntax: INVALID_ARGUMENT). Written apart from request_codec's.
+std::optional<uint64_t> OracleVersion(std::string_view text);
+
+// The answer to a lookup of `keys` in `table`, a Get (one key) unless
+// `batch`, asking for version `version` (as OracleVersion reads it).
+Expected Expect(const Server& s, std::string_view table,
+                const std::vector<std::string>& keys, bool batch,
+                std::string_view version = "");
+
+// Expect(), and table names and versions with invalid UTF-8 are refused
+// when the request is parsed.
 Expected ExpectFor(const Server& s, const std::string& table,
-                   const std::vector<std::string>& keys, bool batch);
+                   const std::vector<std::string>& keys, bool batch,
+                   const std::string& version = "");
 
 // request_codec against protobuf on the same bytes (a MultiGetRequest if
 // `batch`, else a GetRequest), Fail()ing when they disagree; the
@@ -62,9 +74,32 @@ struct Deadline {
 void CheckStatus(std::string_view what, const grpc::Status& got,
                  const Expected& want, const Deadline& deadline);
 
-// Fail()s unless `got` holds exactly the results of `want`.
+// Fail()s unless `got` holds exactly the results of `want`, and names the
+// fixture's version.
 void CheckResults(std::string_view what, const v1::MultiGetResponse& got,
                   const v1::MultiGetResponse& want);
+
+// What a Scan must return: its status, and the entries sent before it (all
+// of them, when OK), and the last message's `more`.
+struct ExpectedScan {
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  std::vector<std::pair<std::string, std::string>> entries;
+  bool more = false;
+};
+
+// The answer to `request` (as protobuf reads it).
+ExpectedScan ExpectScan(const Server& s, const v1::ScanRequest& request);
+
+// request_codec against protobuf on the same bytes, read as a ScanRequest,
+// Fail()ing when they disagree; the expectation from protobuf's reading.
+ExpectedScan ExpectRawScan(const Server& s, std::string_view bytes);
+
+// Fail()s unless a Scan's status and messages are what `want` says: the
+// entries in order, in messages each under --max-message-size and naming
+// the fixture's version, `more` in the last one only.
+void CheckScan(std::string_view what, const grpc::Status& status,
+               const std::vector<v1::ScanResponse>& messages,
+               const ExpectedScan& want, const Deadline& deadline);
 
 }  // namespace roost::fuzz
 

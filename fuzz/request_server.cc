@@ -50,6 +50,7 @@ Server* StartServer() {
   s->options.max_batch = kMaxBatch;
   s->options.max_key_size = kMaxKeySize;
   s->options.max_message_size = kMaxMessageSize;
+  s->options.max_scan_keys = kMaxScanKeys;
   s->memory = std::make_unique<ResponseMemory>(s->options.max_response_memory);
 
   std::promise<void> ready;

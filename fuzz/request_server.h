@@ -29,6 +29,7 @@ namespace roost::fuzz {
 inline constexpr uint32_t kMaxBatch = 16;
 inline constexpr uint32_t kMaxKeySize = 48;
 inline constexpr uint32_t kMaxMessageSize = 2048;
+inline constexpr uint32_t kMaxScanKeys = 40;
 
 struct Server {
   ServerOptions options;

@@ -8,14 +8,15 @@
 #include <cstring>
 #include <filesystem>
 
-#include "loader/owned_dir.h"
 #include "loader/publish.h"
+#include "loader/repository_publish.h"
 #include "loader/table_files.h"
 #include "storage/block_format.h"
 #include "storage/cuckoo_format.h"
 #include "storage/file.h"
 #include "storage/manifest.h"
 #include "storage/partition.h"
+#include "util/owned_dir.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
@@ -83,6 +84,11 @@ OrderedJson BuildSummary::ToJson() const {
   OrderedJson j;
   j["status"] = "ok";
   j["path"] = path;
+  if (!repository.empty()) {
+    j["repository"] = repository;
+    j["table"] = table;
+    j["version_name"] = version ? VersionDirName(*version) : "";
+  }
   j["version"] = version ? OrderedJson(*version) : OrderedJson();
   j["format"] = TableFormatName(format);
   j["records"] = records;
@@ -97,34 +103,59 @@ OrderedJson BuildSummary::ToJson() const {
     j["cuckoo_retries"] = cuckoo_retries;
     j["utilization"] = utilization;
   }
+  if (pruned) j["pruned_versions"] = *pruned;
+  if (abandoned) j["abandoned_versions_deleted"] = *abandoned;
+  if (!retention_error.empty()) j["retention_error"] = retention_error;
   j["seconds"] = seconds;
   return j;
 }
 
 absl::Status ValidateBuildJob(const BuildJob& job) {
-  if (job.output_file.empty() == job.data_dir.empty()) {
+  const int destinations = !job.output_file.empty() + !job.data_dir.empty() +
+                           !job.repository.empty();
+  if (destinations != 1) {
     return absl::InvalidArgumentError(
-        "give either --output FILE or --data-dir DIR with --table NAME");
+        destinations == 0
+            ? "give either --output FILE or --data-dir DIR with --table NAME "
+              "(or --repository URI with --table NAME)"
+            : "--output, --data-dir and --repository are mutually exclusive: "
+              "give one");
   }
-  if (!job.data_dir.empty()) {
+  const bool versioned = job.output_file.empty();
+  const std::string_view where =
+      job.repository.empty() ? "--data-dir" : "--repository";
+  if (versioned) {
     if (job.table.empty()) {
-      return absl::InvalidArgumentError("--data-dir needs --table NAME");
+      return absl::InvalidArgumentError(StrCat(where, " needs --table NAME"));
     }
     ROOST_RETURN_IF_ERROR(ValidateTableName(job.table));
   } else if (!job.table.empty()) {
-    return absl::InvalidArgumentError("--table goes with --data-dir");
+    return absl::InvalidArgumentError(
+        "--table goes with --data-dir or --repository");
   }
   if (job.shards < 1 || job.shards > kMaxShards) {
     return absl::InvalidArgumentError(
         StrCat("--shards ", job.shards, " is out of range: 1 to ", kMaxShards));
   }
-  if (job.shards > 1 && job.data_dir.empty()) {
+  if (job.shards > 1 && !versioned) {
     return absl::InvalidArgumentError(
-        "--shards goes with --data-dir: the shards' files are published "
-        "together as one version");
+        "--shards goes with --data-dir or --repository: the shards' files are "
+        "published together as one version");
   }
-  if (job.max_shrink && job.data_dir.empty()) {
-    return absl::InvalidArgumentError("--max-shrink goes with --data-dir");
+  if (job.max_shrink && !versioned) {
+    return absl::InvalidArgumentError(
+        "--max-shrink goes with --data-dir or --repository");
+  }
+  if (!job.repository.empty()) {
+    // The URI and the AWS_* environment, checked without a request.
+    ROOST_RETURN_IF_ERROR(OpenObjectStore(job.repository).status());
+  }
+  if (job.keep_versions && job.repository.empty()) {
+    return absl::InvalidArgumentError("--keep-versions goes with --repository");
+  }
+  if (job.keep_versions && *job.keep_versions == 0) {
+    return absl::InvalidArgumentError(
+        "--keep-versions must be at least 1: the version published stays");
   }
   if (job.reader.format == InputFormat::kFixed &&
       (job.reader.key_size == 0 || job.reader.value_size == 0)) {
@@ -146,6 +177,11 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   // Where the table is written before it is published.
   std::unique_ptr<Publisher> publisher;
   std::string table_path;
+  // A repository is opened, and reached, before any input is read.
+  std::optional<RepositoryTarget> target;
+  if (!job.repository.empty()) {
+    ROOST_ASSIGN_OR_RETURN(target, OpenRepositoryTarget(job));
+  }
   if (!job.data_dir.empty()) {
     auto p = Publisher::Start(job.data_dir, job.table);
     if (!p.ok()) return p.status();
@@ -163,7 +199,18 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
       if (!dir.empty()) RemoveTree(dir);
     }
   } cleanup;
-  if (!publisher) {
+  // For a repository, the version is built in a private directory under
+  // --temp-dir (roost-publish-<pid>-XXXXXX), removed when done and, if
+  // this process is killed, by the next build.
+  std::string version_dir = publisher ? publisher->staging_dir() : "";
+  if (target) {
+    const std::string parent =
+        job.temp_dir.empty() ? std::filesystem::temp_directory_path().string()
+                             : job.temp_dir;
+    ROOST_ASSIGN_OR_RETURN(cleanup.dir, MakeOwnedDir(parent, "roost-publish-"));
+    version_dir = cleanup.dir;
+    table_path = StrCat(version_dir, "/", kTableFileName);
+  } else if (!publisher) {
     const std::filesystem::path out(job.output_file);
     const std::string parent =
         out.has_parent_path() ? out.parent_path().string() : ".";
@@ -180,8 +227,7 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     paths.push_back(table_path);
   } else {
     for (uint32_t s = 0; s < shards; ++s) {
-      paths.push_back(
-          StrCat(publisher->staging_dir(), "/", ShardFileName(s, shards)));
+      paths.push_back(StrCat(version_dir, "/", ShardFileName(s, shards)));
     }
   }
   BuildSummary summary;
@@ -230,9 +276,13 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   progress->Done(summary.keys, summary.file_size);
 
   progress->Phase("publish");
-  if (publisher) {
-    ROOST_RETURN_IF_ERROR(
-        CheckShrink(job, publisher->table_dir(), summary.keys));
+  if (publisher || target) {
+    if (publisher) {
+      ROOST_RETURN_IF_ERROR(
+          CheckShrink(job, publisher->table_dir(), summary.keys));
+    } else {
+      ROOST_RETURN_IF_ERROR(CheckRepositoryShrink(*target, job, summary.keys));
+    }
     Manifest m;
     m.table = job.table;
     m.format = std::string(TableFormatName(job.format));
@@ -256,6 +306,24 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     m.build_options = OptionsJson(job);
     m.inputs = read;
     m.loader = std::string(kLoaderVersion);
+    if (target) {
+      ROOST_ASSIGN_OR_RETURN(
+          RepositoryPublished published,
+          PublishToRepository(*target, job, version_dir, std::move(m)));
+      summary.path = published.uri;
+      summary.version = published.version;
+      summary.repository = target->store->uri();
+      summary.table = job.table;
+      if (job.keep_versions) {
+        summary.pruned = published.pruned.deleted;
+        summary.abandoned = published.pruned.abandoned;
+        summary.retention_error = published.retention_error;
+      }
+      summary.seconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+      return summary;
+    }
     auto published = publisher->Publish([&](uint64_t version) -> absl::Status {
       m.version = version;
       auto file = WritableFile::Create(publisher->staging_dir() + "/" +

@@ -8,6 +8,7 @@
 #ifndef ROOST_LOADER_BUILD_JOB_H_
 #define ROOST_LOADER_BUILD_JOB_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -35,10 +36,19 @@ struct BuildJob {
   // Block format: memory for sorting before spilling runs to temp_dir.
   uint64_t memory_limit = uint64_t{1} << 30;
   std::string temp_dir;
-  // Exactly one of: a file, or a data directory and table name.
+  // Exactly one of: a file, a data directory and table name, or a table
+  // repository (repository/object_store.h's URIs) and table name.
   std::string output_file;
   std::string data_dir;
+  std::string repository;
   std::string table;
+  // With a repository: after publishing, delete complete versions older
+  // than this many newest ones, and abandoned claims (repository/
+  // retention.h). The default value is std::nullopt (delete nothing).
+  std::optional<uint64_t> keep_versions;
+  // With keep_versions: an incomplete version silent this long is
+  // abandoned. The default value is 24 hours.
+  std::chrono::seconds abandoned_after{24 * 3600};
   // Publish a table of no keys (input with no records). The default value
   // is false: empty input is an error.
   bool allow_empty = false;
@@ -57,7 +67,14 @@ struct BuildJob {
 absl::Status ValidateBuildJob(const BuildJob& job);
 
 struct BuildSummary {
-  std::string path;  // the file or the version directory
+  std::string path;  // the file, the version directory or its URI
+  // Published into a repository: its URI and the table.
+  std::string repository;
+  std::string table;
+  // With --keep-versions: versions retention deleted, and why it could
+  // not ("" when it ran).
+  std::optional<std::vector<uint64_t>> pruned, abandoned;
+  std::string retention_error;
   std::optional<uint64_t> version;
   TableFormat format = TableFormat::kCuckoo;
   uint64_t records = 0;      // good records read

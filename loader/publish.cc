@@ -11,8 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "loader/owned_dir.h"
 #include "util/file.h"
+#include "util/owned_dir.h"
 #include "util/str_cat.h"
 
 namespace roost {

@@ -13,7 +13,9 @@
 
 #include "absl/strings/escaping.h"
 #include "loader/build_job.h"
+#include "loader/flag_values.h"
 #include "loader/publish.h"
+#include "loader/repository_commands.h"
 #include "loader/sharded_version.h"
 #include "storage/manifest.h"
 #include "storage/partition.h"
@@ -33,7 +35,10 @@ constexpr int kExitUsage = EX_USAGE;
 constexpr int kExitBadInput = EX_DATAERR;  // bad input, corrupt table
 constexpr int kExitIo = EX_IOERR;
 
-int ExitCodeFor(const absl::Status& status) {
+// `repository`: the error came from a table repository, where Unavailable
+// is an unreachable store (an I/O error), not a version still arriving.
+int ExitCodeFor(const absl::Status& status, bool repository = false) {
+  if (repository && absl::IsUnavailable(status)) return kExitIo;
   switch (status.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kDataLoss:
@@ -59,55 +64,14 @@ int Report(const absl::Status& status, int code, bool json) {
   return code;
 }
 
-int Fail(const absl::Status& status, bool json = false) {
-  return Report(status, ExitCodeFor(status), json);
+int Fail(const absl::Status& status, bool json = false,
+         bool repository = false) {
+  return Report(status, ExitCodeFor(status, repository), json);
 }
 
 // A bad flag, flag value or combination of flags.
 int Usage(const absl::Status& status, bool json = false) {
   return Report(status, kExitUsage, json);
-}
-
-// "1073741824", "64M", "1G", "512k", "2GiB": at most 2^50 bytes (1 PiB).
-// CLI11's AsSizeValue reads the unit (b, k, M, G, T, P with or without "i"
-// and "B", any case, all powers of 1024); around it we insist on leading
-// digits (it takes "G" alone as 1 G and passes "-1" through) and parse
-// what it makes strictly, so that nothing wraps.
-absl::StatusOr<uint64_t> ParseSize(const std::string& text) {
-  const auto bad = [&] {
-    return absl::InvalidArgumentError(
-        StrCat("bad size \"", text,
-               "\" (a whole number of bytes up to 2^50, optionally with k, M "
-               "or G)"));
-  };
-  if (text.empty() || text[0] < '0' || text[0] > '9') return bad();
-  std::string bytes = text;
-  try {
-    if (!CLI::AsSizeValue(/*kb_is_1000=*/false)(bytes).empty()) return bad();
-  } catch (const CLI::Error&) {  // overflow, a fraction, an unknown unit
-    return bad();
-  }
-  uint64_t n = 0;
-  const char* end = bytes.data() + bytes.size();
-  auto [rest, ec] = std::from_chars(bytes.data(), end, n);
-  constexpr uint64_t kMaxSize = uint64_t{1} << 50;
-  if (ec != std::errc() || rest != end || n > kMaxSize) return bad();
-  return n;
-}
-
-// "50%" or "50": a share in [0, 100], as a fraction.
-absl::StatusOr<double> ParseShare(const std::string& text) {
-  std::string_view digits = text;
-  if (!digits.empty() && digits.back() == '%') digits.remove_suffix(1);
-  double p = -1;
-  auto [end, ec] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), p);
-  if (ec != std::errc() || end != digits.data() + digits.size() || !(p >= 0) ||
-      p > 100) {
-    return absl::InvalidArgumentError(
-        StrCat("bad share \"", text, "\" (a percentage from 0% to 100%)"));
-  }
-  return p / 100;
 }
 
 struct BuildFlags {
@@ -125,6 +89,8 @@ struct BuildFlags {
   // Read as a string so that a value out of range or not a number is our
   // usage error, not CLI11's.
   std::string shards = "1";
+  std::string keep_versions;
+  std::string abandoned_after = "24h";
   bool no_hash_index = false;
   bool quiet = false;
   std::string output_format = "text";
@@ -165,6 +131,14 @@ int RunBuildCommand(BuildFlags& f) {
       job.shards = n;
     }
   }
+  if (!f.keep_versions.empty()) {
+    assign(ParseKeepVersions(f.keep_versions), &job.keep_versions);
+  }
+  {
+    int64_t seconds = 0;
+    assign(ParseDurationSeconds(f.abandoned_after), &seconds);
+    job.abandoned_after = std::chrono::seconds(seconds);
+  }
   if (!f.max_shrink.empty()) {
     double share = 0;
     assign(ParseShare(f.max_shrink), &share);
@@ -180,7 +154,9 @@ int RunBuildCommand(BuildFlags& f) {
   job.block.hash_index = !f.no_hash_index;
   Progress progress(Progress::DefaultMode(f.quiet || json));
   auto summary = RunBuild(job, &progress);
-  if (!summary.ok()) return Fail(summary.status(), json);
+  if (!summary.ok()) {
+    return Fail(summary.status(), json, !job.repository.empty());
+  }
   if (json) {
     fmt::print("{}\n", DumpJson(summary->ToJson()));
   } else if (!f.quiet) {
@@ -197,6 +173,18 @@ int RunBuildCommand(BuildFlags& f) {
                       : 0.0,
         summary->records, summary->bad_records, summary->duplicates,
         summary->seconds);
+    if (summary->pruned) {
+      fmt::print(stderr,
+                 "roost-load: retention: {} complete and {} abandoned "
+                 "version(s) of {} deleted\n",
+                 summary->pruned->size(), summary->abandoned->size(),
+                 job.table);
+    }
+  }
+  if (!summary->retention_error.empty()) {
+    fmt::print(stderr,
+               "roost-load: warning: published, but retention failed: {}\n",
+               summary->retention_error);
   }
   return kExitOk;
 }
@@ -322,7 +310,8 @@ int main(int argc, char** argv) {
       "inspects and verifies them, and looks keys up offline.\n"
       "Exit codes: 0 ok, 1 key not found (get), 64 bad usage (flags, flag "
       "values and their combinations), 65 bad input data or a corrupt table, "
-      "74 I/O error."};
+      "74 I/O error (also: a table repository unreachable, refusing the "
+      "credentials, without the bucket, or failing an upload)."};
   app.footer(
       "Examples:\n"
       "  roost-load build -i users.tsv -o users.sst\n"
@@ -332,6 +321,11 @@ int main(int argc, char** argv) {
       "--shards 4\n"
       "  roost-load build -i records.bin --input-format fixed --key-size 8 "
       "--value-size 8 --format block --compression zstd -o r.sst\n"
+      "  roost-load build -i users.tsv --repository s3://tables/prod "
+      "--table users --shards 4 --keep-versions 5\n"
+      "  roost-load versions --repository s3://tables/prod --table users\n"
+      "  roost-load rollback --repository s3://tables/prod --table users "
+      "--to v3\n"
       "  roost-load inspect /srv/roost/users\n"
       "  roost-load verify /srv/roost/users/v000003\n"
       "  roost-load get --key-encoding hex /srv/roost/users 7573657231 "
@@ -345,17 +339,34 @@ int main(int argc, char** argv) {
   CLI::App* b = app.add_subcommand(
       "build",
       "Build a table from input records, verify it, and publish it as a "
-      "file (--output) or as the next version of a table (--data-dir, "
-      "--table).");
+      "file (--output) or as the next version of a table (--data-dir or "
+      "--repository, with --table).");
   b->add_option("--input,-i", job.inputs,
                 "Input files or globs; - for stdin; gzip is detected")
       ->required();
   b->add_option("--output,-o", job.output_file, "Write the table to FILE");
   b->add_option("--data-dir", job.data_dir,
                 "Publish into DIR/<table>/v<N>/ (with --table)");
-  b->add_option("--table", job.table, "Table name, with --data-dir");
+  b->add_option("--repository", job.repository,
+                "Publish into a table repository instead: s3://BUCKET[/PREFIX] "
+                "(credentials and endpoint from AWS_* variables), a local "
+                "path or file:///PATH; with --table. The version is built "
+                "under --temp-dir, uploaded, read back against its "
+                "checksums, then the MANIFEST, then the pointer");
+  b->add_option("--table", job.table,
+                "Table name, with --data-dir or --repository");
+  b->add_option("--keep-versions", f.keep_versions,
+                "With --repository: after publishing, delete complete "
+                "versions older than the K newest (never the pointer's, nor "
+                "newer ones) and abandoned claims")
+      ->type_name("K");
+  b->add_option("--abandoned-after", f.abandoned_after,
+                "With --keep-versions: an incomplete version silent this "
+                "long is abandoned: 90s, 30m, 24h, 7d")
+      ->capture_default_str();
   b->add_option("--shards", f.shards,
-                "With --data-dir: split the keys into N table files "
+                "With --data-dir or --repository: split the keys into N table "
+                "files "
                 "(shard-0000-of-000N.sst, ...) in one version, each key in "
                 "the shard docs/format/partitioning.md names; 1 to 1024. 1 is "
                 "one table.sst")
@@ -396,8 +407,8 @@ int main(int argc, char** argv) {
               "Publish a table of no keys when the input has no records "
               "(else an error)");
   b->add_option("--max-shrink", f.max_shrink,
-                "With --data-dir: refuse a version with fewer keys than the "
-                "newest one by more than this share (e.g. 10%)");
+                "With --data-dir or --repository: refuse a version with fewer "
+                "keys than the newest one by more than this share (e.g. 10%)");
   b->add_option("--on-duplicate", f.on_duplicate,
                 "A key seen twice: error, first or last")
       ->check(CLI::IsMember({"error", "first", "last"}))
@@ -476,13 +487,33 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
       ->capture_default_str();
 
+  RepositoryCommandFlags rf;
+  const RepositorySubcommands repo = AddRepositorySubcommands(app, rf);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitUsage;
   }
-  if (b->parsed()) return RunBuildCommand(f);
+  if (b->parsed()) {
+    if (b->count("--abandoned-after") > 0 && f.keep_versions.empty()) {
+      return Usage(absl::InvalidArgumentError(
+                       "--abandoned-after goes with --keep-versions"),
+                   f.output_format == "json");
+    }
+    return RunBuildCommand(f);
+  }
+  for (auto [command, validate, run] :
+       {std::tuple{repo.versions, &ValidateVersions, &RunVersions},
+        std::tuple{repo.rollback, &ValidateRollback, &RunRollback},
+        std::tuple{repo.prune, &ValidatePrune, &RunPrune}}) {
+    if (!command->parsed()) continue;
+    const bool json = rf.output_format == "json";
+    if (absl::Status s = validate(rf); !s.ok()) return Usage(s, json);
+    if (absl::Status s = run(rf); !s.ok()) return Fail(s, json, true);
+    return kExitOk;
+  }
   if (inspect->parsed()) return RunInspect(path);
   if (verify->parsed()) return RunVerify(path);
   return RunGet(g);

@@ -19,10 +19,10 @@
 #include <limits>
 #include <vector>
 
-#include "loader/owned_dir.h"
 #include "loader/run_file.h"
 #include "storage/coding.h"
 #include "storage/file.h"
+#include "util/owned_dir.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 

@@ -276,7 +276,8 @@ absl::StatusOr<ObjectInfo> LocalObjectStore::Head(std::string_view key) {
       static_cast<uint64_t>(st.st_mtim.tv_nsec);
   return ObjectInfo{
       std::string(key), static_cast<uint64_t>(st.st_size),
-      fmt::format("{:x}-{:x}-{:x}", st.st_ino, st.st_size, mtime_ns)};
+      fmt::format("{:x}-{:x}-{:x}", st.st_ino, st.st_size, mtime_ns),
+      static_cast<int64_t>(st.st_mtim.tv_sec)};
 }
 
 absl::StatusOr<ListPage> LocalObjectStore::List(const ListOptions& options) {

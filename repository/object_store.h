@@ -49,6 +49,10 @@ struct ObjectInfo {
   // quotes; for a local store derived from the file's inode, size and
   // modification time.
   std::string etag;
+  // When the object was last written, in seconds since the Unix epoch, by
+  // the store's clock (S3: LastModified of a listing; local: the file's
+  // modification time). 0 when the store did not say (S3's Head).
+  int64_t modified_unix = 0;
 };
 
 struct PutOptions {

@@ -1,9 +1,12 @@
 #include "repository/repository.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <algorithm>
 #include <map>
+#include <memory>
 
 #include "storage/data_dir.h"
 #include "util/status_macros.h"
@@ -15,6 +18,9 @@ namespace {
 // How many times a publisher tries the next number, or swaps the pointer
 // again, before it gives up: only as many publishers as race on one table.
 constexpr int kMaxRaces = 64;
+
+// VerifyObject reads uploads back in ranges of this many bytes.
+constexpr uint64_t kVerifyChunk = uint64_t{8} << 20;
 
 absl::Status ValidateFileName(std::string_view name) {
   if (name.empty() || name.find('/') != std::string_view::npos ||
@@ -29,31 +35,83 @@ absl::Status ValidateFileName(std::string_view name) {
 
 }  // namespace
 
+int64_t VersionObjects::ClaimedAt() const {
+  for (const ObjectInfo& o : objects) {
+    if (o.key.ends_with(StrCat("/", kClaimName))) return o.modified_unix;
+  }
+  return 0;
+}
+
+int64_t VersionObjects::CompletedAt() const {
+  for (const ObjectInfo& o : objects) {
+    if (o.key.ends_with(StrCat("/", kManifestName))) return o.modified_unix;
+  }
+  return 0;
+}
+
+int64_t VersionObjects::LastWrittenAt() const {
+  int64_t newest = 0;
+  for (const ObjectInfo& o : objects)
+    newest = std::max(newest, o.modified_unix);
+  return newest;
+}
+
+namespace {
+bool IsFileObject(const ObjectInfo& o) {
+  return !o.key.ends_with(StrCat("/", kClaimName)) &&
+         !o.key.ends_with(StrCat("/", kManifestName));
+}
+}  // namespace
+
+uint64_t VersionObjects::FileCount() const {
+  return std::count_if(objects.begin(), objects.end(), IsFileObject);
+}
+
+uint64_t VersionObjects::FileBytes() const {
+  uint64_t bytes = 0;
+  for (const ObjectInfo& o : objects) {
+    if (IsFileObject(o)) bytes += o.size;
+  }
+  return bytes;
+}
+
 std::string TableRepository::VersionKey(std::string_view table,
                                         uint64_t version,
                                         std::string_view name) {
   return StrCat(table, "/", VersionDirName(version), "/", name);
 }
 
-absl::StatusOr<std::vector<RepositoryVersion>> TableRepository::ListVersions(
+absl::StatusOr<std::vector<VersionObjects>> TableRepository::ListVersionObjects(
     std::string_view table) {
   ROOST_RETURN_IF_ERROR(ValidateTableName(table));
   const std::string prefix = StrCat(table, "/");
   ROOST_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
                          store_->ListAll(prefix));
-  std::map<uint64_t, bool> versions;  // number -> complete
-  for (const ObjectInfo& o : objects) {
+  std::map<uint64_t, VersionObjects> versions;
+  for (ObjectInfo& o : objects) {
     const std::string_view rest = std::string_view(o.key).substr(prefix.size());
     const size_t slash = rest.find('/');
     if (slash == std::string_view::npos) continue;  // POINTER
     const std::optional<uint64_t> v =
         ParseVersionDirName(rest.substr(0, slash));
     if (!v) continue;
-    versions[*v] |= rest.substr(slash + 1) == kManifestName;
+    VersionObjects& version = versions[*v];
+    version.version = *v;
+    version.complete |= rest.substr(slash + 1) == kManifestName;
+    version.objects.push_back(std::move(o));
   }
+  std::vector<VersionObjects> out;
+  for (auto& [number, version] : versions) out.push_back(std::move(version));
+  return out;
+}
+
+absl::StatusOr<std::vector<RepositoryVersion>> TableRepository::ListVersions(
+    std::string_view table) {
+  ROOST_ASSIGN_OR_RETURN(std::vector<VersionObjects> versions,
+                         ListVersionObjects(table));
   std::vector<RepositoryVersion> out;
-  for (const auto& [version, complete] : versions) {
-    out.push_back({version, complete});
+  for (const VersionObjects& v : versions) {
+    out.push_back({v.version, v.complete});
   }
   return out;
 }
@@ -97,6 +155,46 @@ absl::Status TableRepository::UploadFile(std::string_view table,
                                       stored.size, " bytes after uploading ",
                                       st.st_size, " from ", file.path));
   }
+  if (file.xxh3) {
+    ROOST_RETURN_IF_ERROR(
+        VerifyObject(table, version, file.name, stored.size, *file.xxh3));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TableRepository::VerifyObject(std::string_view table,
+                                           uint64_t version,
+                                           std::string_view name, uint64_t size,
+                                           uint64_t xxh3) {
+  ROOST_RETURN_IF_ERROR(ValidateTableName(table));
+  const std::string key = VersionKey(table, version, name);
+  std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(
+      XXH3_createState(), &XXH3_freeState);
+  if (state == nullptr || XXH3_64bits_reset(state.get()) != XXH_OK) {
+    return absl::ResourceExhaustedError("cannot allocate an XXH3 state");
+  }
+  uint64_t read = 0;
+  while (read < size) {
+    const uint64_t length = std::min(kVerifyChunk, size - read);
+    absl::StatusOr<std::string> chunk =
+        store_->Get(key, ByteRange{read, length});
+    if (absl::IsOutOfRange(chunk.status()) ||
+        (chunk.ok() && chunk->size() != length)) {
+      return absl::DataLossError(StrCat(store_->uri(), "/", key,
+                                        ": read back shorter than the ", size,
+                                        " bytes uploaded"));
+    }
+    ROOST_RETURN_IF_ERROR(chunk.status());
+    XXH3_64bits_update(state.get(), chunk->data(), chunk->size());
+    read += length;
+  }
+  const uint64_t stored = XXH3_64bits_digest(state.get());
+  if (stored != xxh3) {
+    return absl::DataLossError(StrCat(
+        store_->uri(), "/", key, ": checksum mismatch after upload: xxh3 ",
+        fmt::format("{:016x}", stored), " read back, ",
+        fmt::format("{:016x}", xxh3), " built"));
+  }
   return absl::OkStatus();
 }
 
@@ -115,6 +213,33 @@ absl::Status TableRepository::CompleteVersion(std::string_view table,
   if_absent.if_absent = true;
   return store_->Put(VersionKey(table, version, kManifestName), manifest,
                      if_absent);
+}
+
+absl::Status TableRepository::DeleteVersion(std::string_view table,
+                                            uint64_t version) {
+  ROOST_RETURN_IF_ERROR(ValidateTableName(table));
+  ROOST_ASSIGN_OR_RETURN(std::optional<Pointer> pointer, ReadPointer(table));
+  if (pointer && pointer->version == version) {
+    return absl::FailedPreconditionError(StrCat("will not delete ", table, " ",
+                                                VersionDirName(version),
+                                                ": the pointer names it"));
+  }
+  const std::string prefix = StrCat(table, "/", VersionDirName(version), "/");
+  ROOST_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects,
+                         store_->ListAll(prefix));
+  // MANIFEST first, CLAIM last: at every step the version is incomplete
+  // (never served, never pointed to) and still holds its number.
+  ROOST_RETURN_IF_ERROR(store_->Delete(StrCat(prefix, kManifestName)));
+  for (const ObjectInfo& o : objects) {
+    const std::string_view name = std::string_view(o.key).substr(prefix.size());
+    if (name == kManifestName || name == kClaimName) continue;
+    ROOST_RETURN_IF_ERROR(store_->Delete(o.key));
+  }
+  ROOST_RETURN_IF_ERROR(store_->Delete(StrCat(prefix, kClaimName)));
+  // Once more: a publisher taken for dead that completed the version while
+  // its files went (CompleteVersion saw the CLAIM still there) must not
+  // leave a MANIFEST naming files that are gone.
+  return store_->Delete(StrCat(prefix, kManifestName));
 }
 
 absl::StatusOr<std::string> TableRepository::ReadManifest(
@@ -189,9 +314,17 @@ absl::Status TableRepository::MovePointer(std::string_view table,
                                           uint64_t version) {
   ROOST_RETURN_IF_ERROR(CheckComplete(table, version));
   for (int race = 0; race < kMaxRaces; ++race) {
-    ROOST_ASSIGN_OR_RETURN(std::optional<Pointer> now, ReadPointer(table));
-    if (now && now->version == version) return absl::OkStatus();
-    absl::Status s = WritePointer(table, version, now);
+    absl::StatusOr<std::optional<Pointer>> now = ReadPointer(table);
+    if (absl::IsDataLoss(now.status())) {
+      // A damaged pointer is replaced (a rollback is how it is repaired),
+      // still by compare-and-swap on the damaged object's ETag.
+      ROOST_ASSIGN_OR_RETURN(ObjectInfo damaged,
+                             store_->Head(StrCat(table, "/", kPointerName)));
+      now = std::optional<Pointer>(Pointer{0, damaged.etag});
+    }
+    ROOST_RETURN_IF_ERROR(now.status());
+    if (*now && (*now)->version == version) return absl::OkStatus();
+    absl::Status s = WritePointer(table, version, *now);
     if (!absl::IsFailedPrecondition(s)) return s;  // else it moved: again
   }
   return absl::AbortedError(StrCat("the pointer of ", table,

@@ -61,11 +61,37 @@ struct Pointer {
   std::string etag;
 };
 
+// A version and every object it holds, as a listing shows them: what
+// `roost-load versions` prints and retention judges by.
+struct VersionObjects {
+  uint64_t version = 0;
+  bool complete = false;  // has its MANIFEST
+  // Every object of the version (CLAIM and MANIFEST included), in key
+  // order, with their sizes and times.
+  std::vector<ObjectInfo> objects;
+
+  // The time of the CLAIM (0 when it has none, or the store did not say)
+  // and of the MANIFEST (0 when incomplete), Unix seconds.
+  int64_t ClaimedAt() const;
+  int64_t CompletedAt() const;
+  // The newest time of any of its objects: a publisher still uploading
+  // keeps this recent (0 when the store did not say).
+  int64_t LastWrittenAt() const;
+  // The version's files (neither CLAIM nor MANIFEST): how many, how large.
+  uint64_t FileCount() const;
+  uint64_t FileBytes() const;
+};
+
 // A file of a version: its name in the version (e.g. "table.sst") and the
 // local file to upload.
 struct VersionFile {
   std::string name;
   std::string path;
+  // When set, the upload is read back whole and its XXH3-64 (the checksum a
+  // MANIFEST records and servers check on download) compared with this:
+  // DataLoss on a mismatch, and the version is never completed. The
+  // default value is unset (only the stored size is checked).
+  std::optional<uint64_t> xxh3 = std::nullopt;
 };
 
 class TableRepository {
@@ -83,9 +109,17 @@ class TableRepository {
   absl::StatusOr<uint64_t> ClaimVersion(std::string_view table,
                                         std::string_view publisher);
 
-  // Uploads `file` into claimed `version`, then checks the stored size.
+  // Uploads `file` into claimed `version`, then checks the stored size and,
+  // with file.xxh3, the stored bytes (VerifyObject).
   absl::Status UploadFile(std::string_view table, uint64_t version,
                           const VersionFile& file);
+
+  // Reads `version`'s object `name` back and checks it has `size` bytes
+  // whose XXH3-64 is `xxh3`; DataLoss naming the object and both values
+  // otherwise. Reads in ranges of a few MiB: memory stays bounded.
+  absl::Status VerifyObject(std::string_view table, uint64_t version,
+                            std::string_view name, uint64_t size,
+                            uint64_t xxh3);
 
   // Writes the MANIFEST of claimed `version`: the version is complete.
   absl::Status CompleteVersion(std::string_view table, uint64_t version,
@@ -106,7 +140,7 @@ class TableRepository {
                            const std::optional<Pointer>& expected);
 
   // Points `table` at complete `version` whatever it points at now (a
-  // rollback, or a roll forward again).
+  // rollback, or a roll forward again), a damaged pointer included.
   absl::Status MovePointer(std::string_view table, uint64_t version);
 
   // The whole protocol: claims a version, uploads `files` in order, writes
@@ -117,6 +151,16 @@ class TableRepository {
       std::string_view table, const std::vector<VersionFile>& files,
       const std::function<absl::StatusOr<std::string>(uint64_t)>& make_manifest,
       std::string_view publisher = "roost");
+
+  // The versions of `table` with their objects, oldest first.
+  absl::StatusOr<std::vector<VersionObjects>> ListVersionObjects(
+      std::string_view table);
+
+  // Deletes every object of `version`: the MANIFEST first (so that a
+  // deletion cut short leaves an incomplete version, never a complete one
+  // missing files), then its files, the CLAIM last. FailedPrecondition,
+  // and nothing deleted, when the pointer names `version`.
+  absl::Status DeleteVersion(std::string_view table, uint64_t version);
 
   // "T/v000007/NAME".
   static std::string VersionKey(std::string_view table, uint64_t version,

@@ -1,6 +1,8 @@
 #include "repository/s3_xml.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <pugixml.hpp>
 #include <sstream>
 
@@ -20,6 +22,26 @@ absl::Status Malformed(std::string_view what, std::string_view why) {
 }
 
 }  // namespace
+
+int64_t ParseIso8601(std::string_view text) {
+  std::tm tm{};
+  const std::string s(text);
+  int consumed = 0;
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year,
+                  &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec,
+                  &consumed) != 6 ||
+      consumed != 19) {
+    return 0;
+  }
+  if (tm.tm_year < 1970 || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 ||
+      tm.tm_mday > 31 || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60) {
+    return 0;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  const time_t t = ::timegm(&tm);
+  return t < 0 ? 0 : static_cast<int64_t>(t);
+}
 
 std::optional<S3Error> ParseS3Error(std::string_view xml) {
   pugi::xml_document doc;
@@ -46,6 +68,9 @@ absl::StatusOr<S3ListPage> ParseListObjectsV2(std::string_view xml) {
                                          "\" of size \"", size, "\""));
     }
     info.etag = UnquoteEtag(c.child_value("ETag"));
+    // "2026-11-26T06:10:00.000Z"; a time it cannot read is left unknown
+    // (0), never an error: only retention looks at it.
+    info.modified_unix = ParseIso8601(c.child_value("LastModified"));
     page.objects.push_back(std::move(info));
   }
   for (pugi::xml_node p : result.children("CommonPrefixes")) {

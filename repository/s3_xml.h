@@ -4,6 +4,7 @@
 #ifndef ROOST_REPOSITORY_S3_XML_H_
 #define ROOST_REPOSITORY_S3_XML_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,10 @@ absl::StatusOr<std::string> ParseUploadId(std::string_view xml);
 
 // <CompleteMultipartUpload> naming parts 1..N by their ETags.
 std::string CompleteMultipartUploadXml(const std::vector<std::string>& etags);
+
+// "2026-11-26T06:10:00.000Z" (S3's LastModified, UTC) as seconds since the
+// Unix epoch; 0 for anything else.
+int64_t ParseIso8601(std::string_view text);
 
 // An ETag without its surrounding quotes.
 std::string UnquoteEtag(std::string_view etag);

@@ -14,6 +14,10 @@ packages=(
   libcdb-dev redis-server libhiredis-dev gnuplot-nox python3
   libssl-dev openssl curl libcurl4-openssl-dev libpugixml-dev
   clang libclang-rt-14-dev
+  # The Python client (clients/python): its dependencies, an offline
+  # `pip install` into a venv, its tests and its type check.
+  python3-grpcio python3-protobuf python3-xxhash python3-pytest
+  python3-venv python3-pip python3-setuptools python3-wheel mypy
 )
 
 missing=()

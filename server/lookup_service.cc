@@ -376,6 +376,7 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
       for (const std::string& v : t.rolled_back) {
         info->add_rolled_back_versions(v);
       }
+      info->set_repository_version(t.repository_version);
     }
     *response = Serialize(out);
   }

@@ -228,6 +228,9 @@ std::vector<TableStatus> TableRegistry::List() const {
     for (uint64_t v : state.rolled_back) {
       t.rolled_back.push_back(VersionDirName(v));
     }
+    if (const uint64_t pointer = PointerOf(state)) {
+      t.repository_version = VersionDirName(pointer);
+    }
     out.push_back(std::move(t));
   }
   return out;

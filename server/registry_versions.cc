@@ -207,11 +207,15 @@ void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
 void TableRegistry::PruneVersions(TableState* state) {
   const size_t keep = options_.keep_versions;
   if (keep == 0 || state->on_disk.size() <= keep) return;
+  // With --repository, nothing goes before the POINTERs are known: one may
+  // name an old version.
+  if (options_.repository.enabled() && !pointers_) return;
   std::vector<uint64_t> kept;
   for (uint64_t v : state->on_disk) {
     const bool newest = v >= state->on_disk[state->on_disk.size() - keep];
     const bool serving = state->serving && state->serving->version == v;
-    if (newest || serving || state->pinned == v || state->loading.count(v)) {
+    if (newest || serving || state->pinned == v || state->loading.count(v) ||
+        PointerOf(*state) == v) {
       kept.push_back(v);
       continue;
     }

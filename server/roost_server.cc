@@ -30,6 +30,7 @@
 #include "server/lookup_service.h"
 #include "server/metrics.h"
 #include "server/metrics_https.h"
+#include "server/repository_puller.h"
 #include "server/response_buffer.h"
 #include "server/server_options.h"
 #include "server/stream_watch.h"
@@ -244,7 +245,8 @@ int Main(int argc, char** argv) {
   ConnectionLimit connections(max_connections);
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
-  HealthService* health = nullptr;  // set below, before the registry starts
+  HealthService* health = nullptr;     // set below, before the registry starts
+  RepositoryPuller* puller = nullptr;  // set below with --repository
 
   TableRegistry registry(
       options, {.on_ready =
@@ -258,7 +260,18 @@ int Main(int argc, char** argv) {
                 .on_table_change =
                     [&](const std::string& table) {
                       health->Changed(StrCat(kTableServicePrefix, table));
+                      if (puller) puller->Notify();
                     }});
+  std::unique_ptr<RepositoryPuller> repository_puller;
+  if (options.repository.enabled()) {
+    auto created = RepositoryPuller::Create(options, &registry);
+    if (!created.ok()) {
+      Log(created.status().message());
+      return 1;
+    }
+    repository_puller = std::move(*created);
+    puller = repository_puller.get();
+  }
   HealthService health_service(
       [&](std::string_view service)
           -> std::optional<HealthStatus::ServingStatus> {
@@ -334,8 +347,9 @@ int Main(int argc, char** argv) {
   auto collector = std::make_shared<MetricsCollector>(
       &rpc_metrics,
       std::vector<MetricsCollector::Source>{
-          [&registry](std::vector<prometheus::MetricFamily>* out) {
+          [&registry, puller](std::vector<prometheus::MetricFamily>* out) {
             registry.CollectMetrics(out);
+            if (puller) puller->CollectMetrics(out);
           },
           [&](std::vector<prometheus::MetricFamily>* out) {
             connections.CollectMetrics(out);
@@ -431,6 +445,7 @@ int Main(int argc, char** argv) {
     Log(s.message());
     return 1;
   }
+  if (puller) puller->Start();
 
   // Once a second: cut off streams whose client stopped reading, and tell
   // watchers of roost.v1.Registry whether it stalled.
@@ -476,6 +491,7 @@ int Main(int argc, char** argv) {
   metrics_https.reset();
   server->Shutdown(After(options.shutdown_timeout_seconds));
   if (admin_server) admin_server->Shutdown(After(1));
+  if (puller) puller->Stop();
   const bool loads_finished = registry.Stop();
   exposer.reset();
   Log("stopped");

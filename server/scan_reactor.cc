@@ -13,7 +13,9 @@
 // next one filled; so a slow client holds at most one message, and one
 // that stops reading is cancelled after --send-timeout (StreamWatch). The
 // last message says whether the limit stopped the scan with keys left in
-// its range (`more`). Every message names the version.
+// its range (`more`). Every message names the version. A scan whose file a
+// writer asks for (its lease breaks) ends UNAVAILABLE at its next message,
+// so that the writer is not held off.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -160,6 +162,17 @@ class LookupService::ScanReactor final
   // scan when it has been taken.
   void SendNext() {
     const ServerOptions& options = service_->options_;
+    // A writer waits for the file (its lease) until the scan lets go of
+    // the version: end the scan rather than hold the writer, or be cut off
+    // by the kernel (lease-break-time) and read pages the writer took.
+    if (version_->lease && !version_->lease->Held()) [[unlikely]] {
+      End(grpc::Status(
+          grpc::StatusCode::UNAVAILABLE,
+          StrCat("table \"", query_.table, "\" ", version_->version_name,
+                 " is being modified on the server; scan again "
+                 "(from after the last key read)")));
+      return;
+    }
     const std::string& version_field = version_->batch_version_field;
     const size_t tail = version_field.size() + kScanMoreSize;
     size_t room = std::min<size_t>(kMessageBytes, options.max_message_size);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "server/config_file.h"
+#include "server/repository_options.h"
 #include "storage/partition.h"
 #include "util/str_cat.h"
 
@@ -62,6 +63,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "(roost-load build --shards N); unsharded tables are served "
                  "as always. Without it, sharded versions are refused")
       ->check(CLI::Range(0u, kMaxShards - 1));
+  AddRepositoryOptions(app, &o.repository);
   app.add_option("--load-mode", load_mode,
                  "How tables come into memory: mmap, mmap-locked (fault in "
                  "and mlock) or huge-pages (copy into transparent huge "

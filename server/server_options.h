@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "server/repository_options.h"
 #include "storage/file.h"
 
 namespace roost {
@@ -34,6 +35,9 @@ struct ServerOptions {
   // failure, reason "unsupported"), never served in part. The default value
   // is std::nullopt.
   std::optional<uint32_t> shard;
+  // Pulling this server's shard of each table from a table repository
+  // (--repository and its flags: repository_options.h).
+  RepositoryOptions repository;
   // How tables are brought into memory. The default value is kMmap.
   LoadMode load_mode = LoadMode::kMmap;
   // Verify every checksum of a version before serving it (the header is

@@ -136,6 +136,7 @@ bool TableRegistry::Reclaim() {
 
 void TableRegistry::CheckReady() {
   if (ready_) return;
+  if (options_.repository.enabled() && !PointersServed()) return;
   bool waiting = false;
   std::string stuck;  // tables with nothing loading that could serve
   for (const std::string& name : must_serve_) {
@@ -163,6 +164,11 @@ void TableRegistry::Changed(const std::string& table) {
 }
 
 void TableRegistry::Scan() {
+  {
+    std::lock_guard lock(mu_);
+    if (incoming_pointers_) pointers_ = std::move(*incoming_pointers_);
+    incoming_pointers_.reset();
+  }
   std::error_code ec;
   std::set<std::string> seen;
   std::set<std::string> refused;
@@ -252,6 +258,9 @@ std::string TableRegistry::VersionDir(const TableState& state,
 }
 
 uint64_t TableRegistry::Target(const TableState& state) const {
+  // With --repository nothing loads before the POINTERs are read: the
+  // newest version on disk may be one the repository rolled back from.
+  if (options_.repository.enabled() && !pointers_) return 0;
   const uint64_t current = state.serving ? state.serving->version : 0;
   const auto usable = [&](uint64_t v) {
     return std::binary_search(state.on_disk.begin(), state.on_disk.end(), v) &&
@@ -259,6 +268,10 @@ uint64_t TableRegistry::Target(const TableState& state) const {
   };
   if (state.pinned && usable(*state.pinned)) {
     return *state.pinned == current ? 0 : *state.pinned;
+  }
+  // With --repository the POINTER decides, forward or back.
+  if (const uint64_t pointer = PointerOf(state)) {
+    return usable(pointer) && pointer != current ? pointer : 0;
   }
   // The newest version not rolled back from and not failed, never going
   // back past the one served.

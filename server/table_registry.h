@@ -83,6 +83,9 @@ struct TableStatus {
   std::vector<std::string> versions_on_disk;
   bool pinned = false;
   std::vector<std::string> rolled_back;
+  // With --repository: the version the table's POINTER names ("" when it
+  // has none).
+  std::string repository_version;
 };
 
 class TableRegistry {
@@ -128,6 +131,13 @@ class TableRegistry {
   // back from. `done` gets the version then served.
   using UnpinDone = std::function<void(absl::StatusOr<std::string> served)>;
   void Unpin(std::string table, UnpinDone done);
+
+  // With --repository (repository_puller.h), any thread: the version each
+  // table's POINTER names. A table named here serves that version once it
+  // is on disk and loads (an admin rollback pin still wins), whatever is
+  // newer; until then it keeps what it serves. Readiness waits for the
+  // first call, then for every table named to serve its version.
+  void SetPointers(std::map<std::string, uint64_t> pointers);
 
   // The per-table and registry metric families, for the /metrics collector.
   void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const;
@@ -190,6 +200,11 @@ class TableRegistry {
   void ScanTable(TableState* state);
   // Runs on_ready if it has not run and every table that must serve does.
   void CheckReady();
+  // With --repository: whether pointers are known and every table with one
+  // serves its version (logs the ones waited for when that changes).
+  bool PointersServed();
+  // The version `state`'s POINTER names, or 0 (none, or no --repository).
+  uint64_t PointerOf(const TableState& state) const;
   // The version `state` should serve next, or 0 when it serves it already.
   uint64_t Target(const TableState& state) const;
   void StartLoad(TableState* state, uint64_t version,
@@ -256,6 +271,12 @@ class TableRegistry {
   // Commands from admin handlers, run on the registry's thread.
   std::mutex commands_mu_;
   std::deque<std::function<void()>> commands_;
+
+  // --repository: pointers as SetPointers gives them (under mu_), and as
+  // the registry's thread last took them.
+  std::optional<std::map<std::string, uint64_t>> incoming_pointers_;
+  std::optional<std::map<std::string, uint64_t>> pointers_;
+  std::string pointers_waiting_logged_;
 
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   std::shared_ptr<Watcher> watcher_;

@@ -106,7 +106,7 @@ int UnusedLoopbackPort() {
   return port;
 }
 
-absl::StatusOr<std::unique_ptr<MinioServer>> MinioServer::Start() {
+absl::StatusOr<std::unique_ptr<MinioServer>> MinioServer::Start(int port) {
   const std::string binary = MinioBinary();
   if (::access(binary.c_str(), X_OK) != 0) {
     return absl::FailedPreconditionError(
@@ -119,7 +119,7 @@ absl::StatusOr<std::unique_ptr<MinioServer>> MinioServer::Start() {
   absl::Status status;
   // A port found free may be taken before MinIO binds it: try again.
   for (int attempt = 0; attempt < 3; ++attempt) {
-    status = server->Launch();
+    status = server->Launch(port);
     if (status.ok()) break;
     server->Stop();
   }
@@ -128,8 +128,8 @@ absl::StatusOr<std::unique_ptr<MinioServer>> MinioServer::Start() {
   return server;
 }
 
-absl::Status MinioServer::Launch() {
-  port_ = UnusedLoopbackPort();
+absl::Status MinioServer::Launch(int port) {
+  port_ = port != 0 ? port : UnusedLoopbackPort();
   const int console_port = UnusedLoopbackPort();
   const std::string data = dir_.File("data");
   const std::string log = dir_.File("minio.log");

@@ -32,8 +32,9 @@ namespace roost::testing {
 class MinioServer {
  public:
   // Starts MinIO and creates the bucket; the error says what went wrong
-  // (with the end of MinIO's log).
-  static absl::StatusOr<std::unique_ptr<MinioServer>> Start();
+  // (with the end of MinIO's log). On `port` when given (a test that
+  // starts a server against a store not up yet), else on a free one.
+  static absl::StatusOr<std::unique_ptr<MinioServer>> Start(int port = 0);
   ~MinioServer();
   MinioServer(const MinioServer&) = delete;
   MinioServer& operator=(const MinioServer&) = delete;
@@ -60,7 +61,7 @@ class MinioServer {
 
  private:
   MinioServer() = default;
-  absl::Status Launch();
+  absl::Status Launch(int port);
   absl::Status CreateBucket() const;
   void Stop();
 

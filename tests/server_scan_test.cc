@@ -5,8 +5,12 @@
 // half way. See tests/server_harness.h.
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 
 #include "storage/partition.h"
 #include "tests/server_harness.h"
@@ -450,6 +454,34 @@ TEST_F(ScanTest, AScanInProgressRunsToItsEndThroughTheShutdownDrain) {
   ASSERT_OK(reader->Finish());
   EXPECT_EQ(entries, 20000u);
   EXPECT_EQ(server->WaitExit(), 0) << server->Log();
+}
+
+// A scan holds its version mapped; a writer that opens the file waits for
+// the lease, so the scan ends at its next message and lets go.
+TEST_F(ScanTest, AScanOfAFileAWriterAsksForEndsUnavailable) {
+  const std::string v1 = BuildTable(data_, "t", Large(), "block");
+  ASSERT_NE(v1, "");
+  ServerFlags flags = Flags();
+  flags.extra = {"--max-scan-keys", "20000"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  grpc::ClientContext context;
+  auto reader = server.lookup().Scan(&context, Request());
+  v1::ScanResponse r;
+  ASSERT_TRUE(reader->Read(&r));
+  const std::string file = v1 + "/table.sst";
+  ::chmod(file.c_str(), 0644);  // published read-only; root writes anyway
+  std::atomic<int> truncated{-1};
+  std::thread writer([&] { truncated = ::truncate(file.c_str(), 0); });
+  ASSERT_TRUE(server.WaitForLog("roost-server: stopped serving t v000001"));
+  while (reader->Read(&r)) {
+  }
+  EXPECT_TRUE(IsError(reader->Finish(), StatusCode::UNAVAILABLE,
+                      "table \"t\" v000001 is being modified on the server; "
+                      "scan again (from after the last key read)"));
+  writer.join();  // the writer got the file once the scan let go
+  EXPECT_EQ(truncated.load(), 0);
+  EXPECT_TRUE(server.Running());
 }
 
 }  // namespace

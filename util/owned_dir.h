@@ -8,15 +8,16 @@
 // directory a `build -o FILE` is written in ("FILE.tmp-"). Each is made
 // with mkdtemp (mode 0700, a fresh name: no one can have planted a link
 // in it) after the debris of dead processes with the same prefix is
-// removed.
+// removed. roost-server --repository stages the versions it pulls in
+// ".staging-" directories too, so that either cleans up after the other.
 //
 // Example:
 //   ROOST_ASSIGN_OR_RETURN(std::string dir,
 //                          MakeOwnedDir("/tmp", "roost-sort-"));
 //   ... write under dir ...
 //   RemoveTree(dir);
-#ifndef ROOST_LOADER_OWNED_DIR_H_
-#define ROOST_LOADER_OWNED_DIR_H_
+#ifndef ROOST_UTIL_OWNED_DIR_H_
+#define ROOST_UTIL_OWNED_DIR_H_
 
 #include <string>
 #include <string_view>
@@ -39,4 +40,4 @@ void RemoveTree(const std::string& path);
 
 }  // namespace roost
 
-#endif  // ROOST_LOADER_OWNED_DIR_H_
+#endif  // ROOST_UTIL_OWNED_DIR_H_

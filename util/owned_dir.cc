@@ -1,4 +1,4 @@
-#include "loader/owned_dir.h"
+#include "util/owned_dir.h"
 
 #include <errno.h>
 #include <signal.h>

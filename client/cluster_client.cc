@@ -1,0 +1,138 @@
+#include "client/cluster_client.h"
+
+#include <algorithm>
+
+#include "client/read_one_version.h"
+#include "storage/partition.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
+
+namespace roost {
+namespace {
+
+Clock::duration Seconds(double seconds) {
+  // A year is as good as forever, and does not overflow a time point.
+  seconds = std::clamp(seconds, 0.0, 365.0 * 24 * 3600);
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ClusterClient>> ClusterClient::Create(
+    ClusterLayout layout, ClusterClientOptions options) {
+  ROOST_RETURN_IF_ERROR(CheckClusterLayout(layout));
+  if (!(options.timeout_seconds > 0)) {
+    return absl::InvalidArgumentError("the timeout must be more than 0 s");
+  }
+  if (!(options.hedge_delay_seconds >= 0)) {
+    return absl::InvalidArgumentError("the hedge delay must not be negative");
+  }
+  ROOST_ASSIGN_OR_RETURN(Shards shards, Shards::Connect(layout));
+  return std::unique_ptr<ClusterClient>(
+      new ClusterClient(std::move(layout), options, std::move(shards)));
+}
+
+CallPolicy ClusterClient::Policy(const CallOptions& call) const {
+  CallPolicy policy;
+  policy.deadline = Clock::now() + Seconds(call.timeout_seconds > 0
+                                               ? call.timeout_seconds
+                                               : options_.timeout_seconds);
+  policy.hedge_delay = Seconds(options_.hedge_delay_seconds);
+  policy.backoff = Seconds(options_.backoff_seconds);
+  policy.max_backoff = Seconds(options_.max_backoff_seconds);
+  policy.token = layout_.security.token;
+  return policy;
+}
+
+uint32_t ClusterClient::ShardOf(std::string_view key) const {
+  return PartitionOf(key, static_cast<uint32_t>(shards_.size()));
+}
+
+absl::StatusOr<GetResult> ClusterClient::Get(std::string_view table,
+                                             std::string_view key,
+                                             const CallOptions& call) const {
+  // One key is a batch of one: the same path, retries and all.
+  const std::string keys[1] = {std::string(key)};
+  ROOST_ASSIGN_OR_RETURN(MultiGetResult r, MultiGet(table, keys, call));
+  GetResult out;
+  out.found = r.results[0].found;
+  out.value = std::move(r.results[0].value);
+  out.version = std::move(r.version);
+  return out;
+}
+
+absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
+    std::string_view table, std::span<const std::string> keys,
+    const CallOptions& call) const {
+  MultiGetResult out;
+  out.results.resize(keys.size());
+  if (keys.empty()) return out;
+  const CallPolicy policy = Policy(call);
+
+  // One part per shard that has keys, built from index lists: the shard
+  // of each key is computed once, and no key is copied but into its
+  // request.
+  const uint32_t n = static_cast<uint32_t>(shards_.size());
+  std::vector<uint32_t> shard_of(keys.size());
+  std::vector<uint32_t> count(n, 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    shard_of[i] = PartitionOf(keys[i], n);
+    ++count[shard_of[i]];
+  }
+  std::vector<uint32_t> part_of(n, 0);
+  std::vector<Part> parts;
+  parts.reserve(std::count_if(count.begin(), count.end(),
+                              [](uint32_t c) { return c > 0; }));
+  for (uint32_t s = 0; s < n; ++s) {
+    if (count[s] == 0) continue;
+    part_of[s] = static_cast<uint32_t>(parts.size());
+    Part& part = parts.emplace_back();
+    part.shard = s;
+    part.indices.reserve(count[s]);
+    part.request.set_table(std::string(table));
+    part.request.mutable_keys()->Reserve(static_cast<int>(count[s]));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    Part& part = parts[part_of[shard_of[i]]];
+    part.indices.push_back(static_cast<uint32_t>(i));
+    part.request.add_keys(keys[i]);
+  }
+
+  VersionConsensus consensus(parts.size());
+  ROOST_RETURN_IF_ERROR(ReadOneVersion(
+      table, parts.size(), call.version, policy,
+      [&](std::span<const size_t> which, const std::string& pin) {
+        for (size_t i : which) parts[i].request.set_version(pin);
+        const absl::Status status = shards_.Run(parts, which, policy);
+        // Parts that answered before another failed hold their new answer:
+        // the consensus must know, or it could keep them at another
+        // version than the batch settles on.
+        for (size_t i : which) {
+          if (parts[i].answered) {
+            consensus.Answered(i, parts[i].response.version());
+          }
+        }
+        return status;
+      },
+      &consensus));
+
+  for (Part& part : parts) {
+    v1::MultiGetResponse& response = part.response;
+    if (static_cast<size_t>(response.results_size()) != part.indices.size()) {
+      return absl::InternalError(
+          StrCat("shard ", part.shard, " answered ", response.results_size(),
+                 " results for ", part.indices.size(), " keys"));
+    }
+    for (size_t j = 0; j < part.indices.size(); ++j) {
+      v1::GetResponse& result = *response.mutable_results(static_cast<int>(j));
+      LookupResult& slot = out.results[part.indices[j]];
+      slot.found = result.found();
+      slot.value = std::move(*result.mutable_value());
+    }
+  }
+  out.version = consensus.version();
+  return out;
+}
+
+}  // namespace roost

@@ -1,0 +1,153 @@
+// ClusterClient: the C++ routing client of a sharded roost cluster. It
+// routes each key to its shard by the partition function
+// (storage/partition.h, the public contract every client checks against
+// docs/format/partition_vectors.tsv), splits a MultiGet per shard and
+// sends the parts at once, spreads calls over each shard's replicas,
+// retries a part on another replica, optionally hedges, and reads every
+// batch from one table version (version_consensus.h). Replicas, retries
+// and hedging are shard_calls.h's.
+//
+// The guarantee: every result of one call (MultiGet, Scan) comes from the
+// one table version the result names, on every shard, or the call fails
+// (ABORTED when no version could be agreed on before the deadline). A
+// shard whose server is too old to name its version is taken as it
+// answered; the result then names the version of the shards that did. A
+// layout that does not match the table (shards listed in another order, or
+// another count) fails FAILED_PRECONDITION "stale cluster layout: shard I
+// (TARGET): key J belongs to shard K of N; ...", never a silent miss.
+//
+// Thread-safe: one client for every thread; calls block their own thread
+// only.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(ClusterLayout layout,
+//                          ReadClusterLayout("cluster.json"));
+//   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<ClusterClient> client,
+//                          ClusterClient::Create(std::move(layout)));
+//   ROOST_ASSIGN_OR_RETURN(MultiGetResult r,
+//                          client->MultiGet("users", keys));
+//   for (size_t i = 0; i < keys.size(); ++i)
+//     if (r.results[i].found) Use(keys[i], r.results[i].value);
+//   // r.version: "v000007", the version every shard answered from
+#ifndef ROOST_CLIENT_CLUSTER_CLIENT_H_
+#define ROOST_CLIENT_CLUSTER_CLIENT_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client/cluster_layout.h"
+#include "client/shard_calls.h"
+
+namespace roost {
+
+struct ClusterClientOptions {
+  // The deadline of a call that names none: every attempt, retry and
+  // version round of it. The default value is 10 seconds.
+  double timeout_seconds = 10;
+  // Hedging: when a shard's part has not answered after this many seconds,
+  // a second call goes to another replica and the first answer wins. 0
+  // turns hedging off. The default value is 0.
+  double hedge_delay_seconds = 0;
+  // The wait before a shard all of whose replicas failed is tried again,
+  // doubling each round up to max_backoff_seconds; also the first wait
+  // before a batch re-reads a newer version. The default values are 0.02
+  // and 0.5 seconds.
+  double backoff_seconds = 0.02;
+  double max_backoff_seconds = 0.5;
+};
+
+// Per call.
+struct CallOptions {
+  // The deadline of this call; 0: ClusterClientOptions::timeout_seconds.
+  double timeout_seconds = 0;
+  // Read this version ("v000007" or "7") on every shard, as the servers
+  // take it (the serving one or the one it replaced within
+  // --version-grace); empty: the consistency algorithm chooses.
+  std::string version;
+};
+
+struct LookupResult {
+  bool found = false;
+  std::string value;
+};
+
+struct GetResult {
+  bool found = false;
+  std::string value;
+  std::string version;  // the version that answered ("" from old servers)
+};
+
+struct MultiGetResult {
+  std::vector<LookupResult> results;  // one per key, in request order
+  std::string version;  // the one version every shard answered from
+};
+
+struct ScanOptions {
+  std::string start;   // the first key, inclusive; empty: the first
+  std::string end;     // the bound, exclusive; empty: none
+  std::string prefix;  // only keys that begin with it; empty: any
+  // At most this many entries over all shards; 0: each server's
+  // --max-scan-keys (then the result holds up to that many per shard).
+  uint32_t limit = 0;
+};
+
+struct ScanEntry {
+  std::string key;
+  std::string value;
+};
+
+struct ScanResult {
+  std::vector<ScanEntry> entries;  // in key order over all shards
+  // Keys are left in the range after the last entry (resume after it).
+  bool more = false;
+  std::string version;  // as MultiGetResult::version
+};
+
+class ClusterClient {
+ public:
+  // A client of the cluster `layout` describes (CheckClusterLayout's
+  // errors; a TLS file that cannot be read).
+  static absl::StatusOr<std::unique_ptr<ClusterClient>> Create(
+      ClusterLayout layout, ClusterClientOptions options = {});
+
+  // Looks `key` up in its shard.
+  absl::StatusOr<GetResult> Get(std::string_view table, std::string_view key,
+                                const CallOptions& call = {}) const;
+  // Looks `keys` up: one part per shard, sent at once, the results put back
+  // in request order (duplicates and an empty batch included).
+  absl::StatusOr<MultiGetResult> MultiGet(std::string_view table,
+                                          std::span<const std::string> keys,
+                                          const CallOptions& call = {}) const;
+  // Reads a block table in key order over every shard: one stream per
+  // shard, merged; `limit` applies to the merged entries. A stream that
+  // fails before its first message is retried on another replica; one that
+  // fails later fails the call.
+  absl::StatusOr<ScanResult> Scan(std::string_view table,
+                                  const ScanOptions& scan,
+                                  const CallOptions& call = {}) const;
+
+  // The shard `key` belongs to (PartitionOf over the layout's count).
+  uint32_t ShardOf(std::string_view key) const;
+  const ClusterLayout& layout() const { return layout_; }
+
+ private:
+  ClusterClient(ClusterLayout layout, ClusterClientOptions options,
+                Shards shards)
+      : layout_(std::move(layout)),
+        options_(options),
+        shards_(std::move(shards)) {}
+  CallPolicy Policy(const CallOptions& call) const;
+
+  ClusterLayout layout_;
+  ClusterClientOptions options_;
+  Shards shards_;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_CLIENT_CLUSTER_CLIENT_H_

@@ -1,0 +1,211 @@
+#include "client/shard_calls.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+
+#include "util/str_cat.h"
+
+namespace roost {
+
+bool IsRetryable(grpc::StatusCode code) {
+  return code == grpc::StatusCode::UNAVAILABLE ||
+         code == grpc::StatusCode::RESOURCE_EXHAUSTED;
+}
+
+absl::Status ShardError(uint32_t shard, const std::string& target,
+                        const grpc::Status& status) {
+  const std::string& message = status.error_message();
+  const bool stale =
+      status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+      message.find("belongs to shard") != std::string::npos;
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      StrCat(stale ? "stale cluster layout: " : "", "shard ",
+                             shard, " (", target, "): ", message));
+}
+
+absl::StatusOr<Shards> Shards::Connect(const ClusterLayout& layout) {
+  Shards out;
+  for (const std::vector<std::string>& targets : layout.shards) {
+    auto state = std::make_unique<ShardState>();
+    for (const std::string& target : targets) {
+      const bool dns = target.starts_with("dns:");
+      absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(
+          target, layout.security, dns ? "round_robin" : std::string());
+      if (!channel.ok()) return channel.status();
+      state->replicas.push_back({target, v1::Lookup::NewStub(*channel)});
+    }
+    out.shards_.push_back(std::move(state));
+  }
+  return out;
+}
+
+namespace {
+
+std::chrono::system_clock::time_point SystemDeadline(Clock::time_point t) {
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             t - Clock::now());
+}
+
+// One call to one replica.
+struct Attempt {
+  grpc::ClientContext context;
+  v1::MultiGetResponse response;
+  grpc::Status status;
+  size_t part = 0;  // index into `which`
+  size_t replica = 0;
+};
+
+// Where one part stands.
+struct PartState {
+  size_t first_replica = 0;
+  size_t tries = 0;  // calls started; the next goes to first + tries
+  int in_flight = 0;
+  bool done = false;
+  bool hedged = false;
+  Clock::time_point last_start;
+  Clock::time_point retry_at = Clock::time_point::max();
+  std::vector<Attempt*> attempts;
+};
+
+}  // namespace
+
+absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
+                         const CallPolicy& policy) const {
+  // The callbacks only hand finished attempts over; this thread decides
+  // everything else, so that only `finished` needs the lock.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<Attempt*> finished;
+  std::vector<std::unique_ptr<Attempt>> owned;
+  std::vector<PartState> state(which.size());
+  int in_flight = 0;
+  const auto system_deadline = SystemDeadline(policy.deadline);
+  absl::Status failure;
+
+  auto start = [&](size_t i) {
+    Part& part = parts[which[i]];
+    const ShardState& shard = *shards_[part.shard];
+    PartState& s = state[i];
+    if (s.tries == 0) s.first_replica = PickReplica(part.shard);
+    auto attempt = std::make_unique<Attempt>();
+    attempt->part = i;
+    attempt->replica = (s.first_replica + s.tries) % shard.replicas.size();
+    attempt->context.set_deadline(system_deadline);
+    if (!policy.token.empty()) {
+      attempt->context.AddMetadata("authorization",
+                                   StrCat("Bearer ", policy.token));
+    }
+    ++s.tries;
+    ++s.in_flight;
+    ++in_flight;
+    s.last_start = Clock::now();
+    Attempt* a = attempt.get();
+    owned.push_back(std::move(attempt));
+    s.attempts.push_back(a);
+    shard.replicas[a->replica].stub->async()->MultiGet(
+        &a->context, &part.request, &a->response,
+        [&mu, &cv, &finished, a](grpc::Status status) {
+          std::lock_guard<std::mutex> lock(mu);
+          a->status = std::move(status);
+          finished.push_back(a);
+          cv.notify_one();
+        });
+  };
+  auto cancel_all = [&] {
+    for (PartState& s : state) {
+      s.done = true;
+      for (Attempt* a : s.attempts) a->context.TryCancel();
+    }
+  };
+  // One finished call: done, retried, left to its hedge, or the end.
+  auto finish = [&](Attempt* a) {
+    --in_flight;
+    PartState& s = state[a->part];
+    --s.in_flight;
+    if (s.done) return;  // lost a race, or cancelled
+    Part& part = parts[which[a->part]];
+    const ShardState& shard = *shards_[part.shard];
+    if (a->status.ok()) {
+      part.response.Swap(&a->response);
+      part.answered = true;
+      s.done = true;
+      for (Attempt* other : s.attempts) {
+        if (other != a) other->context.TryCancel();
+      }
+      return;
+    }
+    if (s.in_flight > 0) return;  // its hedge may still answer
+    const size_t n = shard.replicas.size();
+    const Clock::time_point now = Clock::now();
+    if (IsRetryable(a->status.error_code()) && now < policy.deadline) {
+      if (s.tries % n != 0) {
+        start(a->part);  // the next replica, at once
+        return;
+      }
+      Clock::duration wait = policy.backoff;
+      for (size_t round = 1; round < s.tries / n && wait < policy.max_backoff;
+           ++round) {
+        wait *= 2;
+      }
+      wait = std::min(wait, policy.max_backoff);
+      if (now + wait < policy.deadline) {
+        s.retry_at = now + wait;
+        return;
+      }
+    }
+    failure =
+        ShardError(part.shard, shard.replicas[a->replica].target, a->status);
+    cancel_all();
+  };
+
+  for (size_t i : which) parts[i].answered = false;
+  for (size_t i = 0; i < which.size(); ++i) start(i);
+  std::unique_lock<std::mutex> lock(mu);
+  while (true) {
+    // The next timer: a retry after its backoff, or a hedge.
+    Clock::time_point wake = Clock::time_point::max();
+    bool waiting = false;
+    for (const PartState& s : state) {
+      if (s.done) continue;
+      if (s.retry_at != Clock::time_point::max()) {
+        waiting = true;
+        wake = std::min(wake, s.retry_at);
+      } else if (policy.hedge_delay > Clock::duration::zero() && !s.hedged &&
+                 s.in_flight == 1) {
+        wake = std::min(wake, s.last_start + policy.hedge_delay);
+      }
+    }
+    if (in_flight == 0 && !waiting) break;
+    if (finished.empty()) {
+      if (wake == Clock::time_point::max()) {
+        cv.wait(lock, [&] { return !finished.empty(); });
+      } else {
+        cv.wait_until(lock, wake, [&] { return !finished.empty(); });
+      }
+    }
+    std::vector<Attempt*> batch;
+    batch.swap(finished);
+    lock.unlock();
+    for (Attempt* a : batch) finish(a);
+    const Clock::time_point now = Clock::now();
+    for (size_t i = 0; i < state.size(); ++i) {
+      PartState& s = state[i];
+      if (s.done) continue;
+      if (s.retry_at <= now) {
+        s.retry_at = Clock::time_point::max();
+        start(i);
+      } else if (policy.hedge_delay > Clock::duration::zero() && !s.hedged &&
+                 s.in_flight == 1 && s.retry_at == Clock::time_point::max() &&
+                 now >= s.last_start + policy.hedge_delay) {
+        s.hedged = true;
+        start(i);
+      }
+    }
+    lock.lock();
+  }
+  return failure;
+}
+
+}  // namespace roost

@@ -1,0 +1,307 @@
+"""roost.AsyncClient: the routing client on asyncio (grpc.aio).
+
+The same API and behaviour as roost.Client, as coroutines: a batch's parts
+are tasks awaited together, retries and hedges are tasks too. Make it, use
+it and close it inside one running event loop.
+
+Example:
+    async with roost.AsyncClient.from_layout_file("cluster.json") as client:
+        value = await client.get("users", b"user:42")
+        batch = await client.get_many_versioned("users", keys)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import grpc
+import grpc.aio
+
+from roost import _calls
+from roost._attempts import Attempts, ShardReplicas
+from roost._calls import BatchResult, ScanPart, ScanResult
+from roost._layout import Layout, TlsConfig
+from roost._partition import Split, partition_of
+from roost._versions import Failure, Outcome, consistent_rounds
+from roost._wait import WaitPlan
+from roost.v1 import lookup_pb2
+
+
+def _channel(target: str, tls: Optional[TlsConfig],
+             credentials: Optional[grpc.ChannelCredentials]) -> Any:
+    options = _calls.channel_options(target, tls)
+    if credentials is None:
+        return grpc.aio.insecure_channel(target, options=options)
+    return grpc.aio.secure_channel(target, credentials, options=options)
+
+
+class _Replica:
+    def __init__(self, target: str, tls: Optional[TlsConfig],
+                 credentials: Optional[grpc.ChannelCredentials]) -> None:
+        self.target = target
+        self.channel = _channel(target, tls, credentials)
+        self.calls: dict[str, Any] = {}
+        for method, (ser, de) in _calls.METHODS.items():
+            make = self.channel.unary_stream if method == _calls.SCAN else self.channel.unary_unary
+            self.calls[method] = make(method, request_serializer=ser, response_deserializer=de)
+
+
+class AsyncClient:
+    """roost.Client's asyncio twin: the same arguments, the same methods as
+    coroutines (see roost.Client)."""
+
+    def __init__(
+        self,
+        shards: Sequence[Sequence[str]],
+        *,
+        tls: Optional[TlsConfig] = None,
+        token: Optional[str] = None,
+        timeout: float = _calls.DEFAULT_TIMEOUT,
+        hedge_after: Optional[float] = None,
+        max_batch: int = _calls.DEFAULT_MAX_BATCH,
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError("max_batch must be 1 or more")
+        self.layout = Layout.from_shards(shards, tls)
+        self._credentials = tls.credentials() if tls is not None else None
+        self._shards = [ShardReplicas(i, r) for i, r in enumerate(self.layout.shards)]
+        self._replicas = [[_Replica(t, tls, self._credentials) for t in r]
+                          for r in self.layout.shards]
+        self._n = len(self._shards)
+        self._metadata = _calls.metadata(token)
+        self._timeout = timeout
+        self._hedge_after = hedge_after
+        self._max_batch = max_batch
+
+    @classmethod
+    def from_layout_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> "AsyncClient":
+        layout = Layout.from_file(path)
+        return cls([list(r) for r in layout.shards], tls=layout.tls, **kwargs)
+
+    async def close(self) -> None:
+        for replicas in self._replicas:
+            for r in replicas:
+                await r.channel.close()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def shard_count(self) -> int:
+        return self._n
+
+    async def get(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+                  version: Optional[str] = None) -> Optional[bytes]:
+        response = await self._get(table, key, timeout, version)
+        return response.value if response.found else None
+
+    async def get_versioned(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+                            version: Optional[str] = None) -> tuple[Optional[bytes], str]:
+        response = await self._get(table, key, timeout, version)
+        return (response.value if response.found else None), response.version
+
+    async def get_many(self, table: str, keys: Sequence[bytes], *,
+                       timeout: Optional[float] = None,
+                       version: Optional[str] = None) -> list[Optional[bytes]]:
+        result = await self.get_many_versioned(table, keys, timeout=timeout, version=version)
+        return result.values
+
+    async def get_many_versioned(self, table: str, keys: Sequence[bytes], *,
+                                 timeout: Optional[float] = None,
+                                 version: Optional[str] = None) -> BatchResult:
+        _calls.check_table(table)
+        deadline = self._deadline(timeout)
+        if len(keys) <= self._max_batch:
+            return await self._batch(table, keys, deadline, version)
+        # Larger than a server takes (--max-batch): in pieces, the first
+        # read as any batch, the others pinned to the version it answered.
+        pieces = [keys[i:i + self._max_batch] for i in range(0, len(keys), self._max_batch)]
+        first = await self._batch(table, pieces[0], deadline, version)
+        pin = version if version is not None else (first.version or None)
+        rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin)
+                                      for piece in pieces[1:]))
+        values = list(first.values)
+        for result in rest:
+            values += result.values
+        return BatchResult(values, first.version)
+
+    async def scan(self, table: str, *, start: bytes = b"", end: bytes = b"",
+                   prefix: bytes = b"", limit: int = 0, timeout: Optional[float] = None,
+                   version: Optional[str] = None) -> ScanResult:
+        _calls.check_table(table)
+        if limit < 0:
+            raise ValueError("limit must be 0 (the servers' maximum) or more")
+
+        def request(part: int, pinned: str) -> Any:
+            return _calls.scan_request(table, start, end, prefix, limit, pinned)
+
+        parts = await self._consistent(_calls.SCAN, range(self._n), request,
+                                       self._deadline(timeout), version)
+        return _calls.merge_scans(parts, limit)
+
+    async def wait(self, table: str, version: str, timeout: float = 60.0,
+                   poll_interval: float = 0.2) -> None:
+        plan = WaitPlan(self.layout, table, version, timeout)
+        channels: dict[str, Any] = {}
+        ser, de = _calls.METHODS[_calls.LIST_TABLES]
+
+        async def ask(shard: int, target: str, call: Any) -> None:
+            try:
+                response = await call(lookup_pb2.ListTablesRequest(),
+                                      timeout=plan.call_timeout(), metadata=self._metadata)
+            except grpc.aio.AioRpcError as e:
+                plan.failed(shard, target, e.code(), e.details() or "")
+                return
+            plan.answered(shard, target, response)
+
+        try:
+            while True:
+                asks = []
+                for shard, target in await asyncio.to_thread(plan.targets):
+                    channel = channels.get(target)
+                    if channel is None:
+                        channel = channels[target] = _channel(
+                            target, self.layout.tls, self._credentials)
+                    call = channel.unary_unary(_calls.LIST_TABLES, request_serializer=ser,
+                                               response_deserializer=de)
+                    asks.append(ask(shard, target, call))
+                await asyncio.gather(*asks)
+                if plan.done():
+                    return
+                await asyncio.sleep(plan.pause(poll_interval))
+        finally:
+            for channel in channels.values():
+                await channel.close()
+
+    # ---- internals ----
+
+    def _deadline(self, timeout: Optional[float]) -> float:
+        return time.monotonic() + (self._timeout if timeout is None else timeout)
+
+    async def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
+                     version: Optional[str]) -> BatchResult:
+        """One batch of at most max_batch keys."""
+        split = Split(keys, self._n)
+        if not split.keys:
+            return BatchResult([], "")
+        requests: dict[str, dict[int, Any]] = {}
+
+        def request(part: int, pinned: str) -> Any:
+            by_version = requests.get(pinned)
+            if by_version is None:
+                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
+            return by_version[part]
+
+        responses = await self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+                                           deadline, version)
+        values = _calls.reassemble(split, len(keys), responses)
+        return BatchResult(values, _calls.common_version(list(responses.values())))
+
+    async def _get(self, table: str, key: bytes, timeout: Optional[float],
+                   version: Optional[str]) -> Any:
+        _calls.check_table(table)
+        shard = partition_of(key, self._n)
+
+        def request(part: int, pinned: str) -> Any:
+            return lookup_pb2.GetRequest(table=table, key=key, version=pinned)
+
+        return (await self._consistent(_calls.GET, [shard], request,
+                                       self._deadline(timeout), version))[shard]
+
+    async def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
+                          deadline: float, pin: Optional[str]) -> dict[int, Any]:
+        plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin)
+        round_ = next(plan)
+        while True:
+            if round_.delay:
+                await asyncio.sleep(max(0.0, min(round_.delay, deadline - time.monotonic())))
+            outcomes = await self._run_round(method, round_.pins, request, deadline)
+            try:
+                round_ = plan.send(outcomes)
+            except StopIteration as done:
+                result: dict[int, Any] = done.value
+                return result
+
+    async def _attempt(self, method: str, replica: _Replica, request: Any, timeout: float,
+                       part: int) -> Any:
+        call = replica.calls[method]
+        if method != _calls.SCAN:
+            return await call(request, timeout=timeout, metadata=self._metadata)
+        scan = ScanPart([], "", False)
+        async for message in call(request, timeout=timeout, metadata=self._metadata):
+            _calls.add_scan_message(scan, message, part)
+        return scan
+
+    async def _run_round(self, method: str, pins: Mapping[int, str],
+                         request: Callable[[int, str], Any],
+                         deadline: float) -> dict[int, Outcome]:
+        attempts = Attempts(pins, self._shards, deadline, self._hedge_after)
+        tasks: dict[asyncio.Task[Any], tuple[int, int, int]] = {}  # attempt, part, replica
+
+        def issue(issues: Any) -> None:
+            for it in issues:
+                replica = self._replicas[it.part][it.replica]
+                remaining = max(0.001, deadline - time.monotonic())
+                req = request(it.part, attempts.version(it.part))
+                task = asyncio.ensure_future(
+                    self._attempt(method, replica, req, remaining, it.part))
+                tasks[task] = (it.attempt, it.part, it.replica)
+
+        def cancel(ids: Sequence[int]) -> None:
+            if not ids:
+                return
+            index = {a: t for t, (a, _, _) in tasks.items()}
+            for a in ids:
+                task = index.get(a)
+                if task is not None:
+                    task.cancel()
+                    del tasks[task]
+
+        try:
+            issue(attempts.start(time.monotonic()))
+            while not attempts.finished():
+                wait = max(0.0, attempts.next_wakeup() - time.monotonic())
+                if tasks:
+                    done, _ = await asyncio.wait(list(tasks), timeout=wait,
+                                                 return_when=asyncio.FIRST_COMPLETED)
+                else:  # only retries after a backoff are left
+                    await asyncio.sleep(wait)
+                    done = set()
+                if not done:
+                    more, stop = attempts.tick(time.monotonic())
+                    cancel(stop)
+                    issue(more)
+                    continue
+                for task in done:
+                    where = tasks.pop(task, None)
+                    if where is None:
+                        continue
+                    attempt, part, replica = where
+                    outcome = _outcome(task, part, self._replicas[part][replica].target)
+                    more, stop = attempts.done(attempt, outcome, time.monotonic())
+                    cancel(stop)
+                    issue(more)
+        finally:
+            for task in tasks:
+                task.cancel()
+        if attempts.fatal is not None:
+            _calls.raise_failure(attempts.fatal)
+        return attempts.outcomes
+
+
+def _outcome(task: "asyncio.Task[Any]", part: int, target: str) -> Optional[Outcome]:
+    if task.cancelled():
+        return None
+    error = task.exception()
+    if error is None:
+        result: Outcome = task.result()
+        return result
+    if isinstance(error, grpc.aio.AioRpcError):
+        return Failure(error.code(), error.details() or "", part, target)
+    raise error

@@ -1,0 +1,193 @@
+"""What the sync and the asyncio client share: channel settings, the
+requests of each part, the errors a failed part raises, and the results
+(BatchResult, ScanResult) put together from the parts' responses."""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from typing import Any, NoReturn, Optional, Sequence
+
+import grpc
+
+from roost._errors import RoostError, StaleLayoutError, VersionUnavailableError
+from roost._layout import TlsConfig
+from roost._partition import Split
+from roost._versions import Failure, Versioned
+from roost.v1 import lookup_pb2
+
+GET = "/roost.v1.Lookup/Get"
+MULTI_GET = "/roost.v1.Lookup/MultiGet"
+LIST_TABLES = "/roost.v1.Lookup/ListTables"
+SCAN = "/roost.v1.Lookup/Scan"
+
+# (method, request serializer, response deserializer); the serializers are
+# protobuf's own, so a call costs no Python-level wrapping.
+METHODS: dict[str, tuple[Any, Any]] = {
+    GET: (lookup_pb2.GetRequest.SerializeToString, lookup_pb2.GetResponse.FromString),
+    MULTI_GET: (lookup_pb2.MultiGetRequest.SerializeToString,
+                lookup_pb2.MultiGetResponse.FromString),
+    LIST_TABLES: (lookup_pb2.ListTablesRequest.SerializeToString,
+                  lookup_pb2.ListTablesResponse.FromString),
+    SCAN: (lookup_pb2.ScanRequest.SerializeToString, lookup_pb2.ScanResponse.FromString),
+}
+
+DEFAULT_TIMEOUT = 10.0
+# roost-server's default --max-batch: a batch larger goes in pieces.
+DEFAULT_MAX_BATCH = 10000
+
+
+def channel_options(target: str, tls: Optional[TlsConfig]) -> list[tuple[str, Any]]:
+    options: list[tuple[str, Any]] = [
+        # A batch of large values may pass gRPC's default 4 MiB.
+        ("grpc.max_receive_message_length", -1),
+        # The client retries on another replica itself.
+        ("grpc.enable_retries", 0),
+        # A restarted replica is back in use within about two seconds
+        # (gRPC's default backoff grows to two minutes). Not
+        # grpc.min_reconnect_backoff_ms: that is the connect timeout.
+        ("grpc.initial_reconnect_backoff_ms", 100),
+        ("grpc.max_reconnect_backoff_ms", 2000),
+    ]
+    if target.startswith("dns:"):
+        # Every address of the name is a replica: spread calls over them.
+        options.append(("grpc.lb_policy_name", "round_robin"))
+    if tls is not None and tls.server_name:
+        options.append(("grpc.ssl_target_name_override", tls.server_name))
+    return options
+
+
+def metadata(token: Optional[str]) -> Optional[tuple[tuple[str, str], ...]]:
+    return (("authorization", f"Bearer {token}"),) if token else None
+
+
+def raise_failure(failure: Failure) -> NoReturn:
+    """Raises the exception of a part that failed for good."""
+    text = failure.describe()
+    if failure.code == grpc.StatusCode.FAILED_PRECONDITION:
+        if "belongs to shard" in failure.details:
+            raise StaleLayoutError(
+                f"{text} (the cluster layout does not match the table's shards: reload it)",
+                failure.code, failure.shard)
+        if "version" in failure.details:
+            raise VersionUnavailableError(text, failure.code, failure.shard)
+    raise RoostError(text, failure.code, failure.shard)
+
+
+def check_table(table: str) -> None:
+    if not isinstance(table, str) or not table:
+        raise ValueError("the table name must be a non-empty string")
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchResult:
+    """The values of a batch in request order (None for a missing key) and
+    the table version that answered every one of them ("" when the servers
+    are too old to say, or the batch was empty)."""
+
+    values: list[Optional[bytes]]
+    version: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ScanResult:
+    """The entries of a scan in key order, the table version that answered,
+    and whether entries are left in the range past the last one (`more`:
+    scan again from just after the last key)."""
+
+    entries: list[tuple[bytes, bytes]]
+    version: str
+    more: bool
+
+
+@dataclasses.dataclass
+class ScanPart:
+    """One shard's scan, collected from its stream."""
+
+    entries: list[tuple[bytes, bytes]]
+    version: str
+    more: bool
+
+
+def common_version(results: Sequence[Versioned]) -> str:
+    for r in results:
+        if r.version:
+            return r.version
+    return ""
+
+
+def multi_get_requests(table: str, split: Split, version: str) -> dict[int, Any]:
+    return {s: lookup_pb2.MultiGetRequest(table=table, keys=keys, version=version)
+            for s, keys in split.keys.items()}
+
+
+def reassemble(split: Split, n: int, responses: dict[int, Any]) -> list[Optional[bytes]]:
+    """The values in request order from each shard's MultiGetResponse."""
+    if split.positions is None:
+        if not responses:
+            return []
+        results = responses[0].results
+        if len(results) != n:
+            raise _count_mismatch(0, n, len(results))
+        return [r.value if r.found else None for r in results]
+    out: list[Optional[bytes]] = [None] * n
+    for s, positions in split.positions.items():
+        results = responses[s].results
+        if len(results) != len(positions):
+            raise _count_mismatch(s, len(positions), len(results))
+        for i, r in zip(positions, results):
+            if r.found:
+                out[i] = r.value
+    return out
+
+
+def _count_mismatch(shard: int, asked: int, got: int) -> RoostError:
+    return RoostError(f"shard {shard}: asked for {asked} keys, the server answered {got}",
+                      shard=shard)
+
+
+def scan_request(table: str, start: bytes, end: bytes, prefix: bytes, limit: int,
+                 version: str) -> Any:
+    return lookup_pb2.ScanRequest(table=table, start=start, end=end, prefix=prefix,
+                                  limit=limit, version=version)
+
+
+def add_scan_message(part: ScanPart, message: Any, shard: int) -> None:
+    """Adds one ScanResponse of shard `shard` to its part, checking that the
+    shard's keys keep rising and its version stays the same."""
+    if message.version != part.version:
+        if part.entries or part.version:
+            raise RoostError(f"shard {shard}: the scan changed version from "
+                             f"{part.version!r} to {message.version!r}", shard=shard)
+        part.version = message.version
+    last = part.entries[-1][0] if part.entries else None
+    for kv in message.entries:
+        if last is not None and kv.key <= last:
+            raise RoostError(f"shard {shard}: the scan's keys are not in rising order",
+                             shard=shard)
+        last = kv.key
+        part.entries.append((kv.key, kv.value))
+    part.more = message.more
+
+
+def merge_scans(parts: dict[int, Any], limit: int) -> ScanResult:
+    """Merges the shards' scans in key order. A shard that stopped with
+    entries left (`more`) bounds the result: nothing past its last key is
+    complete, so the merge stops there and says `more`."""
+    bound: Optional[bytes] = None
+    more = False
+    for part in parts.values():
+        if part.more and part.entries:
+            last = part.entries[-1][0]
+            bound = last if bound is None or last < bound else bound
+        more = more or part.more
+    merged = list(heapq.merge(*(p.entries for p in parts.values())))
+    if bound is not None:
+        cut = len(merged)
+        while cut and merged[cut - 1][0] > bound:
+            cut -= 1
+        merged = merged[:cut]
+    if limit and len(merged) > limit:
+        merged = merged[:limit]
+        more = True
+    return ScanResult(merged, common_version(list(parts.values())), more)

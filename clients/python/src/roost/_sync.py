@@ -1,0 +1,374 @@
+"""roost.Client: the routing client, synchronous.
+
+Thread-safe: one Client serves many threads (gRPC channels are). A batch's
+parts go out at once as gRPC futures, one MultiGet per shard, and are
+waited for together; retries, hedges and the consistency algorithm run in
+the calling thread.
+
+Example:
+    with roost.Client.from_layout_file("cluster.json") as client:
+        client.get("users", b"user:42")            # b"..." or None
+        batch = client.get_many_versioned("users", [b"a", b"b"])
+        batch.values, batch.version                # [..., ...], "v000007"
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import queue
+import threading
+import time
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import grpc
+
+from roost import _calls
+from roost._attempts import Attempts, ShardReplicas
+from roost._calls import BatchResult, ScanPart, ScanResult
+from roost._layout import Layout, TlsConfig
+from roost._partition import Split, partition_of
+from roost._versions import Failure, Outcome, Versioned, consistent_rounds
+from roost._wait import WaitPlan
+from roost.v1 import lookup_pb2
+
+
+class _Replica:
+    """One replica target: its channel and the method stubs on it."""
+
+    def __init__(self, target: str, tls: Optional[TlsConfig],
+                 credentials: Optional[grpc.ChannelCredentials]) -> None:
+        self.target = target
+        options = _calls.channel_options(target, tls)
+        if credentials is None:
+            self.channel = grpc.insecure_channel(target, options=options)
+        else:
+            self.channel = grpc.secure_channel(target, credentials, options=options)
+        self.calls: dict[str, Any] = {}
+        for method, (ser, de) in _calls.METHODS.items():
+            make = self.channel.unary_stream if method == _calls.SCAN else self.channel.unary_unary
+            self.calls[method] = make(method, request_serializer=ser, response_deserializer=de)
+
+
+class _StreamAttempt:
+    """A Scan attempt run in a worker thread, shaped like a grpc.Future."""
+
+    def __init__(self, pool: concurrent.futures.ThreadPoolExecutor, call: Any,
+                 request: Any, timeout: float, metadata: Any, shard: int) -> None:
+        self._lock = threading.Lock()
+        self._cancelled = False
+        self._call: Any = None
+        self._future = pool.submit(self._run, call, request, timeout, metadata, shard)
+
+    def _run(self, call: Any, request: Any, timeout: float, metadata: Any, shard: int) -> ScanPart:
+        stream = call(request, timeout=timeout, metadata=metadata)
+        with self._lock:
+            self._call = stream
+            if self._cancelled:
+                stream.cancel()
+        part = ScanPart([], "", False)
+        for message in stream:
+            _calls.add_scan_message(part, message, shard)
+        return part
+
+    def add_done_callback(self, fn: Callable[[Any], None]) -> None:
+        self._future.add_done_callback(lambda _: fn(self))
+
+    def cancel(self) -> bool:
+        with self._lock:
+            self._cancelled = True
+            if self._call is not None:
+                self._call.cancel()
+        return True
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def exception(self) -> Optional[BaseException]:
+        return self._future.exception()
+
+    def result(self) -> ScanPart:
+        return self._future.result()
+
+
+class Client:
+    """The routing client of a roost cluster (see the package README).
+
+    `shards[i]` lists shard i's replicas ("host:port" or a gRPC target such
+    as "dns:///name:port"); `tls` turns TLS on (None: plaintext); `token` is
+    sent as a bearer token; `timeout` is each call's deadline in seconds
+    (default 10), covering its retries; `hedge_after` (seconds, None: off)
+    sends a second attempt of a part to another replica when the first has
+    not answered by then. `max_batch` is the servers' --max-batch (default
+    10,000): a larger get_many goes in pieces of that many keys, the first
+    read as any batch and the others pinned to the version it answered.
+    """
+
+    def __init__(
+        self,
+        shards: Sequence[Sequence[str]],
+        *,
+        tls: Optional[TlsConfig] = None,
+        token: Optional[str] = None,
+        timeout: float = _calls.DEFAULT_TIMEOUT,
+        hedge_after: Optional[float] = None,
+        max_batch: int = _calls.DEFAULT_MAX_BATCH,
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError("max_batch must be 1 or more")
+        self.layout = Layout.from_shards(shards, tls)
+        credentials = tls.credentials() if tls is not None else None
+        self._shards = [ShardReplicas(i, r) for i, r in enumerate(self.layout.shards)]
+        self._replicas = [[_Replica(t, tls, credentials) for t in r] for r in self.layout.shards]
+        self._n = len(self._shards)
+        self._metadata = _calls.metadata(token)
+        self._timeout = timeout
+        self._hedge_after = hedge_after
+        self._max_batch = max_batch
+        self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._pool_lock = threading.Lock()
+
+    @classmethod
+    def from_layout_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> "Client":
+        """A client of the layout file `path` (its TLS included); kwargs as
+        the constructor's."""
+        layout = Layout.from_file(path)
+        return cls([list(r) for r in layout.shards], tls=layout.tls, **kwargs)
+
+    def close(self) -> None:
+        for replicas in self._replicas:
+            for r in replicas:
+                r.channel.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def shard_count(self) -> int:
+        return self._n
+
+    def get(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+            version: Optional[str] = None) -> Optional[bytes]:
+        """The value of `key`, or None when the table lacks it."""
+        response = self._get(table, key, timeout, version)
+        return response.value if response.found else None
+
+    def get_versioned(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+                      version: Optional[str] = None) -> tuple[Optional[bytes], str]:
+        """The value of `key` (None when missing) and the version that
+        answered."""
+        response = self._get(table, key, timeout, version)
+        return (response.value if response.found else None), response.version
+
+    def get_many(self, table: str, keys: Sequence[bytes], *,
+                 timeout: Optional[float] = None,
+                 version: Optional[str] = None) -> list[Optional[bytes]]:
+        """The values of `keys` in request order (None for a missing key),
+        all from one version of the table."""
+        return self.get_many_versioned(table, keys, timeout=timeout, version=version).values
+
+    def get_many_versioned(self, table: str, keys: Sequence[bytes], *,
+                           timeout: Optional[float] = None,
+                           version: Optional[str] = None) -> BatchResult:
+        """get_many, with the version that answered. `version` pins the
+        batch to that version (FAILED_PRECONDITION: VersionUnavailableError
+        when a shard no longer serves it)."""
+        _calls.check_table(table)
+        deadline = self._deadline(timeout)
+        if len(keys) <= self._max_batch:
+            return self._batch(table, keys, deadline, version)
+        # Larger than a server takes (--max-batch): in pieces, the first
+        # read as any batch, the others pinned to the version it answered.
+        pieces = [keys[i:i + self._max_batch] for i in range(0, len(keys), self._max_batch)]
+        first = self._batch(table, pieces[0], deadline, version)
+        pin = version if version is not None else (first.version or None)
+        values = list(first.values)
+        for piece in pieces[1:]:
+            values += self._batch(table, piece, deadline, pin).values
+        return BatchResult(values, first.version)
+
+    def scan(self, table: str, *, start: bytes = b"", end: bytes = b"", prefix: bytes = b"",
+             limit: int = 0, timeout: Optional[float] = None,
+             version: Optional[str] = None) -> ScanResult:
+        """The entries of a block table from `start` (inclusive) to `end`
+        (exclusive, b"": no bound) that begin with `prefix`, at most `limit`
+        (0: the servers' --max-scan-keys per shard), in key order, merged
+        over every shard, all from one version."""
+        _calls.check_table(table)
+        if limit < 0:
+            raise ValueError("limit must be 0 (the servers' maximum) or more")
+
+        def request(part: int, pinned: str) -> Any:
+            return _calls.scan_request(table, start, end, prefix, limit, pinned)
+
+        parts = self._consistent(_calls.SCAN, range(self._n), request,
+                                 self._deadline(timeout), version)
+        return _calls.merge_scans(parts, limit)
+
+    def wait(self, table: str, version: str, timeout: float = 60.0,
+             poll_interval: float = 0.2) -> None:
+        """Returns when every replica of every shard serves `version` of
+        `table` ("v000007" or "7"); WaitTimeoutError after `timeout`
+        seconds, naming the replicas that do not."""
+        plan = WaitPlan(self.layout, table, version, timeout)
+        channels: dict[str, Any] = {}
+        try:
+            while True:
+                calls = []
+                for shard, target in plan.targets():
+                    stub = channels.get(target)
+                    if stub is None:
+                        stub = channels[target] = self._list_tables_stub(target)
+                    request = lookup_pb2.ListTablesRequest()
+                    calls.append((shard, target, stub[1].future(
+                        request, timeout=plan.call_timeout(), metadata=self._metadata)))
+                for shard, target, future in calls:
+                    try:
+                        plan.answered(shard, target, future.result())
+                    except grpc.RpcError as e:
+                        plan.failed(shard, target, e.code(), e.details())
+                if plan.done():
+                    return
+                time.sleep(plan.pause(poll_interval))
+        finally:
+            for channel, _ in channels.values():
+                channel.close()
+
+    # ---- internals ----
+
+    def _deadline(self, timeout: Optional[float]) -> float:
+        return time.monotonic() + (self._timeout if timeout is None else timeout)
+
+    def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
+               version: Optional[str]) -> BatchResult:
+        """One batch of at most max_batch keys."""
+        split = Split(keys, self._n)
+        if not split.keys:
+            return BatchResult([], "")
+        requests: dict[str, dict[int, Any]] = {}
+
+        def request(part: int, pinned: str) -> Any:
+            by_version = requests.get(pinned)
+            if by_version is None:
+                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
+            return by_version[part]
+
+        responses = self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+                                     deadline, version)
+        values = _calls.reassemble(split, len(keys), responses)
+        return BatchResult(values, _calls.common_version(list(responses.values())))
+
+    def _list_tables_stub(self, target: str) -> tuple[Any, Any]:
+        tls = self.layout.tls
+        options = _calls.channel_options(target, tls)
+        if tls is None:
+            channel = grpc.insecure_channel(target, options=options)
+        else:
+            channel = grpc.secure_channel(target, tls.credentials(), options=options)
+        ser, de = _calls.METHODS[_calls.LIST_TABLES]
+        return channel, channel.unary_unary(_calls.LIST_TABLES, request_serializer=ser,
+                                            response_deserializer=de)
+
+    def _get(self, table: str, key: bytes, timeout: Optional[float],
+             version: Optional[str]) -> Any:
+        _calls.check_table(table)
+        shard = partition_of(key, self._n)
+
+        def request(part: int, pinned: str) -> Any:
+            return lookup_pb2.GetRequest(table=table, key=key, version=pinned)
+
+        return self._consistent(_calls.GET, [shard], request, self._deadline(timeout),
+                                version)[shard]
+
+    def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
+                    deadline: float, pin: Optional[str]) -> dict[int, Any]:
+        plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin)
+        round_ = next(plan)
+        while True:
+            if round_.delay:
+                time.sleep(max(0.0, min(round_.delay, deadline - time.monotonic())))
+            outcomes = self._run_round(method, round_.pins, request, deadline)
+            try:
+                round_ = plan.send(outcomes)
+            except StopIteration as done:
+                result: dict[int, Any] = done.value
+                return result
+
+    def _run_round(self, method: str, pins: Mapping[int, str],
+                   request: Callable[[int, str], Any], deadline: float) -> dict[int, Outcome]:
+        attempts = Attempts(pins, self._shards, deadline, self._hedge_after)
+        ended: "queue.SimpleQueue[int]" = queue.SimpleQueue()
+        handles: dict[int, tuple[Any, int, int]] = {}  # attempt: future, part, replica
+
+        def issue(issues: Any) -> None:
+            for it in issues:
+                replica = self._replicas[it.part][it.replica]
+                remaining = max(0.001, deadline - time.monotonic())
+                req = request(it.part, attempts.version(it.part))
+                call = replica.calls[method]
+                if method == _calls.SCAN:
+                    future: Any = _StreamAttempt(self._scan_pool(), call, req, remaining,
+                                                 self._metadata, it.part)
+                else:
+                    future = call.future(req, timeout=remaining, metadata=self._metadata)
+                handles[it.attempt] = (future, it.part, it.replica)
+                future.add_done_callback(lambda _, a=it.attempt: ended.put(a))
+
+        def cancel(ids: Sequence[int]) -> None:
+            for a in ids:
+                handle = handles.get(a)
+                if handle is not None:
+                    handle[0].cancel()
+
+        try:
+            issue(attempts.start(time.monotonic()))
+            while not attempts.finished():
+                wait = attempts.next_wakeup() - time.monotonic()
+                try:
+                    a = ended.get(timeout=max(0.0, wait)) if wait > 0 else ended.get_nowait()
+                except queue.Empty:
+                    more, stop = attempts.tick(time.monotonic())
+                    cancel(stop)
+                    issue(more)
+                    continue
+                future, part, replica = handles.pop(a)
+                outcome = _outcome(future, part, self._replicas[part][replica].target)
+                more, stop = attempts.done(a, outcome, time.monotonic())
+                cancel(stop)
+                issue(more)
+        except BaseException:
+            cancel(list(handles))
+            raise
+        if attempts.fatal is not None:
+            cancel(list(handles))
+            _calls.raise_failure(attempts.fatal)
+        return attempts.outcomes
+
+    def _scan_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=min(64, 2 * self._n + 2), thread_name_prefix="roost-scan")
+            return self._pool
+
+
+def _outcome(future: Any, part: int, target: str) -> Optional[Outcome]:
+    if future.cancelled():
+        return None
+    error = future.exception()
+    if error is None:
+        result: Versioned = future.result()
+        return result
+    if isinstance(error, grpc.RpcError):
+        code = error.code()
+        details = error.details() or ""
+        return Failure(code, details, part, target)
+    raise error
+
+
+__all__ = ["Client", "BatchResult", "ScanResult"]

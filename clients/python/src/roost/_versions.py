@@ -1,0 +1,189 @@
+"""Table versions and the consistency algorithm, shared by both clients.
+
+The algorithm (the same in the C++ client): send each shard's part of a
+batch with no version. If every part names the same version, done.
+Otherwise re-send the parts that answered a newer version, pinned to the
+oldest version answered (those servers keep the replaced version for
+--version-grace). If a pinned part fails FAILED_PRECONDITION (that version
+is gone), re-send instead the parts that answered older, pinned to the
+newest, after a short backoff, until the caller's deadline; then fail with
+ABORTED naming the versions seen. An empty version in a response means a
+server too old to say: such parts are accepted as they are.
+
+`consistent_rounds` is that algorithm as a generator, free of I/O: it yields
+a Round (which parts to send, pinned to which version, after what delay);
+the client runs it (sync or asyncio, with its retries over replicas) and
+sends back each part's outcome, a response or a Failure. Its return value
+is the response of every part.
+
+Example (what a client's driver does):
+    plan = consistent_rounds(parts, deadline, time.monotonic, fail)
+    results = None
+    round = next(plan)
+    while results is None:
+        outcomes = run(round)            # part -> response or Failure
+        try:
+            round = plan.send(outcomes)
+        except StopIteration as done:
+            results = done.value
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Callable, Generator, Iterable, Mapping, NoReturn, Optional, Protocol, Union
+
+import grpc
+
+from roost._errors import InconsistentVersionsError, RoostError
+
+_VERSION = re.compile(r"v?([0-9]{1,18})")
+
+
+def version_number(version: str) -> int:
+    """The number of a version named "v000007", "v7" or "7"."""
+    m = _VERSION.fullmatch(version)
+    if m is None:
+        raise ValueError(f'"{version}" is not a table version (e.g. "v000007" or "7")')
+    return int(m.group(1))
+
+
+def version_name(number: int) -> str:
+    """The canonical name of version `number`: "v000007"."""
+    return f"v{number:06d}"
+
+
+class Versioned(Protocol):
+    """A response that names the version that answered it."""
+
+    @property
+    def version(self) -> str: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """A part that failed for good (after its retries): the status the last
+    replica gave, and which shard and replica."""
+
+    code: grpc.StatusCode
+    details: str
+    shard: int
+    replica: str
+
+    def describe(self) -> str:
+        return f"shard {self.shard} ({self.replica}): {self.code.name}: {self.details}"
+
+    def version_gone(self) -> bool:
+        """A pinned request refused because the version is not there: not
+        a key of another shard (the server's text for that names it)."""
+        return (
+            self.code == grpc.StatusCode.FAILED_PRECONDITION
+            and "belongs to shard" not in self.details
+        )
+
+
+Outcome = Union[Versioned, Failure]
+
+
+@dataclasses.dataclass(frozen=True)
+class Round:
+    """Send each part in `pins` pinned to its version ("" for none), after
+    waiting `delay` seconds."""
+
+    pins: Mapping[int, str]
+    delay: float = 0.0
+
+
+# Backoff between attempts of the last step of the algorithm, in seconds.
+_FIRST_BACKOFF = 0.02
+_MAX_BACKOFF = 0.5
+
+
+def consistent_rounds(
+    parts: Iterable[int],
+    deadline: float,
+    clock: Callable[[], float],
+    fail: Callable[[Failure], NoReturn],
+    pin: Optional[str] = None,
+) -> Generator[Round, Mapping[int, Outcome], dict[int, Versioned]]:
+    """The consistency algorithm over `parts` (see the module comment).
+    `fail` raises the error of a failed part. With `pin`, every part is
+    sent pinned to that version once, and its failures are the caller's."""
+    parts = list(parts)
+    if pin is not None:
+        outcomes = yield Round({p: pin for p in parts})
+        return _all_answered(outcomes, fail, pin)
+    first = _all_answered((yield Round({p: "" for p in parts})), fail, None)
+    numbers = {p: _number_of(r.version, p) for p, r in first.items() if r.version}
+    if len(set(numbers.values())) <= 1:
+        return first
+    oldest, newest = min(numbers.values()), max(numbers.values())
+    seen = sorted({first[p].version for p in numbers}, key=version_number)
+
+    # Step 2: the newer parts, pinned to the oldest version.
+    pinned = version_name(oldest)
+    outcomes = yield Round({p: pinned for p, n in numbers.items() if n > oldest})
+    if not any(isinstance(o, Failure) and o.version_gone() for o in outcomes.values()):
+        results = dict(first)
+        results.update(_all_answered(outcomes, fail, pinned))
+        return results
+
+    # Step 3: the older parts, pinned to the newest, until the deadline.
+    results = {p: r for p, r in first.items() if numbers.get(p, newest) == newest}
+    pinned = version_name(newest)
+    todo = {p: pinned for p, n in numbers.items() if n < newest}
+    backoff = _FIRST_BACKOFF
+    last: Optional[Failure] = None
+    while todo:
+        remaining = deadline - clock()
+        if remaining <= backoff:
+            detail = f"; last: {last.describe()}" if last is not None else ""
+            raise InconsistentVersionsError(
+                f"the shards served no common version before the deadline "
+                f"(versions seen: {', '.join(seen)}){detail}",
+                seen,
+            )
+        outcomes = yield Round(dict(todo), backoff)
+        backoff = min(backoff * 2, _MAX_BACKOFF)
+        for p, o in outcomes.items():
+            if isinstance(o, Failure):
+                if not o.version_gone():
+                    fail(o)
+                last = o
+                continue
+            _check_answered(o, pinned, p)
+            results[p] = o
+            del todo[p]
+    return results
+
+
+def _number_of(version: str, part: int) -> int:
+    try:
+        return version_number(version)
+    except ValueError:
+        raise RoostError(f"shard {part}: the server answered with an unreadable version "
+                         f"{version!r}", shard=part) from None
+
+
+def _all_answered(
+    outcomes: Mapping[int, Outcome], fail: Callable[[Failure], NoReturn], pin: Optional[str]
+) -> dict[int, Versioned]:
+    results: dict[int, Versioned] = {}
+    for p, o in outcomes.items():
+        if isinstance(o, Failure):
+            fail(o)
+        if pin is not None:
+            _check_answered(o, pin, p)
+        results[p] = o
+    return results
+
+
+def _check_answered(response: Versioned, pin: str, part: int) -> None:
+    # A server too old to know versions answers "" (and ignores the pin).
+    if response.version and version_number(response.version) != version_number(pin):
+        raise RoostError(
+            f"shard {part}: asked for version {pin}, the server answered "
+            f"{response.version}",
+            shard=part,
+        )

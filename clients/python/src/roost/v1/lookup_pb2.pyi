@@ -1,0 +1,120 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class GetRequest(_message.Message):
+    __slots__ = ["key", "table", "version"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    key: bytes
+    table: str
+    version: str
+    def __init__(self, table: _Optional[str] = ..., key: _Optional[bytes] = ..., version: _Optional[str] = ...) -> None: ...
+
+class GetResponse(_message.Message):
+    __slots__ = ["found", "value", "version"]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    found: bool
+    value: bytes
+    version: str
+    def __init__(self, found: bool = ..., value: _Optional[bytes] = ..., version: _Optional[str] = ...) -> None: ...
+
+class KeyValue(_message.Message):
+    __slots__ = ["key", "value"]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    key: bytes
+    value: bytes
+    def __init__(self, key: _Optional[bytes] = ..., value: _Optional[bytes] = ...) -> None: ...
+
+class ListTablesRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ListTablesResponse(_message.Message):
+    __slots__ = ["tables"]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    tables: _containers.RepeatedCompositeFieldContainer[TableInfo]
+    def __init__(self, tables: _Optional[_Iterable[_Union[TableInfo, _Mapping]]] = ...) -> None: ...
+
+class MultiGetRequest(_message.Message):
+    __slots__ = ["keys", "table", "version"]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    keys: _containers.RepeatedScalarFieldContainer[bytes]
+    table: str
+    version: str
+    def __init__(self, table: _Optional[str] = ..., keys: _Optional[_Iterable[bytes]] = ..., version: _Optional[str] = ...) -> None: ...
+
+class MultiGetResponse(_message.Message):
+    __slots__ = ["results", "version"]
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[GetResponse]
+    version: str
+    def __init__(self, results: _Optional[_Iterable[_Union[GetResponse, _Mapping]]] = ..., version: _Optional[str] = ...) -> None: ...
+
+class ScanRequest(_message.Message):
+    __slots__ = ["end", "limit", "prefix", "start", "table", "version"]
+    END_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    end: bytes
+    limit: int
+    prefix: bytes
+    start: bytes
+    table: str
+    version: str
+    def __init__(self, table: _Optional[str] = ..., start: _Optional[bytes] = ..., end: _Optional[bytes] = ..., prefix: _Optional[bytes] = ..., limit: _Optional[int] = ..., version: _Optional[str] = ...) -> None: ...
+
+class ScanResponse(_message.Message):
+    __slots__ = ["entries", "more", "version"]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    MORE_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[KeyValue]
+    more: bool
+    version: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[KeyValue, _Mapping]]] = ..., version: _Optional[str] = ..., more: bool = ...) -> None: ...
+
+class TableInfo(_message.Message):
+    __slots__ = ["file_size", "format", "key_count", "key_width", "max_key_length", "name", "pinned", "previous_version", "repository_version", "rolled_back_versions", "serving_version", "shard", "shard_count", "versions_on_disk"]
+    FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_FIELD_NUMBER: _ClassVar[int]
+    KEY_COUNT_FIELD_NUMBER: _ClassVar[int]
+    KEY_WIDTH_FIELD_NUMBER: _ClassVar[int]
+    MAX_KEY_LENGTH_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PINNED_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_VERSION_FIELD_NUMBER: _ClassVar[int]
+    REPOSITORY_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ROLLED_BACK_VERSIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVING_VERSION_FIELD_NUMBER: _ClassVar[int]
+    SHARD_COUNT_FIELD_NUMBER: _ClassVar[int]
+    SHARD_FIELD_NUMBER: _ClassVar[int]
+    VERSIONS_ON_DISK_FIELD_NUMBER: _ClassVar[int]
+    file_size: int
+    format: str
+    key_count: int
+    key_width: int
+    max_key_length: int
+    name: str
+    pinned: bool
+    previous_version: str
+    repository_version: str
+    rolled_back_versions: _containers.RepeatedScalarFieldContainer[str]
+    serving_version: str
+    shard: int
+    shard_count: int
+    versions_on_disk: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., format: _Optional[str] = ..., serving_version: _Optional[str] = ..., key_count: _Optional[int] = ..., file_size: _Optional[int] = ..., versions_on_disk: _Optional[_Iterable[str]] = ..., max_key_length: _Optional[int] = ..., key_width: _Optional[int] = ..., pinned: bool = ..., rolled_back_versions: _Optional[_Iterable[str]] = ..., shard: _Optional[int] = ..., shard_count: _Optional[int] = ..., previous_version: _Optional[str] = ..., repository_version: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the package the way a user does, into a fresh venv, offline, and
+# imports it from there: `pip install ./clients/python` must work as it is.
+# Usage: install_test.sh PYTHON VENV PACKAGE_DIR
+#   PYTHON       Debian's python3 (its python3-grpcio, -protobuf, -xxhash
+#                and setuptools are what the venv sees: --system-site-packages)
+#   VENV         made anew; the Python tests then run with VENV/bin/python
+#   PACKAGE_DIR  clients/python
+# The package is copied first, so that pip's in-tree build leaves nothing
+# in the checkout and nothing outside the package folder can be relied on.
+set -euo pipefail
+python=$1 venv=$2 package=$3
+rm -rf "$venv"
+"$python" -m venv --system-site-packages "$venv"
+copy="$(mktemp -d)"
+trap 'rm -rf "$copy"' EXIT
+cp -r "$package" "$copy/python"
+rm -rf "$copy/python/build" "$copy/python"/src/*.egg-info
+# --no-index: no package index is asked (the dependencies are Debian's);
+# --no-build-isolation: Debian's setuptools builds it.
+"$venv/bin/python" -m pip install --quiet --no-index --no-build-isolation \
+  --disable-pip-version-check "$copy/python"
+cd /
+"$venv/bin/python" - "$venv" <<'PY'
+import os, sys
+import roost, roost.v1.lookup_pb2, roost.v1.lookup_pb2_grpc
+venv = os.path.realpath(sys.argv[1])
+where = os.path.realpath(roost.__file__)
+assert where.startswith(venv + os.sep), f"roost imported from {where}, not the venv {venv}"
+here = os.path.dirname(where)
+for name in ("py.typed", "v1/lookup_pb2.pyi"):
+    assert os.path.exists(os.path.join(here, name)), f"{name} was not installed"
+assert roost.partition_of(b"user1", 4) == 3
+client = roost.Client(shards=[["127.0.0.1:1"]])
+client.close()
+print(f"roost {roost.__version__} installed in {venv}: 1 passed, 0 failed")
+PY

@@ -1,0 +1,130 @@
+"""roost.AsyncClient against real roost-servers: the same cases as the
+sync client's (every key, misses and order, the empty batch, a stale
+layout, a killed replica, a dead shard, hedging, wait)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+
+import grpc
+import pytest
+
+import roost
+from conftest import Cluster, keys_and_values
+
+
+def run(coro: object) -> None:
+    asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def test_every_key_misses_order_and_the_empty_batch(cluster: Cluster) -> None:
+    kvs = keys_and_values(2000)
+    cluster.build("t", kvs, shards=3)
+    layout = [[cluster.server(shard=s).address, cluster.server(shard=s).address]
+              for s in range(3)]
+
+    async def main() -> None:
+        async with roost.AsyncClient(layout, timeout=30) as client:
+            keys = list(kvs)
+            random.Random(3).shuffle(keys)
+            result = await client.get_many_versioned("t", keys)
+            assert result.values == [kvs[k] for k in keys]
+            assert result.version in ("", "v000001")
+            batch = keys[:50] + [b"missing"] * 3 + keys[:50][::-1]
+            assert await client.get_many("t", batch) == [kvs.get(k) for k in batch]
+            assert await client.get_many("t", []) == []
+            values = await asyncio.gather(*(client.get("t", k) for k in keys[:200]))
+            assert list(values) == [kvs[k] for k in keys[:200]]
+            assert await client.get("t", b"missing") is None
+            assert (await client.get_versioned("t", b"missing"))[0] is None
+            with pytest.raises(roost.RoostError) as e:
+                await client.get("nope", b"k")
+            assert e.value.code == grpc.StatusCode.NOT_FOUND
+        # In pieces of 70 keys, the later ones at once.
+        async with roost.AsyncClient(layout, timeout=30, max_batch=70) as client:
+            result = await client.get_many_versioned("t", keys)
+            assert result.values == [kvs[k] for k in keys]
+    run(main())
+
+
+def test_a_stale_layout_names_the_shard(cluster: Cluster) -> None:
+    kvs = keys_and_values(300)
+    cluster.build("t", kvs, shards=3)
+    layout = [[cluster.server(shard=0).address], [cluster.server(shard=1).address]]
+
+    async def main() -> None:
+        async with roost.AsyncClient(layout, timeout=30) as client:
+            with pytest.raises(roost.StaleLayoutError) as e:
+                await client.get_many("t", list(kvs))
+            assert "of 3; this server serves shard" in str(e.value)
+            assert e.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    run(main())
+
+
+def test_a_killed_replica_costs_no_call_and_a_dead_shard_fails(cluster: Cluster) -> None:
+    kvs = keys_and_values(2000)
+    cluster.build("t", kvs, shards=2)
+    replicas = [[cluster.server(shard=s), cluster.server(shard=s)] for s in range(2)]
+    layout = [[r.address for r in rs] for rs in replicas]
+    keys = list(kvs)
+
+    async def main() -> None:
+        async with roost.AsyncClient(layout, timeout=30) as client:
+            calls = 0
+
+            async def worker(i: int) -> None:
+                nonlocal calls
+                for n in range(60):
+                    start = (i * 331 + n * 97) % len(keys)
+                    batch = (keys[start:] + keys[:start])[:300]
+                    assert await client.get_many("t", batch) == [kvs[k] for k in batch]
+                    calls += 1
+                    if i == 0 and n == 20:
+                        replicas[0][0].kill()
+            await asyncio.gather(*(worker(i) for i in range(3)))
+            assert calls == 180
+        replicas[0][1].kill()
+        async with roost.AsyncClient(layout, timeout=1.5) as client:
+            with pytest.raises(roost.RoostError) as e:
+                await client.get_many("t", keys)
+            assert e.value.code == grpc.StatusCode.UNAVAILABLE and e.value.shard == 0
+            assert "no replica answered before the deadline" in str(e.value)
+    run(main())
+
+
+def test_hedging_answers_around_a_hung_replica(cluster: Cluster) -> None:
+    kvs = keys_and_values(500)
+    cluster.build("t", kvs, shards=1)
+    replicas = [cluster.server(), cluster.server()]
+    keys = list(kvs)
+
+    async def main() -> None:
+        async with roost.AsyncClient([[r.address for r in replicas]], timeout=60,
+                                     hedge_after=0.05) as client:
+            for _ in range(4):  # connected to both replicas
+                assert await client.get_many("t", keys) == [kvs[k] for k in keys]
+            replicas[1].process.send_signal(signal.SIGSTOP)
+            try:
+                for i in range(10):
+                    batch = keys[i * 40:(i + 1) * 40]
+                    assert await client.get_many("t", batch) == [kvs[k] for k in batch]
+            finally:
+                replicas[1].process.send_signal(signal.SIGCONT)
+    run(main())
+
+
+def test_wait(cluster: Cluster) -> None:
+    cluster.build("t", keys_and_values(50), shards=2)
+    layout = [[cluster.server(shard=s).address for _ in range(2)] for s in range(2)]
+
+    async def main() -> None:
+        async with roost.AsyncClient(layout) as client:
+            await client.wait("t", "v000001", timeout=30)
+            await client.wait("t", "1", timeout=30)
+            with pytest.raises(roost.WaitTimeoutError) as e:
+                await client.wait("t", "2", timeout=0.5)
+            assert len(e.value.lagging) == 4
+            assert "serves v000001" in str(e.value)
+    run(main())

@@ -1,0 +1,69 @@
+"""The partition function against every row of the committed test vectors
+(docs/format/partition_vectors.tsv), and the split of a batch by shard."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import roost
+from roost._partition import Split
+
+from conftest import ROOT
+
+VECTORS = ROOT / "docs" / "format" / "partition_vectors.tsv"
+
+
+def vectors() -> tuple[list[int], list[list[str]]]:
+    rows = [line.split("\t") for line in VECTORS.read_text("utf-8").splitlines()
+            if line and not line.startswith("#")]
+    header, rows = rows[0], rows[1:]
+    assert header[:2] == ["key_hex", "xxh3_64"], header
+    return [int(n) for n in header[2:]], rows
+
+
+def test_every_vector() -> None:
+    counts, rows = vectors()
+    assert len(rows) > 100 and counts == [1, 2, 3, 4, 7, 16, 64, 1000]
+    for row in rows:
+        key = bytes.fromhex(row[0])
+        assert f"{roost.partition_hash(key):016x}" == row[1], row[0]
+        for n, want in zip(counts, row[2:]):
+            assert roost.partition_of(key, n) == int(want), (row[0], n)
+
+
+def test_the_worked_examples() -> None:
+    assert roost.PARTITION_SEED == 491495846772
+    assert roost.partition_hash(b"") == 0xB44BAE46EA74D054
+    assert [roost.partition_of(b"user1", n) for n in (4, 7, 1000)] == [3, 5, 823]
+    assert [roost.partition_of(b"\x00\xff", n) for n in (4, 7, 1000)] == [0, 0, 137]
+
+
+@pytest.mark.parametrize("n", [0, -1, 1025])
+def test_a_shard_count_out_of_range_is_refused(n: int) -> None:
+    with pytest.raises(ValueError, match="1 to 1024 shards"):
+        roost.partition_of(b"k", n)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_split_keeps_request_order_per_shard(n: int) -> None:
+    rng = random.Random(n)
+    batch = [rng.randbytes(rng.randrange(0, 20)) for _ in range(500)]
+    batch += batch[:50]  # duplicates stay, each in its place
+    split = Split(batch, n)
+    if n == 1:
+        assert split.positions is None and list(split.keys[0]) == batch
+        return
+    assert split.positions is not None
+    seen = sorted(i for positions in split.positions.values() for i in positions)
+    assert seen == list(range(len(batch)))
+    for shard, keys in split.keys.items():
+        positions = split.positions[shard]
+        assert positions == sorted(positions)
+        assert list(keys) == [batch[i] for i in positions]
+        assert all(roost.partition_of(k, n) == shard for k in keys)
+
+
+def test_an_empty_batch_has_no_part() -> None:
+    assert Split([], 1).keys == {} and Split([], 3).keys == {}

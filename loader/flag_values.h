@@ -1,0 +1,26 @@
+// The values of roost-load's flags that CLI11 does not parse itself: sizes
+// with units and percentages. Each returns InvalidArgument naming the text
+// and what is expected, for roost-load to report as a usage error.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(uint64_t bytes, ParseSize("64M"));  // 67108864
+//   ROOST_ASSIGN_OR_RETURN(double share, ParseShare("10%"));   // 0.1
+#ifndef ROOST_LOADER_FLAG_VALUES_H_
+#define ROOST_LOADER_FLAG_VALUES_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace roost {
+
+// "1073741824", "64M", "1G", "512k", "2GiB": at most 2^50 bytes (1 PiB).
+absl::StatusOr<uint64_t> ParseSize(const std::string& text);
+
+// "50%" or "50": a share in [0, 100], as a fraction.
+absl::StatusOr<double> ParseShare(const std::string& text);
+
+}  // namespace roost
+
+#endif  // ROOST_LOADER_FLAG_VALUES_H_

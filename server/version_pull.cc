@@ -1,0 +1,267 @@
+// PullVersion: read and check the MANIFEST, check free space, download
+// into a staging directory, publish by rename. See version_pull.h.
+#include "server/version_pull.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "repository/download_file.h"
+#include "repository/repository.h"
+#include "storage/data_dir.h"
+#include "storage/manifest.h"
+#include "storage/partition.h"
+#include "util/file.h"
+#include "util/owned_dir.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
+
+namespace roost {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::string_view kStagingPrefix = ".staging-";
+
+PullOutcome Failed(std::string reason, absl::Status status) {
+  return {std::move(status), std::move(reason)};
+}
+
+// The file of the MANIFEST this server pulls, or why there is none.
+PullOutcome PickFile(const PullJob& job, const Manifest& m,
+                     const std::string& what, const ManifestFile** file) {
+  if (m.version != job.version) {
+    return Failed("manifest", absl::InvalidArgumentError(StrCat(
+                                  what, ": names version ", m.version,
+                                  " where ", job.version, " was expected")));
+  }
+  if (m.shards == 0) {
+    if (m.files.size() != 1 || m.files[0].name != kTableFileName) {
+      return Failed("manifest", absl::InvalidArgumentError(StrCat(
+                                    what, ": lists ", m.files.size(),
+                                    " files; an unsharded version holds one, ",
+                                    kTableFileName)));
+    }
+    *file = &m.files[0];
+    return {};
+  }
+  if (!job.shard) {
+    return Failed("shard", absl::FailedPreconditionError(
+                               StrCat(what, ": a sharded version of ", m.shards,
+                                      " shards; this server has no --shard")));
+  }
+  if (*job.shard >= m.shards || m.files.size() != m.shards) {
+    return Failed("shard",
+                  absl::FailedPreconditionError(StrCat(
+                      what, ": a version of ", m.shards, " shards (",
+                      m.files.size(), " files) has no shard ", *job.shard)));
+  }
+  const ManifestFile& f = m.files[*job.shard];
+  if (f.shard != *job.shard || f.name != ShardFileName(*job.shard, m.shards)) {
+    return Failed("manifest",
+                  absl::InvalidArgumentError(
+                      StrCat(what, ": lists file ", f.name, " where ",
+                             ShardFileName(*job.shard, m.shards), " belongs")));
+  }
+  *file = &f;
+  return {};
+}
+
+// OK when `bytes` more leave at least `reserve` free on `dir`'s file system.
+absl::Status CheckFreeSpace(const std::string& dir, uint64_t bytes,
+                            uint64_t reserve) {
+  struct statvfs st;
+  if (::statvfs(dir.c_str(), &st) != 0) {
+    return ErrnoError("cannot statvfs", dir, errno);
+  }
+  const uint64_t free_bytes = uint64_t{st.f_bavail} * st.f_frsize;
+  if (free_bytes < bytes || free_bytes - bytes < reserve) {
+    return absl::ResourceExhaustedError(StrCat(
+        "not enough free space in ", dir, ": ", free_bytes, " bytes free, ",
+        bytes, " needed and ", reserve, " to keep free (--min-free-bytes)"));
+  }
+  return absl::OkStatus();
+}
+
+// Downloads `key` to `path` in ranges, `job.rate` bytes per second.
+absl::Status PacedDownload(const PullJob& job, const std::string& key,
+                           const std::string& path,
+                           const DownloadOptions& expect) {
+  const std::string what = StrCat(job.store->uri(), "/", key);
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<DownloadFile> file,
+                         DownloadFile::Create(path));
+  const uint64_t size = expect.expected_size.value_or(0);
+  // About four pieces a second, so that the pace is even.
+  const uint64_t piece =
+      std::clamp<uint64_t>(job.rate / 4, 64 << 10, uint64_t{8} << 20);
+  const auto start = Clock::now();
+  for (uint64_t offset = 0; offset < size;) {
+    const uint64_t length = std::min(piece, size - offset);
+    absl::StatusOr<std::string> data =
+        job.store->Get(key, ByteRange{offset, length});
+    if (absl::IsOutOfRange(data.status()) || (data.ok() && data->empty())) {
+      return absl::DataLossError(StrCat(what,
+                                        ": size mismatch: ends before byte ",
+                                        offset, " of the ", size, " expected"));
+    }
+    if (!data.ok()) return data.status();
+    ROOST_RETURN_IF_ERROR(file->Append(*data));
+    offset += data->size();
+    if (job.on_bytes) job.on_bytes(data->size());
+    const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(
+                                     static_cast<double>(offset) / job.rate));
+    while (Clock::now() < due) {
+      if (job.stop && job.stop->load()) {
+        return absl::CancelledError(StrCat(what, ": the server is stopping"));
+      }
+      std::this_thread::sleep_for(std::min<Clock::duration>(
+          due - Clock::now(), std::chrono::milliseconds(50)));
+    }
+  }
+  return file->Commit(expect, what);
+}
+
+// Makes the files in `dir` 0444 and `dir` 0555, as roost-load publishes.
+absl::Status MakeReadOnly(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (::chmod(entry.path().c_str(), 0444) != 0) {
+      return ErrnoError("cannot make read-only", entry.path().string(), errno);
+    }
+  }
+  if (ec)
+    return absl::InternalError(StrCat("cannot list ", dir, ": ", ec.message()));
+  if (::chmod(dir.c_str(), 0555) != 0) {
+    return ErrnoError("cannot make read-only", dir, errno);
+  }
+  return absl::OkStatus();
+}
+
+// Removes the staging directory unless it was published.
+struct StagingDir {
+  std::string path;
+  bool published = false;
+  ~StagingDir() {
+    if (!published && !path.empty()) RemoveTree(path);
+  }
+};
+
+}  // namespace
+
+std::string StoreFailureReason(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+      return "unreachable";
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kUnauthenticated:
+      return "denied";
+    case absl::StatusCode::kNotFound:
+      return "missing";
+    case absl::StatusCode::kDataLoss:
+      return "corrupt";
+    default:
+      return "local";
+  }
+}
+
+PullOutcome PullVersion(const PullJob& job) {
+  TableRepository repository(job.store);
+  const std::string version_name = VersionDirName(job.version);
+  const std::string manifest_what = StrCat(
+      job.store->uri(), "/",
+      TableRepository::VersionKey(job.table, job.version, kManifestName));
+  absl::StatusOr<std::string> text =
+      repository.ReadManifest(job.table, job.version);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) {
+      return Failed("missing",
+                    absl::NotFoundError(StrCat(
+                        "the POINTER of ", job.table, " names ", version_name,
+                        ", which is not a complete version in ",
+                        job.store->uri(), ": ", text.status().message())));
+    }
+    return Failed(StoreFailureReason(text.status()), text.status());
+  }
+  absl::StatusOr<Manifest> manifest = Manifest::Parse(*text);
+  if (!manifest.ok()) {
+    return Failed("manifest",
+                  absl::InvalidArgumentError(StrCat(
+                      manifest_what, ": ", manifest.status().message())));
+  }
+  const ManifestFile* file = nullptr;
+  if (PullOutcome picked = PickFile(job, *manifest, manifest_what, &file);
+      !picked.status.ok()) {
+    return picked;
+  }
+
+  const std::string table_dir = (fs::path(job.data_dir) / job.table).string();
+  std::error_code ec;
+  fs::create_directories(table_dir, ec);
+  if (ec) {
+    return Failed("local",
+                  absl::PermissionDeniedError(
+                      StrCat("cannot create ", table_dir, ": ", ec.message())));
+  }
+  if (absl::Status s = CheckFreeSpace(table_dir, file->size + text->size(),
+                                      job.min_free_bytes);
+      !s.ok()) {
+    return Failed(absl::IsResourceExhausted(s) ? "no_space" : "local", s);
+  }
+  StagingDir staging;
+  {
+    absl::StatusOr<std::string> dir = MakeOwnedDir(table_dir, kStagingPrefix);
+    if (!dir.ok()) return Failed("local", dir.status());
+    staging.path = *dir;
+    ::chmod(staging.path.c_str(), 0755);
+  }
+
+  const std::string key =
+      TableRepository::VersionKey(job.table, job.version, file->name);
+  const std::string path = (fs::path(staging.path) / file->name).string();
+  DownloadOptions expect;
+  expect.expected_size = file->size;
+  expect.expected_xxh3 = file->xxh3;
+  absl::Status downloaded;
+  if (job.rate == 0) {
+    downloaded = job.store->GetToFile(key, path, expect);
+    if (downloaded.ok() && job.on_bytes) job.on_bytes(file->size);
+  } else {
+    downloaded = PacedDownload(job, key, path, expect);
+  }
+  if (!downloaded.ok()) {
+    if (absl::IsCancelled(downloaded)) return Failed("local", downloaded);
+    return Failed(StoreFailureReason(downloaded), downloaded);
+  }
+
+  // The MANIFEST last, then the version appears whole by one rename.
+  const std::string target = (fs::path(table_dir) / version_name).string();
+  absl::Status published = [&]() -> absl::Status {
+    const std::string manifest_path =
+        (fs::path(staging.path) / std::string(kManifestName)).string();
+    ROOST_RETURN_IF_ERROR(WriteFileAtomically(manifest_path, *text, 0444));
+    ROOST_RETURN_IF_ERROR(FsyncPath(path));
+    ROOST_RETURN_IF_ERROR(MakeReadOnly(staging.path));
+    ROOST_RETURN_IF_ERROR(FsyncPath(staging.path));
+    if (::renameat2(AT_FDCWD, staging.path.c_str(), AT_FDCWD, target.c_str(),
+                    RENAME_NOREPLACE) != 0) {
+      return ErrnoError(StrCat("cannot rename ", staging.path, " to"), target,
+                        errno);
+    }
+    staging.published = true;
+    return FsyncPath(table_dir);
+  }();
+  if (!published.ok()) return Failed("local", published);
+  return {};
+}
+
+}  // namespace roost

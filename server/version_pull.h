@@ -1,0 +1,70 @@
+// PullVersion: one table version brought from a table repository into the
+// data directory, the way roost-load publishes one:
+//
+//   1. its MANIFEST is read and checked: it parses, names this version,
+//      and (sharded) has the server's shard, or (unsharded) is one file;
+//   2. the file system must keep --min-free-bytes free after the file;
+//   3. the file (shard I's, or table.sst) is downloaded into a staging
+//      directory DATA_DIR/T/.staging-<pid>-XXXXXX (never a version: a
+//      killed server's is removed by the next server or roost-load),
+//      checked against the MANIFEST's size and XXH3-64, and fsynced;
+//   4. the MANIFEST is written last, the directory made read-only and
+//      renamed to DATA_DIR/T/v<N> (never over an existing one).
+// On any failure nothing is left behind but the versions there were.
+//
+// Downloads are paced to `rate` bytes per second (0: unpaced) by reading
+// the object in ranges and waiting between them.
+//
+// Example:
+//   PullJob job{.store = store, .table = "users", .version = 7,
+//               .data_dir = "/var/lib/roost", .shard = 2};
+//   PullOutcome out = PullVersion(job);
+//   if (!out.status.ok()) Log(out.reason, ": ", out.status.message());
+#ifndef ROOST_SERVER_VERSION_PULL_H_
+#define ROOST_SERVER_VERSION_PULL_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "repository/object_store.h"
+
+namespace roost {
+
+struct PullJob {
+  ObjectStore* store = nullptr;  // not owned
+  std::string table;
+  uint64_t version = 0;
+  std::string data_dir;
+  // The server's --shard; std::nullopt refuses sharded versions.
+  std::optional<uint32_t> shard;
+  // Bytes per second; 0 is unlimited.
+  uint64_t rate = 0;
+  // Bytes the file system must keep free after the download.
+  uint64_t min_free_bytes = 0;
+  // Checked between ranges: a pull stops (Cancelled) when it turns true.
+  const std::atomic<bool>* stop = nullptr;
+  // Called with each piece's size as it arrives.
+  std::function<void(uint64_t bytes)> on_bytes;
+};
+
+struct PullOutcome {
+  absl::Status status;
+  // When it failed, the roost_repository_pull_failures_total reason:
+  // unreachable, denied, missing, corrupt, manifest, shard, no_space or
+  // local (the data directory could not be written).
+  std::string reason;
+};
+
+PullOutcome PullVersion(const PullJob& job);
+
+// The reason of a failed object-store call (unreachable, denied, missing,
+// corrupt), or "local" for anything else.
+std::string StoreFailureReason(const absl::Status& status);
+
+}  // namespace roost
+
+#endif  // ROOST_SERVER_VERSION_PULL_H_

@@ -1,0 +1,369 @@
+// roost-server --repository when things go wrong: the repository down at
+// start, wrong credentials, a missing or corrupt object, a POINTER naming
+// no version (or nothing at all), a MANIFEST that does not parse, a
+// sharded version without --shard, no free space, and a server killed
+// mid-download. Each: a clear log line and metric, the old version keeps
+// serving, retries with backoff, nothing half-written left behind. Real
+// MinIO, real roost-server (tests/repository_server_fixture.h).
+
+#include <signal.h>
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "tests/repository_server_fixture.h"
+
+namespace roost::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+
+class ServerRepositoryFaultsTest : public RepositoryServerTest {
+ protected:
+  // Publishes version 1 of "t" and starts a server serving it.
+  std::unique_ptr<ServerProcess> ServingVersionOne(
+      std::vector<std::string> more = {}) {
+    EXPECT_EQ(Publish(1, keys_), 1u);
+    auto server = std::make_unique<ServerProcess>(
+        PullFlags(std::nullopt, std::move(more)), LogFile());
+    EXPECT_TRUE(server->WaitReady());
+    EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+    return server;
+  }
+
+  // Waits for the failure counter of `reason` to reach `n`.
+  ::testing::AssertionResult WaitForFailures(ServerProcess& server,
+                                             const std::string& reason,
+                                             double n = 1) {
+    if (WaitFor(
+            [&] { return Failures(server.ScrapeMetrics(), reason) >= n; })) {
+      return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure()
+           << "no " << reason << " failure counted; log:\n"
+           << server.Log();
+  }
+
+  // No staging directory is left, and `versions` are the only versions.
+  void ExpectOnlyVersions(const Names& versions) {
+    EXPECT_EQ(Entries(), versions);
+  }
+
+  const std::vector<std::string> keys_ = Keys(100);
+};
+
+// Sets an environment variable for the servers started in a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = ::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST_F(ServerRepositoryFaultsTest, UnreachableAtStartThenReadyOnceItIsUp) {
+  // A MinIO of its own, on a port nothing listens on yet.
+  const int port = UnusedLoopbackPort();
+  const std::string endpoint = StrCat("http://127.0.0.1:", port);
+  uri_ = "s3://roost-test/late";
+  std::optional<ServerProcess> server;
+  {
+    ScopedEnv env("AWS_ENDPOINT_URL", endpoint);
+    server.emplace(PullFlags(), LogFile());
+  }
+  ASSERT_TRUE(server->WaitListening());
+  ASSERT_TRUE(server->WaitForLog("cannot read the POINTERs of " + uri_))
+      << server->Log();
+  grpc::health::v1::HealthCheckResponse::ServingStatus health;
+  ASSERT_TRUE(server->HealthCheck("", &health).ok());
+  EXPECT_EQ(health, grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_GE(MetricOr(server->ScrapeMetrics(),
+                     "roost_repository_poll_failures_total{reason="
+                     "\"unreachable\"}"),
+            1);
+  EXPECT_EQ(server->CountLogLines("roost-server: ready:"), 0);
+
+  auto minio = MinioServer::Start(port);
+  ASSERT_OK(minio);
+  {
+    ScopedEnv env("AWS_ENDPOINT_URL", endpoint);
+    auto store = OpenObjectStore(uri_, TestStoreOptions());
+    ASSERT_OK(store);
+    store_ = *std::move(store);
+  }
+  ASSERT_EQ(Publish(1, keys_), 1u);
+  ASSERT_TRUE(server->WaitForLog("roost-server: ready:")) << server->Log();
+  // (It may have read the POINTERs of the empty store first: ready with no
+  // table, then pulled.)
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000001"; }))
+      << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  EXPECT_EQ(server->CountLogLines("reading the POINTERs of " + uri_ + " again"),
+            1)
+      << server->Log();
+
+  // Rolled back to v1 with v2 on disk, then the repository goes away: the
+  // last POINTERs read stay in force, v1 keeps serving.
+  ASSERT_EQ(Publish(2, keys_), 2u);
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000002"; }))
+      << server->Log();
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 1));
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000001"; }))
+      << server->Log();
+  const double failed = MetricOr(server->ScrapeMetrics(),
+                                 "roost_repository_poll_failures_total{reason="
+                                 "\"unreachable\"}");
+  minio->reset();
+  // Two failed readings since: the first one's outcome was applied before
+  // the second began.
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server->ScrapeMetrics(),
+                    "roost_repository_poll_failures_total{reason="
+                    "\"unreachable\"}") >= failed + 2;
+  })) << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  EXPECT_EQ(server->Table("t")->repository_version(), "v000001");
+  EXPECT_EQ(server->CountLogLines("cannot read the POINTERs of " + uri_), 2)
+      << server->Log();
+}
+
+TEST_F(ServerRepositoryFaultsTest, WrongCredentialsAreDeniedAndNotReady) {
+  ASSERT_EQ(Publish(1, keys_), 1u);
+  std::optional<ServerProcess> server;
+  {
+    ScopedEnv secret("AWS_SECRET_ACCESS_KEY", "not-the-secret-0123");
+    server.emplace(PullFlags(), LogFile());
+  }
+  ASSERT_TRUE(server->WaitListening());
+  ASSERT_TRUE(server->WaitForLog("SignatureDoesNotMatch")) << server->Log();
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server->ScrapeMetrics(),
+                    "roost_repository_poll_failures_total{reason="
+                    "\"denied\"}") >= 2;
+  })) << server->Log();
+  grpc::health::v1::HealthCheckResponse::ServingStatus health;
+  ASSERT_TRUE(server->HealthCheck("", &health).ok());
+  EXPECT_EQ(health, grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(server->CountLogLines("roost-server: ready:"), 0);
+  // Logged once, not at every retry.
+  EXPECT_EQ(server->CountLogLines("cannot read the POINTERs"), 1)
+      << server->Log();
+  ExpectOnlyVersions({});
+}
+
+TEST_F(ServerRepositoryFaultsTest, AMissingObjectIsRefusedAndRetried) {
+  auto server = ServingVersionOne();
+  ASSERT_EQ(Publish(2, keys_, 0, "t", /*point=*/false), 2u);
+  const std::string key = "t/v000002/table.sst";
+  auto bytes = store_->Get(key);
+  ASSERT_OK(bytes);
+  ASSERT_OK(store_->Delete(key));
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(WaitForFailures(*server, "missing", 2));
+  EXPECT_GE(server->CountLogLines("refused t v000002 (missing)"), 2)
+      << server->Log();
+  EXPECT_GE(server->CountLogLines("v000001 keeps serving; trying again in"), 2)
+      << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  ExpectOnlyVersions({"v000001"});
+  EXPECT_EQ(MetricOr(server->ScrapeMetrics(),
+                     "roost_repository_lag_versions{table=\"t\"}"),
+            1);
+  // Back in the bucket: the next retry pulls it.
+  ASSERT_OK(store_->Put(key, *bytes));
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000002"; }))
+      << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 2));
+}
+
+TEST_F(ServerRepositoryFaultsTest, ACorruptObjectIsRefusedAndOldKeepsServing) {
+  auto server = ServingVersionOne();
+  ASSERT_EQ(Publish(2, keys_, 0, "t", /*point=*/false), 2u);
+  const std::string key = "t/v000002/table.sst";
+  auto bytes = store_->Get(key);
+  ASSERT_OK(bytes);
+  std::string damaged = *bytes;
+  damaged[damaged.size() / 2] ^= 0x20;  // same size, one bit changed
+  ASSERT_OK(store_->Put(key, damaged));
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(WaitForFailures(*server, "corrupt", 2));
+  EXPECT_GE(server->CountLogLines("refused t v000002 (corrupt)"), 2)
+      << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  ExpectOnlyVersions({"v000001"});
+  EXPECT_EQ(server->ServingVersion("t"), "v000001");
+  // Mended: served.
+  ASSERT_OK(store_->Put(key, *bytes));
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000002"; }))
+      << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 2));
+}
+
+TEST_F(ServerRepositoryFaultsTest, AVersionThatDoesNotLoadIsRefused) {
+  // Downloads whole and matches its MANIFEST (which was written for the
+  // damaged bytes), but the table inside fails its own checks.
+  auto server = ServingVersionOne();
+  ASSERT_EQ(Publish(2, keys_, 0, "t", /*point=*/false), 2u);
+  const std::string key = "t/v000002/table.sst";
+  auto bytes = store_->Get(key);
+  ASSERT_OK(bytes);
+  std::string damaged = *bytes;
+  damaged[damaged.size() / 2] ^= 0x20;
+  const std::string local = scratch_.File("damaged.sst");
+  WriteFile(local, damaged);
+  auto manifest_text = store_->Get("t/v000002/MANIFEST");
+  ASSERT_OK(manifest_text);
+  auto manifest = Manifest::Parse(*manifest_text);
+  ASSERT_OK(manifest);
+  auto xxh3 = ChecksumFile(local);
+  ASSERT_OK(xxh3);
+  manifest->files[0].xxh3 = *xxh3;
+  ASSERT_OK(store_->Put(key, damaged));
+  ASSERT_OK(store_->Put("t/v000002/MANIFEST", manifest->ToJson()));
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(server->WaitForLog("cannot load t v000002")) << server->Log();
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server->ScrapeMetrics(),
+                    "roost_table_load_failures_total{reason=\"corrupt\","
+                    "table=\"t\"}") >= 1;
+  })) << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  const Metrics m = server->ScrapeMetrics();
+  EXPECT_EQ(MetricOr(m, "roost_repository_lag_versions{table=\"t\"}"), 1);
+  EXPECT_EQ(MetricOr(m, "roost_repository_versions_pulled_total{table=\"t\"}"),
+            2);
+}
+
+TEST_F(ServerRepositoryFaultsTest, APointerNamingNoVersionIsRefused) {
+  auto server = ServingVersionOne();
+  ASSERT_OK(store_->Put("t/POINTER", "v000009\n"));
+  ASSERT_TRUE(WaitForFailures(*server, "missing"));
+  EXPECT_GE(server->CountLogLines(
+                "refused t v000009 (missing): the POINTER of t names v000009, "
+                "which is not a complete version"),
+            1)
+      << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server->ScrapeMetrics(),
+                    "roost_repository_lag_versions{table=\"t\"}") == 8;
+  })) << server->Log();
+  EXPECT_EQ(server->Table("t")->repository_version(), "v000009");
+  // A pointer that names nothing at all.
+  ASSERT_OK(store_->Put("t/POINTER", "garbage\n"));
+  ASSERT_TRUE(WaitForFailures(*server, "pointer"));
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  ExpectOnlyVersions({"v000001"});
+}
+
+TEST_F(ServerRepositoryFaultsTest, AManifestThatDoesNotParseIsRefused) {
+  auto server = ServingVersionOne();
+  ASSERT_EQ(Publish(2, keys_, 0, "t", /*point=*/false), 2u);
+  ASSERT_OK(store_->Put("t/v000002/MANIFEST", "{\"version\": 2}"));
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(WaitForFailures(*server, "manifest"));
+  EXPECT_GE(server->CountLogLines("refused t v000002 (manifest): " + uri_ +
+                                  "/t/v000002/MANIFEST: "),
+            1)
+      << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  ExpectOnlyVersions({"v000001"});
+}
+
+TEST_F(ServerRepositoryFaultsTest, AShardedVersionNeedsTheServersShard) {
+  ASSERT_EQ(Publish(1, keys_, 3), 1u);
+  {
+    ServerProcess server(PullFlags(), LogFile("noshard"));
+    ASSERT_TRUE(server.WaitListening());
+    ASSERT_TRUE(WaitForFailures(server, "shard"));
+    EXPECT_GE(server.CountLogLines("a sharded version of 3 shards; this "
+                                   "server has no --shard"),
+              1)
+        << server.Log();
+    EXPECT_EQ(server.CountLogLines("roost-server: ready:"), 0);
+  }
+  {
+    ServerProcess server(PullFlags(5), LogFile("shard5"));
+    ASSERT_TRUE(server.WaitListening());
+    ASSERT_TRUE(WaitForFailures(server, "shard"));
+    EXPECT_GE(server.CountLogLines("has no shard 5"), 1) << server.Log();
+  }
+  ExpectOnlyVersions({});
+}
+
+TEST_F(ServerRepositoryFaultsTest, NoFreeSpaceIsRefusedBeforeDownloading) {
+  // The check is statvfs of the data directory against the file's size
+  // plus --min-free-bytes: a reserve larger than any disk makes it fail on
+  // this machine's real file system.
+  ASSERT_EQ(Publish(1, keys_), 1u);
+  ServerProcess server(
+      PullFlags(std::nullopt, {"--min-free-bytes", "4000000000000000000"}),
+      LogFile());
+  ASSERT_TRUE(server.WaitListening());
+  ASSERT_TRUE(WaitForFailures(server, "no_space", 2));
+  EXPECT_GE(server.CountLogLines("refused t v000001 (no_space): not enough "
+                                 "free space in " +
+                                 TableDir()),
+            1)
+      << server.Log();
+  EXPECT_EQ(server.CountLogLines("roost-server: ready:"), 0);
+  EXPECT_EQ(MetricOr(server.ScrapeMetrics(),
+                     "roost_repository_pull_bytes_total{table=\"t\"}"),
+            0);
+  ExpectOnlyVersions({});
+}
+
+TEST_F(ServerRepositoryFaultsTest, KilledMidDownloadLeavesNoVersion) {
+  const std::vector<std::string> keys = Keys(30000);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  {
+    // 64 KiB a second: the download takes several seconds.
+    ServerProcess server(PullFlags(std::nullopt, {"--download-rate", "65536"}),
+                         LogFile("slow"));
+    ASSERT_TRUE(server.WaitListening());
+    // Killed once part of the file is there.
+    ASSERT_TRUE(WaitFor([&] {
+      std::error_code ec;
+      for (const auto& dir : fs::directory_iterator(TableDir(), ec)) {
+        if (dir.path().filename().string().rfind(".staging-", 0) != 0) continue;
+        for (const auto& f : fs::directory_iterator(dir.path(), ec)) {
+          if (f.is_regular_file(ec) && f.file_size(ec) > 0) return true;
+        }
+      }
+      return false;
+    })) << server.Log();
+    server.SendSignal(SIGKILL);
+    ASSERT_EQ(server.WaitExit(), 128 + SIGKILL);
+  }
+  // What is left is a staging directory, never a version.
+  const Names left = Entries();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].rfind(".staging-", 0), 0u) << left[0];
+
+  ServerProcess server(PullFlags(), LogFile("restarted"));
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_TRUE(ServesVersion(
+      server, std::vector<std::string>(keys.begin(), keys.begin() + 1000), 1));
+  // The debris went when the new download made its staging directory.
+  ExpectOnlyVersions({"v000001"});
+}
+
+}  // namespace
+}  // namespace roost::testing

@@ -1,0 +1,195 @@
+// roost-server --repository end to end: versions published into a real
+// MinIO (and a local directory) with TableRepository, pulled and served by
+// the real roost-server; the POINTER decides what serves, forward and back.
+// Faults are server_repository_faults_test.cc's.
+
+#include <filesystem>
+
+#include "tests/repository_server_fixture.h"
+
+namespace roost::testing {
+namespace {
+
+using ::testing::ElementsAre;
+
+class ServerRepositoryTest : public RepositoryServerTest {};
+
+TEST_F(ServerRepositoryTest, PullsItsShardSwapsAndFollowsThePointerBack) {
+  constexpr uint32_t kShards = 3;
+  const std::vector<std::string> mine = ShardKeys(300, 1, kShards);
+  ASSERT_EQ(Publish(1, Keys(300), kShards), 1u);
+  ServerProcess server(PullFlags(1), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  // Ready means serving the pointer's version.
+  EXPECT_EQ(server.ServingVersion("t"), "v000001");
+  EXPECT_TRUE(ServesVersion(server, mine, 1));
+  auto info = server.Table("t");
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->repository_version(), "v000001");
+  // Only this server's shard was downloaded.
+  EXPECT_THAT(Entries(), ElementsAre("v000001"));
+  std::vector<std::string> files;
+  for (const auto& e :
+       std::filesystem::directory_iterator(TableDir() + "/v000001")) {
+    files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_THAT(files, ElementsAre("MANIFEST", ShardFileName(1, kShards)));
+
+  // A second version: pulled and swapped in.
+  ASSERT_EQ(Publish(2, Keys(300), kShards), 2u);
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, mine, 2));
+  EXPECT_EQ(server.Table("t")->repository_version(), "v000002");
+
+  // The pointer moved back: the old version serves again, from disk.
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 1));
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000001"; }))
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, mine, 1));
+  EXPECT_EQ(server.Table("t")->repository_version(), "v000001");
+  // And forward again.
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
+      << server.Log();
+
+  ASSERT_TRUE(WaitFor([&] {
+    const Metrics m = server.ScrapeMetrics();
+    return MetricOr(m, "roost_repository_lag_versions{table=\"t\"}", -1) == 0;
+  })) << server.Log();
+  const Metrics m = server.ScrapeMetrics();
+  EXPECT_EQ(MetricOr(m, "roost_repository_versions_pulled_total{table=\"t\"}"),
+            2);
+  const uint64_t shard_bytes =
+      std::filesystem::file_size(TableDir() + "/v000001/" +
+                                 ShardFileName(1, kShards)) +
+      std::filesystem::file_size(TableDir() + "/v000002/" +
+                                 ShardFileName(1, kShards));
+  EXPECT_EQ(MetricOr(m, "roost_repository_pull_bytes_total{table=\"t\"}"),
+            static_cast<double>(shard_bytes));
+  EXPECT_EQ(MetricOr(m, "roost_repository_pointer_version{table=\"t\"}"), 2);
+  // One observation per pointer move this server saw served: v1 at start,
+  // v2, back to v1, v2 again.
+  EXPECT_EQ(
+      MetricOr(
+          m, "roost_repository_pointer_to_serving_seconds_count{table=\"t\"}"),
+      4);
+  for (const char* reason : {"unreachable", "denied", "missing", "corrupt",
+                             "manifest", "shard", "no_space", "local"}) {
+    EXPECT_EQ(Failures(m, reason), 0) << reason;
+  }
+}
+
+TEST_F(ServerRepositoryTest, ARollbackToAPrunedVersionPullsItAgain) {
+  // Unsharded, pulled by a server without --shard, kept one version deep.
+  const std::vector<std::string> keys = Keys(100);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  ServerProcess server(PullFlags(std::nullopt, {"--keep-versions", "1"}),
+                       LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_TRUE(ServesVersion(server, keys, 1));
+  ASSERT_EQ(Publish(2, keys), 2u);
+  ASSERT_TRUE(WaitFor([&] { return Entries() == Names{"v000002"}; }))
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, keys, 2));
+
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 1));
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000001"; }))
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, keys, 1));
+  EXPECT_EQ(server.CountLogLines("pulling t v000001"), 2) << server.Log();
+  // --keep-versions never removes the pointer's version or the serving one:
+  // v1 is both, v2 the newest.
+  ASSERT_TRUE(WaitFor([&] {
+    return Entries() == Names{"v000001", "v000002"};
+  })) << server.Log();
+  const Metrics m = server.ScrapeMetrics();
+  EXPECT_EQ(MetricOr(m, "roost_repository_versions_pulled_total{table=\"t\"}"),
+            3);
+}
+
+TEST_F(ServerRepositoryTest, ARestartServesThePointerNotTheNewestOnDisk) {
+  const std::vector<std::string> keys = Keys(100);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  ASSERT_EQ(Publish(2, keys), 2u);
+  {
+    ServerProcess server(PullFlags(), LogFile("first"));
+    ASSERT_TRUE(server.WaitReady());
+    EXPECT_TRUE(ServesVersion(server, keys, 2));
+  }
+  // Rolled back while the server was down (v1 was never pulled).
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 1));
+  ServerProcess server(PullFlags(), LogFile("second"));
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_TRUE(ServesVersion(server, keys, 1));
+  // Ready means serving the pointer's version, and v2 was never served.
+  EXPECT_EQ(server.CountLogLines("serving t v000002"), 0) << server.Log();
+  EXPECT_THAT(Entries(), ElementsAre("v000001", "v000002"));
+}
+
+TEST_F(ServerRepositoryTest, ALocalDirectoryRepositoryServesToo) {
+  uri_ = "file://" + scratch_.File("repository");
+  auto store = OpenObjectStore(uri_);
+  ASSERT_OK(store);
+  store_ = *std::move(store);
+  const std::vector<std::string> keys = Keys(50);
+  ASSERT_EQ(Publish(1, keys, 0, "t"), 1u);
+  ASSERT_EQ(Publish(7, keys, 0, "other"), 1u);
+  // The flags from the config file this time.
+  const std::string config = scratch_.File("server.toml");
+  WriteFile(config, StrCat("repository = \"", uri_,
+                           "\"\nrepository-poll = 0.2\ndownload-rate = "
+                           "10000000\nmin-free-bytes = 1048576\n"));
+  ServerFlags flags = Flags();
+  flags.extra = {"--config", config};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_TRUE(ServesVersion(server, keys, 1));
+  EXPECT_TRUE(ServesVersion(server, keys, 7, "other"));
+}
+
+TEST_F(ServerRepositoryTest, BadRepositoryFlagsStopTheServerAtStart) {
+  // A URI that names no store: exit 1 before any port is served.
+  {
+    ServerFlags flags = Flags();
+    flags.extra = {"--repository", "s3://"};
+    ServerProcess server(flags, LogFile("bad-uri"));
+    EXPECT_EQ(server.WaitExit(), 1);
+    EXPECT_NE(server.Log().find("--repository s3://: "), std::string::npos)
+        << server.Log();
+  }
+  // Flags out of range: usage errors.
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{"--repository-poll", "0"},
+        std::vector<std::string>{"--download-rate", "-1"},
+        std::vector<std::string>{"--min-free-bytes", "-1"},
+        std::vector<std::string>{"--min-free-bytes", "lots"}}) {
+    ServerFlags flags = Flags();
+    flags.extra = {"--repository", uri_};
+    flags.extra.insert(flags.extra.end(), bad.begin(), bad.end());
+    ServerProcess server(flags, LogFile("bad-flag"));
+    EXPECT_EQ(server.WaitExit(), 64) << bad[0];
+    EXPECT_NE(server.Log().find(bad[0]), std::string::npos) << server.Log();
+  }
+}
+
+TEST_F(ServerRepositoryTest, ATableWithoutAPointerHoldsNobodyBack) {
+  // Claimed, never completed: no pointer. The server is ready with nothing
+  // to serve, and serves the table once a version is published.
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.ClaimVersion("t", "a killed publisher"));
+  ServerProcess server(PullFlags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const std::vector<std::string> keys = Keys(20);
+  ASSERT_EQ(Publish(2, keys), 2u);
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, keys, 2));
+}
+
+}  // namespace
+}  // namespace roost::testing
