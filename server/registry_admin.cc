@@ -1,7 +1,6 @@
 // TableRegistry's admin side: rollback pins and their ROLLBACK file, the
 // Rollback and Unpin commands (queued for the registry's thread), and the
 // table listing. The registry loop is table_registry.cc.
-#include <charconv>
 
 #include "server/log.h"
 #include "server/rollback_file.h"
@@ -11,21 +10,6 @@
 #include "util/str_cat.h"
 
 namespace roost {
-namespace {
-
-// "v000003" or "3" as a version number.
-std::optional<uint64_t> ParseVersionText(std::string_view text) {
-  if (auto v = ParseVersionDirName(text)) return v;
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
-    return std::nullopt;
-  }
-  return v;
-}
-
-}  // namespace
-
 void TableRegistry::LoadRollbackState(TableState* state) {
   std::string problem;
   RollbackState rollback = ReadRollbackFile(state->dir, &problem);

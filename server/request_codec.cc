@@ -4,7 +4,6 @@
 #include <google/protobuf/stubs/common.h>
 #include <google/protobuf/wire_format_lite.h>
 
-#include <charconv>
 #include <cstring>
 
 #include "storage/data_dir.h"
@@ -212,16 +211,6 @@ absl::Status CheckVersion(std::string_view text, uint64_t* version) {
 }
 
 }  // namespace
-
-std::optional<uint64_t> ParseVersionText(std::string_view text) {
-  if (auto v = ParseVersionDirName(text)) return v;
-  uint64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
-    return std::nullopt;
-  }
-  return v;
-}
 
 std::string EncodeVersionField(int number, std::string_view name) {
   std::string out;

@@ -67,10 +67,6 @@ struct ScanQuery {
   uint64_t version = 0;     // as LookupRequest's
 };
 
-// "v000007" or "7" as a version number; std::nullopt for anything else
-// (0, "v7", "", signs, spaces).
-std::optional<uint64_t> ParseVersionText(std::string_view text);
-
 // Parses a GetRequest; `request->keys` gets exactly one key (empty when the
 // request has none). InvalidArgument, the request malformed, when the bytes
 // are not a GetRequest, a table name or version in them is not UTF-8, or

@@ -47,6 +47,16 @@ std::optional<uint64_t> ParseVersionDirName(std::string_view name) {
   return v;
 }
 
+std::optional<uint64_t> ParseVersionText(std::string_view text) {
+  if (auto v = ParseVersionDirName(text)) return v;
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v == 0) {
+    return std::nullopt;
+  }
+  return v;
+}
+
 absl::StatusOr<std::vector<TableVersion>> ListVersions(
     const std::string& table_dir) {
   std::vector<TableVersion> out;

@@ -32,6 +32,10 @@ absl::Status ValidateTableName(std::string_view name);
 // directory.
 std::string VersionDirName(uint64_t version);
 std::optional<uint64_t> ParseVersionDirName(std::string_view name);
+// A version as people and requests name it: "v000007" (its directory's
+// name) or "7"; std::nullopt for anything else (0, "v7", "", signs,
+// spaces).
+std::optional<uint64_t> ParseVersionText(std::string_view text);
 
 struct TableVersion {
   uint64_t version;
