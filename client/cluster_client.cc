@@ -76,9 +76,13 @@ absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
   const uint32_t n = static_cast<uint32_t>(shards_.size());
   std::vector<uint32_t> shard_of(keys.size());
   std::vector<uint32_t> count(n, 0);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    shard_of[i] = PartitionOf(keys[i], n);
-    ++count[shard_of[i]];
+  if (n == 1) {
+    count[0] = static_cast<uint32_t>(keys.size());  // no hash to compute
+  } else {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      shard_of[i] = PartitionOf(keys[i], n);
+      ++count[shard_of[i]];
+    }
   }
   std::vector<uint32_t> part_of(n, 0);
   std::vector<Part> parts;

@@ -1,8 +1,8 @@
 #include "client/shard_calls.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
 
 #include "util/str_cat.h"
 
@@ -51,6 +51,7 @@ std::chrono::system_clock::time_point SystemDeadline(Clock::time_point t) {
 // One call to one replica.
 struct Attempt {
   grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientAsyncResponseReader<v1::MultiGetResponse>> reader;
   v1::MultiGetResponse response;
   grpc::Status status;
   size_t part = 0;  // index into `which`
@@ -73,11 +74,11 @@ struct PartState {
 
 absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
                          const CallPolicy& policy) const {
-  // The callbacks only hand finished attempts over; this thread decides
-  // everything else, so that only `finished` needs the lock.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<Attempt*> finished;
+  // The calls complete on a queue of this call's own, which this thread
+  // drains, as a blocking stub's call does: no callback thread hands a
+  // result over (with gRPC's callback API that hand-over kept a one-shard
+  // router at 0.85-0.90x of a blocking stub on loopback; now 0.94-0.99x).
+  grpc::CompletionQueue queue;
   std::vector<std::unique_ptr<Attempt>> owned;
   std::vector<PartState> state(which.size());
   int in_flight = 0;
@@ -104,14 +105,10 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
     Attempt* a = attempt.get();
     owned.push_back(std::move(attempt));
     s.attempts.push_back(a);
-    shard.replicas[a->replica].stub->async()->MultiGet(
-        &a->context, &part.request, &a->response,
-        [&mu, &cv, &finished, a](grpc::Status status) {
-          std::lock_guard<std::mutex> lock(mu);
-          a->status = std::move(status);
-          finished.push_back(a);
-          cv.notify_one();
-        });
+    a->reader = shard.replicas[a->replica].stub->PrepareAsyncMultiGet(
+        &a->context, part.request, &queue);
+    a->reader->StartCall();
+    a->reader->Finish(&a->response, &a->status, a);
   };
   auto cancel_all = [&] {
     for (PartState& s : state) {
@@ -162,7 +159,6 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
 
   for (size_t i : which) parts[i].answered = false;
   for (size_t i = 0; i < which.size(); ++i) start(i);
-  std::unique_lock<std::mutex> lock(mu);
   while (true) {
     // The next timer: a retry after its backoff, or a hedge.
     Clock::time_point wake = Clock::time_point::max();
@@ -178,17 +174,14 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
       }
     }
     if (in_flight == 0 && !waiting) break;
-    if (finished.empty()) {
-      if (wake == Clock::time_point::max()) {
-        cv.wait(lock, [&] { return !finished.empty(); });
-      } else {
-        cv.wait_until(lock, wake, [&] { return !finished.empty(); });
-      }
+    void* tag = nullptr;
+    bool ok = false;
+    if (wake == Clock::time_point::max()) {
+      if (queue.Next(&tag, &ok)) finish(static_cast<Attempt*>(tag));
+    } else if (queue.AsyncNext(&tag, &ok, SystemDeadline(wake)) ==
+               grpc::CompletionQueue::GOT_EVENT) {
+      finish(static_cast<Attempt*>(tag));
     }
-    std::vector<Attempt*> batch;
-    batch.swap(finished);
-    lock.unlock();
-    for (Attempt* a : batch) finish(a);
     const Clock::time_point now = Clock::now();
     for (size_t i = 0; i < state.size(); ++i) {
       PartState& s = state[i];
@@ -203,7 +196,12 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
         start(i);
       }
     }
-    lock.lock();
+  }
+  // Every call has finished: the queue is empty, and shuts down at once.
+  queue.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue.Next(&tag, &ok)) {
   }
   return failure;
 }

@@ -1,7 +1,8 @@
 // The replicas of each shard and the parallel MultiGet calls a routing
-// client makes to them: parts of one batch sent at once with gRPC's
-// callback API, each retried on another replica when it fails with a
-// retryable status, optionally hedged, all within one deadline.
+// client makes to them: parts of one batch sent at once with gRPC's async
+// API on a completion queue the calling thread drains, each retried on another
+// replica when it fails with a retryable status, optionally hedged, all within
+// one deadline.
 //
 // Replicas: one channel per target listed in the layout, and a part's
 // first call goes to the next one in round-robin order (an atomic counter
