@@ -153,7 +153,7 @@ void DoGet(FuzzedDataProvider& in, const Server& s) {
     got.set_version(response.version());
     response.clear_version();
     *got.add_results() = response;
-    CheckResults("Get", got, want.results);
+    CheckResults("Get", got, want);
   }
 }
 
@@ -165,6 +165,7 @@ MultiGetRequest PickMultiGet(FuzzedDataProvider& in, const Server& s,
                    in.ConsumeIntegralInRange<size_t>(0, kMaxBatch + 2));
   for (const std::string& key : *keys) request.add_keys(key);
   request.set_version(PickVersion(in));
+  request.set_packed(in.ConsumeBool());
   return request;
 }
 
@@ -176,10 +177,10 @@ void DoMultiGet(FuzzedDataProvider& in, const Server& s) {
   deadline.Apply(&context);
   MultiGetResponse response;
   const grpc::Status status = s.stub->MultiGet(&context, request, &response);
-  const Expected want =
-      ExpectFor(s, request.table(), keys, true, request.version());
+  const Expected want = ExpectFor(s, request.table(), keys, true,
+                                  request.version(), request.packed());
   CheckStatus("MultiGet", status, want, deadline);
-  if (status.ok()) CheckResults("MultiGet", response, want.results);
+  if (status.ok()) CheckResults("MultiGet", response, want);
 }
 
 // A StreamMultiGet of `requests` (serialized MultiGetRequests), each
@@ -236,8 +237,7 @@ void DoStream(const Server& s, const std::vector<std::string>& requests,
     Fail("StreamMultiGet: a response after an error");
   }
   for (size_t i = 0; i < responses.size(); ++i) {
-    CheckResults(StrCat("StreamMultiGet message ", i), responses[i],
-                 wants[i].results);
+    CheckResults(StrCat("StreamMultiGet message ", i), responses[i], wants[i]);
   }
   if (!status.ok() && status.error_code() != StatusCode::DEADLINE_EXCEEDED &&
       status.error_message().rfind(StrCat("request ", ok, ": "), 0) != 0) {
@@ -254,8 +254,8 @@ void DoTypedStream(FuzzedDataProvider& in, const Server& s) {
     std::vector<std::string> keys;
     const MultiGetRequest request = PickMultiGet(in, s, &keys);
     requests.push_back(request.SerializeAsString());
-    wants.push_back(
-        ExpectFor(s, request.table(), keys, true, request.version()));
+    wants.push_back(ExpectFor(s, request.table(), keys, true, request.version(),
+                              request.packed()));
   }
   DoStream(s, requests, wants, PickDeadline(in));
 }
@@ -297,7 +297,7 @@ void DoRaw(FuzzedDataProvider& in, const Server& s, int kind) {
     got.set_version(one->version());
     one->clear_version();
   }
-  CheckResults(batch ? "raw MultiGet" : "raw Get", got, want.results);
+  CheckResults(batch ? "raw MultiGet" : "raw Get", got, want);
 }
 
 // A Scan of `bytes` (a serialized ScanRequest), read to its end; the

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 
 #include "fuzz/fuzz_util.h"
 #include "server/request_codec.h"
@@ -59,10 +60,30 @@ std::optional<uint64_t> OracleVersion(std::string_view text) {
   return v;
 }
 
+// `classic`'s results in the packed form, by lookup.proto's rules.
+MultiGetResponse Packed(const MultiGetResponse& classic) {
+  MultiGetResponse packed;
+  packed.set_version(classic.version());
+  std::set<size_t> widths;  // of the found values
+  for (int i = 0; i < classic.results_size(); ++i) {
+    const GetResponse& r = classic.results(i);
+    packed.mutable_packed_values()->append(r.value());
+    packed.add_packed_sizes(static_cast<uint32_t>(r.value().size()));
+    if (r.found()) widths.insert(r.value().size());
+    if (!r.found()) packed.add_missing(static_cast<uint32_t>(i));
+  }
+  if (widths.size() == 1 && *widths.begin() > 0) {
+    packed.clear_packed_sizes();
+    packed.set_packed_width(static_cast<uint32_t>(*widths.begin()));
+  }
+  return packed;
+}
+
 Expected Expect(const Server& s, std::string_view table,
                 const std::vector<std::string>& keys, bool batch,
-                std::string_view version) {
+                std::string_view version, bool packed) {
   Expected e;
+  e.packed = batch && packed;
   const std::optional<uint64_t> wanted = OracleVersion(version);
   if (!wanted) {
     e.code = StatusCode::INVALID_ARGUMENT;
@@ -96,7 +117,8 @@ Expected Expect(const Server& s, std::string_view table,
       r->set_value(it->second);
     }
   }
-  size_t size = e.results.ByteSizeLong();
+  size_t size =
+      e.packed ? Packed(e.results).ByteSizeLong() : e.results.ByteSizeLong();
   if (!batch) {  // a GetResponse: one result, and the version in it
     GetResponse get = e.results.results(0);
     get.set_version(e.results.version());
@@ -125,7 +147,21 @@ void CheckStatus(std::string_view what, const grpc::Status& got,
 }
 
 void CheckResults(std::string_view what, const MultiGetResponse& got,
-                  const MultiGetResponse& want) {
+                  const Expected& expected) {
+  const MultiGetResponse& want = expected.results;
+  const bool packed_fields = got.packed_sizes_size() > 0 ||
+                             !got.packed_values().empty() ||
+                             got.missing_size() > 0 || got.packed_width() > 0;
+  if (expected.packed) {
+    // Byte for byte what protobuf writes of the same answer, packed.
+    if (got.SerializeAsString() != Packed(want).SerializeAsString()) {
+      Fail(what, ": the packed answer ", PrintableKey(got.SerializeAsString()),
+           " where ", PrintableKey(Packed(want).SerializeAsString()),
+           " was expected");
+    }
+    return;
+  }
+  if (packed_fields) Fail(what, ": a packed answer to a request not packed");
   if (got.version() != FixtureVersionName()) {
     Fail(what, ": answered by version ", PrintableKey(got.version()), " where ",
          FixtureVersionName(), " was expected");
@@ -147,11 +183,11 @@ void CheckResults(std::string_view what, const MultiGetResponse& got,
 
 Expected ExpectFor(const Server& s, const std::string& table,
                    const std::vector<std::string>& keys, bool batch,
-                   const std::string& version) {
+                   const std::string& version, bool packed) {
   if (!ValidUtf8(table) || !ValidUtf8(version)) {
     return {StatusCode::INVALID_ARGUMENT, {}};
   }
-  return Expect(s, table, keys, batch, version);
+  return Expect(s, table, keys, batch, version, packed);
 }
 
 Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
@@ -162,6 +198,7 @@ Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
   std::string table;
   std::vector<std::string> keys;
   std::string version;
+  bool packed = false;
   bool proto_ok;
   if (batch) {
     MultiGetRequest r;
@@ -169,6 +206,7 @@ Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
     table = r.table();
     keys.assign(r.keys().begin(), r.keys().end());
     version = r.version();
+    packed = r.packed();
   } else {
     GetRequest r;
     proto_ok = r.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
@@ -211,7 +249,11 @@ Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
     Fail("request_codec reads version ", PrintableKey(version), " as ",
          parsed.version, " where it names ", *wanted);
   }
-  return Expect(s, table, keys, batch, version);
+  if (batch && parsed.packed != packed) {
+    Fail("request_codec reads packed as ", parsed.packed,
+         " where protobuf reads ", packed);
+  }
+  return Expect(s, table, keys, batch, version, packed);
 }
 
 ExpectedScan ExpectScan(const Server& s, const v1::ScanRequest& request) {

@@ -26,6 +26,9 @@ namespace roost::fuzz {
 struct Expected {
   grpc::StatusCode code = grpc::StatusCode::OK;
   v1::MultiGetResponse results;  // when OK; its version too
+  // The answer comes in the packed form (MultiGetRequest.packed); `results`
+  // holds it in the classic one all the same.
+  bool packed = false;
 };
 
 // The version every fixture table serves (each is published once).
@@ -37,16 +40,17 @@ inline constexpr uint64_t kFixtureVersion = 1;
 std::optional<uint64_t> OracleVersion(std::string_view text);
 
 // The answer to a lookup of `keys` in `table`, a Get (one key) unless
-// `batch`, asking for version `version` (as OracleVersion reads it).
+// `batch`, asking for version `version` (as OracleVersion reads it), in the
+// packed form if `packed` (a MultiGet's).
 Expected Expect(const Server& s, std::string_view table,
                 const std::vector<std::string>& keys, bool batch,
-                std::string_view version = "");
+                std::string_view version = "", bool packed = false);
 
 // Expect(), and table names and versions with invalid UTF-8 are refused
 // when the request is parsed.
 Expected ExpectFor(const Server& s, const std::string& table,
                    const std::vector<std::string>& keys, bool batch,
-                   const std::string& version = "");
+                   const std::string& version = "", bool packed = false);
 
 // request_codec against protobuf on the same bytes (a MultiGetRequest if
 // `batch`, else a GetRequest), Fail()ing when they disagree; the
@@ -74,10 +78,10 @@ struct Deadline {
 void CheckStatus(std::string_view what, const grpc::Status& got,
                  const Expected& want, const Deadline& deadline);
 
-// Fail()s unless `got` holds exactly the results of `want`, and names the
-// fixture's version.
+// Fail()s unless `got` holds exactly the results of `want`, in the form
+// `want` says (packed or not), and names the fixture's version.
 void CheckResults(std::string_view what, const v1::MultiGetResponse& got,
-                  const v1::MultiGetResponse& want);
+                  const Expected& want);
 
 // What a Scan must return: its status, and the entries sent before it (all
 // of them, when OK), and the last message's `more`.

@@ -177,7 +177,13 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   // The size first: a response over the limits is refused before a byte of
   // any value is copied.
   size_t size = 0;
-  if (batch) {
+  PackedMultiGet packed;
+  if (batch && r.packed) {
+    for (const LookupResult& res : s.results) {
+      packed.Count({res.found, res.value});
+    }
+    size = packed.size() + version->batch_version_field.size();
+  } else if (batch) {
     for (const LookupResult& res : s.results) {
       size += MultiGetEntrySize({res.found, res.value});
       if (size > options_.max_message_size) break;
@@ -191,9 +197,17 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
       ResponseBuffer::Create(memory_, size, options_.max_message_size);
   if (!buffer.ok()) return ToClient(buffer.status(), options_.data_dir);
   char* out = buffer->data();
-  for (const LookupResult& res : s.results) {
-    out = batch ? WriteMultiGetEntry({res.found, res.value}, out)
-                : WriteGetResponse({res.found, res.value}, out);
+  if (batch && r.packed) {
+    packed.Start(out);
+    for (const LookupResult& res : s.results) {
+      packed.Write({res.found, res.value});
+    }
+    out = packed.end();
+  } else {
+    for (const LookupResult& res : s.results) {
+      out = batch ? WriteMultiGetEntry({res.found, res.value}, out)
+                  : WriteGetResponse({res.found, res.value}, out);
+    }
   }
   const std::string& name_field =
       batch ? version->batch_version_field : version->get_version_field;

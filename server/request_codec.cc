@@ -20,6 +20,7 @@ using google::protobuf::io::CodedOutputStream;
 constexpr uint32_t kTableField = 1;
 constexpr uint32_t kKeyField = 2;  // `key` of GetRequest, `keys` of MultiGet
 constexpr uint32_t kLookupVersionField = 3;  // of GetRequest, MultiGetRequest
+constexpr uint32_t kPackedField = 4;         // MultiGetRequest.packed
 constexpr uint32_t kScanStartField = 2;
 constexpr uint32_t kScanEndField = 3;
 constexpr uint32_t kScanPrefixField = 4;
@@ -29,6 +30,11 @@ constexpr uint8_t kFoundTag = 0x08;  // field 1, varint
 constexpr uint8_t kValueTag = 0x12;  // field 2, length-delimited
 constexpr uint8_t kEntryTag = 0x0a;  // field 1, length-delimited
 constexpr uint8_t kMoreTag = 0x18;   // field 3, varint
+// MultiGetResponse's packed form: fields 3, 4 and 5, length-delimited.
+constexpr uint8_t kPackedValuesTag = 0x1a;
+constexpr uint8_t kPackedSizesTag = 0x22;
+constexpr uint8_t kMissingTag = 0x2a;
+constexpr uint8_t kPackedWidthTag = 0x30;  // field 6, varint
 // Empty fields point here rather than at null, as a protobuf string would.
 constexpr std::string_view kEmpty("", 0);
 
@@ -250,11 +256,17 @@ absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
                                   LookupRequest* request) {
   request->table = kEmpty;
   request->keys.clear();
+  request->packed = false;
   size_t keys = 0;
   std::string_view version = kEmpty;
   bool table_utf8 = true;
   bool version_utf8 = true;
   const bool ok = ForEachField(bytes, [&](const Field& f) {
+    if (f.type == WireFormatLite::WIRETYPE_VARINT) {
+      // A bool is true when any of the varint's bits is; the last wins.
+      if (f.number == kPackedField) request->packed = f.varint != 0;
+      return;
+    }
     if (!IsString(f)) return;
     if (f.number == kTableField) {
       request->table = f.bytes;
@@ -337,6 +349,83 @@ char* WriteMultiGetEntry(const EncodedResult& result, char* out) {
   *out++ = static_cast<char>(kEntryTag);
   out = WriteVarint(BodySize(result), out);
   return WriteGetResponse(result, out);
+}
+
+namespace {
+
+// A length-delimited field's tag and length; `size` bytes follow.
+size_t FieldHeaderSize(size_t size) { return 1 + VarintSize(size); }
+char* WriteFieldHeader(uint8_t tag, size_t size, char* out) {
+  *out++ = static_cast<char>(tag);
+  return WriteVarint(size, out);
+}
+// Proto3 leaves an empty field out.
+size_t FieldSize(size_t size) {
+  return size == 0 ? 0 : FieldHeaderSize(size) + size;
+}
+
+}  // namespace
+
+void PackedMultiGet::Count(const EncodedResult& result) {
+  const size_t n = result.found ? result.value.size() : 0;
+  values_ += n;
+  sizes_bytes_ += VarintSize(n);
+  if (!result.found) {
+    missing_bytes_ += VarintSize(keys_);
+  } else if (n == 0 || (width_ != 0 && width_ != n)) {
+    width_ = kMixedWidths;  // an empty value, or a second size
+  } else {
+    width_ = n;
+  }
+  ++keys_;
+}
+
+size_t PackedMultiGet::size() const {
+  const size_t sizes =
+      width() > 0 ? 1 + VarintSize(width()) : FieldSize(sizes_bytes_);
+  return FieldSize(values_) + sizes + FieldSize(missing_bytes_);
+}
+
+void PackedMultiGet::Start(char* out) {
+  // Each field's bytes are known from Count(): the regions are laid out
+  // now, in field order as protobuf writes them, and filled side by side
+  // as the results are written.
+  if (values_ > 0) out = WriteFieldHeader(kPackedValuesTag, values_, out);
+  values_out_ = out;
+  out += values_;
+  sizes_out_ = nullptr;  // none written with a width
+  if (width() == 0) {
+    if (sizes_bytes_ > 0) {
+      out = WriteFieldHeader(kPackedSizesTag, sizes_bytes_, out);
+    }
+    sizes_out_ = out;
+    out += sizes_bytes_;
+  }
+  if (missing_bytes_ > 0) {
+    out = WriteFieldHeader(kMissingTag, missing_bytes_, out);
+  }
+  missing_out_ = out;
+  out += missing_bytes_;
+  if (width() > 0) {
+    *out++ = static_cast<char>(kPackedWidthTag);
+    out = WriteVarint(width(), out);
+  }
+  end_ = out;
+  keys_ = 0;
+}
+
+void PackedMultiGet::Write(const EncodedResult& result) {
+  if (result.found) {
+    std::memcpy(values_out_, result.value.data(), result.value.size());
+    values_out_ += result.value.size();
+  } else {
+    missing_out_ = WriteVarint(keys_, missing_out_);
+  }
+  if (sizes_out_ != nullptr) {
+    sizes_out_ =
+        WriteVarint(result.found ? result.value.size() : 0, sizes_out_);
+  }
+  ++keys_;
 }
 
 namespace {

@@ -10,11 +10,15 @@
 // The messages (proto/roost/v1/lookup.proto):
 //   GetRequest      { string table = 1; bytes key = 2; string version = 3; }
 //   MultiGetRequest { string table = 1; repeated bytes keys = 2;
-//                     string version = 3; }
+//                     string version = 3; bool packed = 4; }
 //   ScanRequest     { string table = 1; bytes start = 2; bytes end = 3;
 //                     bytes prefix = 4; uint32 limit = 5; string version = 6; }
 //   GetResponse     { bool found = 1; bytes value = 2; string version = 3; }
-//   MultiGetResponse{ repeated GetResponse results = 1; string version = 2; }
+//   MultiGetResponse{ repeated GetResponse results = 1; string version = 2;
+//                     bytes packed_values = 3;
+//                     repeated uint32 packed_sizes = 4 [packed];
+//                     repeated uint32 missing = 5 [packed];
+//                     uint32 packed_width = 6; }
 //   ScanResponse    { repeated KeyValue entries = 1; string version = 2;
 //                     bool more = 3; }
 //   KeyValue        { bytes key = 1; bytes value = 2; }
@@ -55,6 +59,8 @@ struct LookupRequest {
   size_t total_keys = 0;
   // The version asked for ("v000007" or "7"), or 0 for the serving one.
   uint64_t version = 0;
+  // A MultiGet that asks for the packed response form.
+  bool packed = false;
 };
 
 // A ScanRequest, its bytes fields views into the request.
@@ -96,6 +102,46 @@ size_t MultiGetEntrySize(const EncodedResult& result);
 // room for the sizes above; returns the end of what was written.
 char* WriteGetResponse(const EncodedResult& result, char* out);
 char* WriteMultiGetEntry(const EncodedResult& result, char* out);
+
+// The packed form of a MultiGetResponse (fields 3 to 6), written in two
+// passes over the results: Count() each to learn the size, then, with that
+// much room reserved, Start() and Write() each, in the same order. When
+// every found value has one size (larger than 0), it goes in packed_width
+// and no packed_sizes are written (lookup.proto).
+//
+// Example:
+//   PackedMultiGet packed;
+//   for (i...) packed.Count(results[i]);
+//   char* out = buffer;  // packed.size() bytes
+//   packed.Start(out);
+//   for (i...) packed.Write(results[i]);
+//   out = packed.end();
+class PackedMultiGet {
+ public:
+  void Count(const EncodedResult& result);
+  // The encoded size of the three fields (0 for an empty batch).
+  size_t size() const;
+  // Writes the fields' tags and lengths; `out` has room for size() bytes.
+  void Start(char* out);
+  void Write(const EncodedResult& result);
+  // The end of what was written, after the last Write().
+  char* end() const { return end_; }
+
+ private:
+  uint32_t keys_ = 0;       // Count()ed, then the next index to Write()
+  size_t values_ = 0;       // bytes of found values
+  size_t sizes_bytes_ = 0;  // varints of every key's size
+  size_t missing_bytes_ = 0;
+  // The size of every found value so far; 0 before the first, and
+  // kMixedWidths once two differ or one is empty.
+  static constexpr size_t kMixedWidths = SIZE_MAX;
+  size_t width_ = 0;
+  size_t width() const { return width_ == kMixedWidths ? 0 : width_; }
+  char* values_out_ = nullptr;
+  char* sizes_out_ = nullptr;
+  char* missing_out_ = nullptr;
+  char* end_ = nullptr;
+};
 
 // A response's `version` field, field `number` (3 of GetResponse, 2 of
 // MultiGetResponse and ScanResponse), naming version `name`: tag, length,

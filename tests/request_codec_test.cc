@@ -229,6 +229,106 @@ TEST(RequestCodecTest, WritesWhatProtobufReads) {
   }
 }
 
+TEST(RequestCodecTest, ParsesThePackedFlagAsProtobufDoes) {
+  v1::MultiGetRequest m;
+  m.set_table("t");
+  m.add_keys("k");
+  LookupRequest parsed;
+  ASSERT_OK(ParseMultiGetRequest(m.SerializeAsString(), 10, &parsed));
+  EXPECT_FALSE(parsed.packed);
+  m.set_packed(true);
+  ASSERT_OK(ParseMultiGetRequest(m.SerializeAsString(), 10, &parsed));
+  EXPECT_TRUE(parsed.packed);
+  // Any set bit is true, the last occurrence wins, and field 4 of another
+  // wire type is an unknown field, as protobuf reads them.
+  for (const auto& [bytes, want] : std::vector<std::pair<std::string, bool>>{
+           {std::string("\x20\x80\x01", 3), true},
+           {std::string("\x20\x01\x20\x00", 4), false},
+           {std::string("\x20\x00\x20\x02", 4), true},
+           {std::string("\x22\x01\x01", 3), false}}) {
+    v1::MultiGetRequest proto;
+    ASSERT_TRUE(proto.ParseFromString(bytes)) << PrintableKey(bytes);
+    ASSERT_OK(ParseMultiGetRequest(bytes, 10, &parsed));
+    EXPECT_EQ(parsed.packed, want) << PrintableKey(bytes);
+    EXPECT_EQ(proto.packed(), want) << PrintableKey(bytes);
+  }
+}
+
+// Writes `results` in the packed form; checks the size it gave beforehand.
+std::string WritePacked(const std::vector<EncodedResult>& results) {
+  PackedMultiGet packed;
+  for (const EncodedResult& r : results) packed.Count(r);
+  std::string buffer(packed.size(), '\0');
+  packed.Start(buffer.data());
+  for (const EncodedResult& r : results) packed.Write(r);
+  EXPECT_EQ(packed.end(), buffer.data() + buffer.size());
+  return buffer;
+}
+
+TEST(RequestCodecTest, WritesThePackedFormAsProtobufDoes) {
+  // The worked example of lookup.proto: a = "xy", b missing, c = "z".
+  EXPECT_EQ(WritePacked({{true, "xy"}, {false, {}}, {true, "z"}}),
+            std::string("\x1a\x03xyz"
+                        "\x22\x03\x02\x00\x01"
+                        "\x2a\x01\x01",
+                        13));
+  // Its fixed-width twin: a = "xy", b missing, c = "zw".
+  EXPECT_EQ(WritePacked({{true, "xy"}, {false, {}}, {true, "zw"}}),
+            std::string("\x1a\x04xyzw"
+                        "\x2a\x01\x01"
+                        "\x30\x02",
+                        11));
+  EXPECT_EQ(WritePacked({}), "");
+
+  std::mt19937_64 rng(13);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::string> values;
+    std::vector<EncodedResult> results;
+    // Up to 300 keys: indexes and sizes across varints' byte boundaries.
+    // Every fourth round has values of one width (200: a two-byte
+    // varint), which go in packed_width.
+    const size_t n = rng() % 301;
+    const bool fixed = round % 4 == 0;
+    for (size_t i = 0; i < n; ++i) {
+      values.push_back(
+          RandomBytes(rng, fixed ? 200 : (i % 7 == 0 ? 0 : rng() % 300)));
+    }
+    v1::MultiGetResponse expected;
+    size_t width = 0;
+    bool one_width = true;
+    for (size_t i = 0; i < n; ++i) {
+      // Some rounds have every key, some none, the others a mix.
+      const bool found = round % 10 == 1   ? true
+                         : round % 10 == 2 ? false
+                                           : rng() % 4 != 0;
+      results.push_back({found, values[i]});
+      if (found) {
+        if (values[i].empty() || (width != 0 && width != values[i].size())) {
+          one_width = false;
+        }
+        width = values[i].size();
+        expected.mutable_packed_values()->append(values[i]);
+        expected.add_packed_sizes(static_cast<uint32_t>(values[i].size()));
+      } else {
+        expected.add_packed_sizes(0);
+        expected.add_missing(static_cast<uint32_t>(i));
+      }
+    }
+    if (one_width && width > 0) {
+      expected.clear_packed_sizes();
+      expected.set_packed_width(static_cast<uint32_t>(width));
+    }
+    const std::string bytes = WritePacked(results);
+    EXPECT_EQ(bytes, expected.SerializeAsString()) << round;
+    v1::MultiGetResponse parsed;
+    ASSERT_TRUE(parsed.ParseFromString(bytes));
+    EXPECT_EQ(parsed.results_size(), 0);
+    if (fixed && !expected.packed_values().empty()) {
+      EXPECT_EQ(parsed.packed_width(), 200u) << round;
+    }
+  }
+}
+
 TEST(RequestCodecTest, ParsesVersionsAndScanRequestsAsProtobufWritesThem) {
   std::mt19937_64 rng(13);
   for (int round = 0; round < 200; ++round) {

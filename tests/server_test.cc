@@ -51,6 +51,20 @@ std::vector<std::string> MissingKeys(const KeyValues& kvs, size_t n,
   return out;
 }
 
+// A MultiGet asking for the packed form (MultiGetRequest.packed).
+grpc::Status PackedMultiGet(ServerProcess& server, const std::string& table,
+                            const std::vector<std::string>& keys,
+                            v1::MultiGetResponse* response) {
+  v1::MultiGetRequest request;
+  request.set_table(table);
+  for (const std::string& key : keys) request.add_keys(key);
+  request.set_packed(true);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(30));
+  return server.lookup().MultiGet(&context, request, response);
+}
+
 TEST_F(LookupTest, GetAndMultiGetAnswerWhatTheLoaderWasGiven) {
   const KeyValues kvs = MixedPairs(1, 400);
   const std::vector<std::string> missing = MissingKeys(kvs, 100, 2);
@@ -106,10 +120,40 @@ TEST_F(LookupTest, GetAndMultiGetAnswerWhatTheLoaderWasGiven) {
         ASSERT_EQ(r.results(i).value(), it != kvs.end() ? it->second : "")
             << "result " << i << " of " << PrintableKey(batch[i]);
       }
+      // The packed form: the same answers, sliced from one bytes field.
+      v1::MultiGetResponse p;
+      ASSERT_OK(PackedMultiGet(server, t.name, batch, &p));
+      EXPECT_EQ(p.results_size(), 0);
+      EXPECT_EQ(p.version(), r.version());
+      // Sizes per key, or one width for all (lookup.proto).
+      if (p.packed_width() == 0) {
+        ASSERT_EQ(p.packed_sizes_size(), static_cast<int>(batch.size()));
+      } else {
+        ASSERT_EQ(p.packed_sizes_size(), 0);
+      }
+      size_t offset = 0;
+      std::vector<uint32_t> missing;
+      for (size_t i = 0; i < batch.size(); ++i) {
+        const bool found = r.results(i).found();
+        const size_t size = p.packed_width() == 0 ? p.packed_sizes(i)
+                            : found               ? p.packed_width()
+                                                  : 0;
+        const std::string_view value =
+            std::string_view(p.packed_values()).substr(offset, size);
+        offset += size;
+        if (!found) missing.push_back(static_cast<uint32_t>(i));
+        ASSERT_EQ(value, r.results(i).value()) << "packed result " << i;
+      }
+      EXPECT_EQ(offset, p.packed_values().size());
+      EXPECT_EQ(std::vector<uint32_t>(p.missing().begin(), p.missing().end()),
+                missing);
     }
     v1::MultiGetResponse empty;
     ASSERT_OK(server.MultiGet(t.name, {}, &empty));
     EXPECT_EQ(empty.results_size(), 0);
+    ASSERT_OK(PackedMultiGet(server, t.name, {}, &empty));
+    EXPECT_EQ(empty.packed_sizes_size(), 0);
+    EXPECT_NE(empty.version(), "");
   }
 }
 
@@ -449,6 +493,20 @@ TEST_F(LookupTest, MessagesOverMaxMessageSizeAreResourceExhausted) {
   // built.
   s = server.MultiGet(
       "t", std::vector<std::string>(keys.begin(), keys.begin() + 30), &m);
+  EXPECT_TRUE(IsError(s, StatusCode::RESOURCE_EXHAUSTED,
+                      "the response would be larger than --max-message-size "
+                      "(4096 bytes)"));
+  // The packed form is bounded the same way: 20 values of 200 bytes fit
+  // in 4096 bytes, 21 do not.
+  ASSERT_OK(PackedMultiGet(
+      server, "t", std::vector<std::string>(keys.begin(), keys.begin() + 20),
+      &m));
+  EXPECT_EQ(m.packed_values().size(), 4000u);
+  EXPECT_EQ(m.packed_width(), 200u);  // one width: no sizes
+  EXPECT_EQ(m.packed_sizes_size(), 0);
+  s = PackedMultiGet(server, "t",
+                     std::vector<std::string>(keys.begin(), keys.begin() + 21),
+                     &m);
   EXPECT_TRUE(IsError(s, StatusCode::RESOURCE_EXHAUSTED,
                       "the response would be larger than --max-message-size "
                       "(4096 bytes)"));

@@ -44,22 +44,32 @@ class ListTablesResponse(_message.Message):
     def __init__(self, tables: _Optional[_Iterable[_Union[TableInfo, _Mapping]]] = ...) -> None: ...
 
 class MultiGetRequest(_message.Message):
-    __slots__ = ["keys", "table", "version"]
+    __slots__ = ["keys", "packed", "table", "version"]
     KEYS_FIELD_NUMBER: _ClassVar[int]
+    PACKED_FIELD_NUMBER: _ClassVar[int]
     TABLE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     keys: _containers.RepeatedScalarFieldContainer[bytes]
+    packed: bool
     table: str
     version: str
-    def __init__(self, table: _Optional[str] = ..., keys: _Optional[_Iterable[bytes]] = ..., version: _Optional[str] = ...) -> None: ...
+    def __init__(self, table: _Optional[str] = ..., keys: _Optional[_Iterable[bytes]] = ..., version: _Optional[str] = ..., packed: bool = ...) -> None: ...
 
 class MultiGetResponse(_message.Message):
-    __slots__ = ["results", "version"]
+    __slots__ = ["missing", "packed_sizes", "packed_values", "packed_width", "results", "version"]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    PACKED_SIZES_FIELD_NUMBER: _ClassVar[int]
+    PACKED_VALUES_FIELD_NUMBER: _ClassVar[int]
+    PACKED_WIDTH_FIELD_NUMBER: _ClassVar[int]
     RESULTS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    missing: _containers.RepeatedScalarFieldContainer[int]
+    packed_sizes: _containers.RepeatedScalarFieldContainer[int]
+    packed_values: bytes
+    packed_width: int
     results: _containers.RepeatedCompositeFieldContainer[GetResponse]
     version: str
-    def __init__(self, results: _Optional[_Iterable[_Union[GetResponse, _Mapping]]] = ..., version: _Optional[str] = ...) -> None: ...
+    def __init__(self, results: _Optional[_Iterable[_Union[GetResponse, _Mapping]]] = ..., version: _Optional[str] = ..., packed_values: _Optional[bytes] = ..., packed_sizes: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., packed_width: _Optional[int] = ...) -> None: ...
 
 class ScanRequest(_message.Message):
     __slots__ = ["end", "limit", "prefix", "start", "table", "version"]
