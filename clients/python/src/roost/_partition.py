@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import repeat
 from typing import Optional, Sequence
 
 import xxhash
@@ -39,11 +41,25 @@ def partition_of(key: bytes, shards: int) -> int:
     return (_xxh3(key, PARTITION_SEED) * shards) >> 64
 
 
-# Up to this many shards, a batch is split with one pass per shard present
-# (list comprehensions); past it, with one pass appending to each shard's
-# list. Measured on batches of 1,000 keys (the seed is passed by position:
-# xxhash parses a keyword twice as slowly as the hash takes).
-_PASS_PER_SHARD_UP_TO = 8
+def _bounds(shards: int) -> list[int]:
+    """The hash values at which shards 1 .. shards-1 begin: the least h
+    with (h * shards) >> 64 == s is ceil(s * 2^64 / shards), so the shard
+    of h is the number of bounds at or below it (bisect_right), the same
+    as the multiply-shift, found by C code (bisect) rather than by Python
+    arithmetic per key."""
+    return [-(-(s << 64) // shards) for s in range(1, shards)]
+
+
+def shards_of(batch: Sequence[bytes], shards: int) -> list[int]:
+    """partition_of(key, shards) of every key of `batch`, in order."""
+    if not 1 <= shards <= MAX_SHARDS:
+        raise ValueError(f"a table has 1 to {MAX_SHARDS} shards, not {shards}")
+    if shards == 1:
+        return [0] * len(batch)
+    # map() over builtins: no Python frame per key (measured 1.6x faster
+    # than a list comprehension on batches of 1,000 keys).
+    hashes = map(_xxh3, batch, repeat(PARTITION_SEED))
+    return list(map(bisect_right, repeat(_bounds(shards)), hashes))
 
 
 class Split:
@@ -62,19 +78,13 @@ class Split:
             self.keys = {0: batch} if batch else {}
             self.positions = None
             return
-        seed = PARTITION_SEED
-        xxh3 = _xxh3
-        ids = [(xxh3(key, seed) * shards) >> 64 for key in batch]
         positions: dict[int, list[int]] = {}
-        if shards <= _PASS_PER_SHARD_UP_TO:
-            for shard in sorted(set(ids)):
-                positions[shard] = [i for i, s in enumerate(ids) if s == shard]
-        else:
-            for i, shard in enumerate(ids):
-                part = positions.get(shard)
-                if part is None:
-                    positions[shard] = [i]
-                else:
-                    part.append(i)
+        for i, shard in enumerate(shards_of(batch, shards)):
+            part = positions.get(shard)
+            if part is None:
+                positions[shard] = [i]
+            else:
+                part.append(i)
         self.positions = positions
-        self.keys = {shard: [batch[i] for i in p] for shard, p in positions.items()}
+        get = batch.__getitem__
+        self.keys = {shard: list(map(get, p)) for shard, p in positions.items()}
