@@ -6,8 +6,8 @@
 #            unsharded server, same keys, same callers; interleaved rounds;
 #   shards   the router's MultiGet over 1, 2 and 3 shards (one roost-server
 #            each), the same table built with --shards 1, 2, 3;
-#   python   the Python package's get_many (bench/python_client_bench.py)
-#            over the 3 shards;
+#   python   the Python package's get_many (bench/python_client_bench.py),
+#            sync and asyncio, over 1 shard and over 3;
 #   publish  a version published into a table repository on a loopback
 #            MinIO (roost-load build --repository): the seconds from the
 #            POINTER's move to a --repository server serving it, against a
@@ -138,37 +138,9 @@ load() {
 common=(--table bench --keys "$keys" --seed "$seed" --batch "$batch"
   --threads "$threads" --duration "$duration" --warmup "$warmup")
 
-# --- routing overhead: one unsharded server, direct and through the router -
-serve single "$work/data1"
-single_port=$port single_pid=$pid
-printf '{"shards": [["127.0.0.1:%s"]]}\n' "$single_port" >"$work/layout1.json"
-for r in $(seq "$rounds"); do
-  load routing direct 1 "$cluster_load" --addr "127.0.0.1:$single_port" \
-    --server-pid "$single_pid" "${common[@]}"
-  load routing router 1 "$cluster_load" --cluster "$work/layout1.json" \
-    --server-pid "$single_pid" "${common[@]}"
-done
-
-# --- throughput against the shard count -------------------------------------
-load shards router 1 "$cluster_load" --cluster "$work/layout1.json" "${common[@]}"
-kill "$single_pid" 2>/dev/null || true
-for s in 2 3; do
-  entries=()
-  for i in $(seq 0 $((s - 1))); do
-    serve "shard$s-$i" "$work/data$s" --shard "$i"
-    entries+=("[\"127.0.0.1:$port\"]")
-  done
-  (IFS=,; printf '{"shards": [%s]}\n' "${entries[*]}") >"$work/layout$s.json"
-  load shards router "$s" "$cluster_load" --cluster "$work/layout$s.json" "${common[@]}"
-  if [ "$s" = 2 ]; then
-    # Only one cluster at a time holds the cores.
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  fi
-done
-
-# --- the Python client over 3 shards ---------------------------------------
+# --- the Python client: set-up -----------------------------------------------
 # The first python3 that has Debian's grpc and xxhash (a pyenv shim may come
-# first on PATH).
+# first on PATH), and 200,000 of the table's keys for it to look up.
 python=
 for p in "${PYTHON:-python3}" /usr/bin/python3; do
   if "$p" -c 'import grpc, xxhash' 2>/dev/null; then
@@ -190,19 +162,62 @@ rng = random.Random(seed)
 for _ in range(200000):
     print(struct.pack("<Q", mix((base + rng.randrange(n)) & M)).hex())
 EOF
-  out=$("$python" "$repo/bench/python_client_bench.py" --layout "$work/layout3.json" \
-    --table bench --keys-file "$work/keys.hex" --hex --batch "$batch" \
-    --seconds "$duration" --concurrency "$threads" 2>"$work/load.err") || true
-  echo "  $out" >&2
-  if [ -n "$out" ]; then
-    echo "{\"section\":\"python\",\"system\":\"python\",\"shards\":3,\"table_keys\":$keys,${out#\{}" \
-      >>"$results/cluster.jsonl"
-  else
-    failures+=("python client: $(head -c 300 "$work/load.err")")
-  fi
 else
   failures+=("python client: grpc or xxhash not importable")
 fi
+# python_bench SHARDS: get_many through the Python package over layout
+# SHARDS, sync (threads) and asyncio. timeout: a client that does not exit
+# must not stall the whole run.
+python_bench() {
+  local shards="$1" api out flags
+  [ -n "$python" ] || return 0
+  for api in sync aio; do
+    flags=()
+    [ "$api" = aio ] && flags=(--aio)
+    echo "cluster: python $api ($shards shards)..." >&2
+    out=$(timeout 300 "$python" "$repo/bench/python_client_bench.py" \
+      --layout "$work/layout$shards.json" --table bench --keys-file "$work/keys.hex" \
+      --hex --batch "$batch" --seconds "$duration" --concurrency "$threads" \
+      "${flags[@]}" 2>"$work/load.err") || true
+    echo "  $out" >&2
+    if [ -n "$out" ]; then
+      echo "{\"section\":\"python\",\"system\":\"python-$api\",\"shards\":$shards,\"table_keys\":$keys,${out#\{}" \
+        >>"$results/cluster.jsonl"
+    else
+      failures+=("python client ($api, $shards shards): $(head -c 300 "$work/load.err")")
+    fi
+  done
+}
+
+# --- routing overhead: one unsharded server, direct and through the router -
+serve single "$work/data1"
+single_port=$port single_pid=$pid
+printf '{"shards": [["127.0.0.1:%s"]]}\n' "$single_port" >"$work/layout1.json"
+for r in $(seq "$rounds"); do
+  load routing direct 1 "$cluster_load" --addr "127.0.0.1:$single_port" \
+    --server-pid "$single_pid" "${common[@]}"
+  load routing router 1 "$cluster_load" --cluster "$work/layout1.json" \
+    --server-pid "$single_pid" "${common[@]}"
+done
+
+# --- throughput against the shard count, and the Python client --------------
+load shards router 1 "$cluster_load" --cluster "$work/layout1.json" "${common[@]}"
+python_bench 1
+kill "$single_pid" 2>/dev/null || true
+for s in 2 3; do
+  entries=()
+  for i in $(seq 0 $((s - 1))); do
+    serve "shard$s-$i" "$work/data$s" --shard "$i"
+    entries+=("[\"127.0.0.1:$port\"]")
+  done
+  (IFS=,; printf '{"shards": [%s]}\n' "${entries[*]}") >"$work/layout$s.json"
+  load shards router "$s" "$cluster_load" --cluster "$work/layout$s.json" "${common[@]}"
+  if [ "$s" = 2 ]; then
+    # Only one cluster at a time holds the cores.
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  fi
+done
+python_bench 3
 
 # --- publish to serving -----------------------------------------------------
 for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
