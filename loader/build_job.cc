@@ -23,7 +23,7 @@
 namespace roost {
 namespace {
 
-constexpr std::string_view kLoaderVersion = "roost-load 0.1.0";
+constexpr std::string_view kLoaderVersion = "roost-load " ROOST_VERSION;
 
 // With --max-shrink: refuses `keys` when the newest complete version of the
 // table in `table_dir` had more than it by over the allowed share.
@@ -149,6 +149,11 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
   if (!job.repository.empty()) {
     // The URI and the AWS_* environment, checked without a request.
     ROOST_RETURN_IF_ERROR(OpenObjectStore(job.repository).status());
+  }
+  if (job.data_timestamp && job.data_dir.empty() && job.repository.empty()) {
+    return absl::InvalidArgumentError(
+        "--data-timestamp goes with --data-dir or --repository (it is "
+        "written into the version's MANIFEST; a table file has none)");
   }
   if (job.keep_versions && job.repository.empty()) {
     return absl::InvalidArgumentError("--keep-versions goes with --repository");
@@ -306,6 +311,10 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     m.build_options = OptionsJson(job);
     m.inputs = read;
     m.loader = std::string(kLoaderVersion);
+    m.build_time = std::chrono::duration_cast<std::chrono::seconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+    m.data_time = job.data_timestamp;
     if (target) {
       ROOST_ASSIGN_OR_RETURN(
           RepositoryPublished published,

@@ -60,6 +60,11 @@ struct BuildJob {
   // (storage/partition.h), in [1, kMaxShards]; more than 1 needs a data
   // directory. The default value is 1: one table.sst, as before sharding.
   uint32_t shards = 1;
+  // The time the input data is of (when its source was exported, say), in
+  // seconds since the Unix epoch, for the MANIFEST's data_time; needs a
+  // data directory or a repository. The default value is std::nullopt
+  // (no data_time).
+  std::optional<int64_t> data_timestamp;
 };
 
 // Checks the options RunBuild would take, before any input is opened.

@@ -21,6 +21,7 @@
 #include "storage/partition.h"
 #include "storage/table.h"
 #include "storage/version_check.h"
+#include "util/build_info.h"
 #include "util/encoding.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
@@ -91,6 +92,8 @@ struct BuildFlags {
   std::string shards = "1";
   std::string keep_versions;
   std::string abandoned_after = "24h";
+  std::string data_timestamp;
+  bool data_timestamp_given = false;  // even as ""
   bool no_hash_index = false;
   bool quiet = false;
   std::string output_format = "text";
@@ -138,6 +141,11 @@ int RunBuildCommand(BuildFlags& f) {
     int64_t seconds = 0;
     assign(ParseDurationSeconds(f.abandoned_after), &seconds);
     job.abandoned_after = std::chrono::seconds(seconds);
+  }
+  if (f.data_timestamp_given) {
+    int64_t seconds = 0;
+    assign(ParseTimestamp(f.data_timestamp), &seconds);
+    job.data_timestamp = seconds;
   }
   if (!f.max_shrink.empty()) {
     double share = 0;
@@ -331,7 +339,7 @@ int main(int argc, char** argv) {
       "  roost-load get --key-encoding hex /srv/roost/users 7573657231 "
       "00ff\n"
       "Run `roost-load COMMAND --help` for a command's flags.");
-  app.set_version_flag("--version", "roost-load 0.1.0");
+  app.set_version_flag("--version", VersionLine("roost-load"));
   app.require_subcommand(1);
 
   BuildFlags f;
@@ -372,6 +380,13 @@ int main(int argc, char** argv) {
                 "one table.sst")
       ->type_name("N")
       ->capture_default_str();
+  b->add_option("--data-timestamp", f.data_timestamp,
+                "With --data-dir or --repository: the time the input data is "
+                "of (when it was exported, say), written into the MANIFEST "
+                "as data_time and exported by roost-server as "
+                "roost_table_data_timestamp_seconds: RFC 3339 "
+                "(2024-05-01T12:00:00Z) or Unix seconds")
+      ->type_name("TIME");
   b->add_option("--format", f.format, "Table format: cuckoo or block")
       ->check(CLI::IsMember({"cuckoo", "block"}))
       ->capture_default_str();
@@ -502,6 +517,7 @@ int main(int argc, char** argv) {
                        "--abandoned-after goes with --keep-versions"),
                    f.output_format == "json");
     }
+    f.data_timestamp_given = b->count("--data-timestamp") > 0;
     return RunBuildCommand(f);
   }
   for (auto [command, validate, run] :

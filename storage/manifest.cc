@@ -10,6 +10,7 @@
 #include "storage/partition.h"
 #include "util/file.h"
 #include "util/str_cat.h"
+#include "util/timestamp.h"
 
 namespace roost {
 namespace {
@@ -55,6 +56,8 @@ std::string Manifest::ToJson() const {
     in.push_back({{"path", input.path}, {"size", input.size}});
   }
   m["loader"] = loader;
+  if (build_time) m["build_time"] = FormatRfc3339(*build_time);
+  if (data_time) m["data_time"] = FormatRfc3339(*data_time);
   return DumpJson(m) + "\n";
 }
 
@@ -171,6 +174,15 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
     }
   }
   str("loader", &m.loader);
+  // Optional too; when there, an RFC 3339 time.
+  auto optional_time = [&](std::string_view field,
+                           std::optional<int64_t>* out) {
+    if (!json->contains(field)) return true;
+    if (auto text = JsonString(*json, field)) *out = ParseRfc3339(*text);
+    return out->has_value();
+  };
+  if (!optional_time("build_time", &m.build_time)) return bad("build_time");
+  if (!optional_time("data_time", &m.data_time)) return bad("data_time");
   return m;
 }
 

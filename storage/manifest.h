@@ -28,7 +28,9 @@
 //     // (docs/format/manifest.md)
 //     "build_options": {...},
 //     "inputs": [{"path": "users.tsv", "size": 3288890}],
-//     "loader": "roost-load 0.1.0"
+//     "loader": "roost-load 0.1.0",
+//     "build_time": "2024-05-01T12:00:00Z",
+//     "data_time": "2024-05-01T06:00:00Z"   // with --data-timestamp
 //   }
 #ifndef ROOST_STORAGE_MANIFEST_H_
 #define ROOST_STORAGE_MANIFEST_H_
@@ -92,6 +94,13 @@ struct Manifest {
   Json build_options = Json::object();
   std::vector<ManifestInput> inputs;
   std::string loader;
+  // When roost-load built the version, and the time its input data is of
+  // (roost-load build --data-timestamp), in seconds since the Unix epoch;
+  // written as RFC 3339 UTC text. Absent in MANIFESTs written before
+  // roost-load 0.2, and data_time in those of builds without
+  // --data-timestamp.
+  std::optional<int64_t> build_time;
+  std::optional<int64_t> data_time;
 
   std::string ToJson() const;
   // InvalidArgument naming the first missing or malformed field.

@@ -1,5 +1,6 @@
 // roost-load end to end, errors: malformed input named by file and line,
 // --max-bad-records, and bad flags and usage, with their exit codes.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "tests/roost_load_fixture.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
+#include "util/build_info.h"
 #include "util/json.h"
 #include "util/str_cat.h"
 
@@ -86,7 +88,12 @@ TEST_F(RoostLoadTest, UsageErrorsAndHelp) {
   r = RoostLoad("build --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("--memory-limit TEXT=1G"), std::string::npos) << r.out;
-  EXPECT_EQ(RoostLoad("--version").out, "roost-load 0.1.0\n");
+  r = RoostLoad("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, VersionLine("roost-load") + "\n");
+  EXPECT_THAT(
+      r.out, ::testing::MatchesRegex(
+                 "roost-load [0-9.]+ \\(revision ([0-9a-f]{40}|unknown)\\)\n"));
   r = RoostLoad("get /nonexistent.sst k");
   EXPECT_EQ(r.exit_code, 74);
   EXPECT_NE(r.out.find("/nonexistent.sst"), std::string::npos);
@@ -169,6 +176,43 @@ TEST_F(RoostLoadTest, BadOptionsAreRefusedBeforeAnyInputIsOpened) {
 
 // Defect 18: a value the server could never return is refused at build
 // time, against a limit the MANIFEST records.
+TEST_F(RoostLoadTest, BadDataTimestampsAreUsageErrors) {
+  const std::string in = Write("in.tsv", "a\t1\n");
+  const std::string data = dir_.File("data");
+  struct Case {
+    std::string value, error;
+  };
+  const std::vector<Case> cases = {
+      {"yesterday", "bad timestamp \"yesterday\" (an RFC 3339"},
+      {"''", "bad timestamp \"\" (an RFC 3339"},
+      {"2024-05-01", "bad timestamp \"2024-05-01\" (an RFC 3339"},
+      {"2024-05-01T12:00:00", "bad timestamp \"2024-05-01T12:00:00\""},
+      {"2024-02-30T12:00:00Z", "bad timestamp \"2024-02-30T12:00:00Z\""},
+      {"1969-12-31T23:59:59Z", "bad timestamp \"1969-12-31T23:59:59Z\""},
+      {"-5", "bad timestamp \"-5\""},
+      {"1714564800.5", "bad timestamp \"1714564800.5\""},
+      {"1714564800000",
+       "bad timestamp \"1714564800000\": after the year 9999; milliseconds?"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.value);
+    Result r = RoostLoad("build -q -i " + in + " --data-dir " + data +
+                         " --table t --data-timestamp " + c.value);
+    EXPECT_EQ(r.exit_code, 64) << r.out;
+    EXPECT_NE(r.out.find("roost-load: " + c.error), std::string::npos) << r.out;
+  }
+  EXPECT_TRUE(Versions(data + "/t").empty());
+  // A table file has no MANIFEST to write it into.
+  Result r = RoostLoad("build -q -i " + in + " -o " + dir_.File("t.sst") +
+                       " --data-timestamp 1714564800");
+  EXPECT_EQ(r.exit_code, 64) << r.out;
+  EXPECT_NE(r.out.find("--data-timestamp goes with --data-dir or "
+                       "--repository"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir_.File("t.sst")));
+}
+
 TEST_F(RoostLoadTest, ValuesOverTheServingLimitAreRefused) {
   const std::string big(16 * 1024 * 1024 + 1, 'v');
   const std::string in = Write("in.tsv", "small\t1\nbig\t" + big + "\n");

@@ -7,14 +7,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <string>
 
+#include "tests/manifest_edit.h"
 #include "tests/roost_load_fixture.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/json.h"
 #include "util/str_cat.h"
+#include "util/timestamp.h"
 
 namespace roost::testing {
 namespace {
@@ -43,7 +46,7 @@ TEST_F(RoostLoadTest, PublishesVersionsWithManifests) {
             fs::file_size(data + "/users/v000002/table.sst"));
   EXPECT_EQ(JsonString(m.at("inputs").at(0), "path"), in);
   EXPECT_EQ(JsonUint64(m.at("build_options"), "restart_interval"), 16u);
-  EXPECT_EQ(JsonString(m, "loader"), "roost-load 0.1.0");
+  EXPECT_EQ(JsonString(m, "loader"), "roost-load " ROOST_VERSION);
 
   // verify of the table directory checks its newest version.
   Result r = RoostLoad("verify " + data + "/users");
@@ -67,6 +70,56 @@ TEST_F(RoostLoadTest, PublishesVersionsWithManifests) {
                       " --table ../escape")
                 .exit_code,
             64);
+}
+
+// The MANIFEST says when the version was built and, given
+// --data-timestamp, the time of its data; MANIFESTs without either (written
+// before roost-load 0.2) still verify, and a malformed one does not.
+TEST_F(RoostLoadTest, ManifestRecordsBuildAndDataTimes) {
+  const std::string in = Write("in.tsv", "k1\tv1\n");
+  const std::string data = dir_.File("data");
+  const int64_t before = std::time(nullptr);
+  ASSERT_EQ(
+      RoostLoad("build -q -i " + in + " --data-dir " + data + " --table t")
+          .exit_code,
+      0);
+  const int64_t after = std::time(nullptr);
+  Json m = ParseOrFail(ReadFile(data + "/t/v000001/MANIFEST"));
+  ASSERT_TRUE(JsonString(m, "build_time")) << m.dump();
+  const std::optional<int64_t> built =
+      ParseRfc3339(*JsonString(m, "build_time"));
+  ASSERT_TRUE(built) << *JsonString(m, "build_time");
+  EXPECT_GE(*built, before);
+  EXPECT_LE(*built, after);
+  EXPECT_FALSE(m.contains("data_time"));
+
+  // RFC 3339 with any offset, or Unix seconds; written in UTC.
+  for (const std::string given : {"2024-05-01T14:00:00+02:00",
+                                  "2024-05-01T12:00:00.999Z", "1714564800"}) {
+    SCOPED_TRACE(given);
+    ASSERT_EQ(RoostLoad("build -q -i " + in + " --data-dir " + data +
+                        " --table t --data-timestamp " + given)
+                  .exit_code,
+              0);
+    m = ParseOrFail(
+        ReadFile(data + "/t/" + Versions(data + "/t").back() + "/MANIFEST"));
+    EXPECT_EQ(JsonString(m, "data_time"), "2024-05-01T12:00:00Z");
+  }
+
+  // Without the two fields, as roost-load 0.1 wrote it: still a version.
+  EditManifest(data + "/t/v000002", [](Json& j) {
+    j.erase("build_time");
+    j.erase("data_time");
+  });
+  Result r = RoostLoad("verify " + data + "/t/v000002");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EditManifest(data + "/t/v000003",
+               [](Json& j) { j["build_time"] = "yesterday"; });
+  r = RoostLoad("verify " + data + "/t/v000003");
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_NE(r.out.find("missing or malformed \"build_time\""),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(RoostLoadTest, InterruptedBuildLeavesOnlyCompleteVersions) {
