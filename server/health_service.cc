@@ -40,6 +40,7 @@ class HealthService::Watcher final
   Watcher(HealthService* service, std::string name)
       : service_(service), name_(std::move(name)), start_(Clock::now()) {
     service_->metrics_->Started(Method::kHealthWatch);
+    service_->metrics_->MessageReceived(Method::kHealthWatch);
     std::lock_guard lock(service_->mu_);
     service_->watchers_[name_].insert(this);
     UpdateLocked();
@@ -64,6 +65,7 @@ class HealthService::Watcher final
       FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "closed"));
       return;
     }
+    service_->metrics_->MessageSent(Method::kHealthWatch);
     UpdateLocked();
   }
 

@@ -70,8 +70,8 @@ inline constexpr std::array<double, 10> kRequestKeyBounds = {
 // Cuckoo blocks touched by one lookup are counted exactly up to this.
 inline constexpr int kMaxProbes = 8;
 
-// One RPC method's counters: started, handled by code, latency and (for
-// lookups) keys per request.
+// One RPC method's counters: started, handled by code, latency, (for
+// lookups) keys per request and (for streams) messages received and sent.
 enum class Method {
   kGet,
   kMultiGet,
@@ -92,11 +92,18 @@ class RpcMetrics {
   void Handled(Method m, grpc::StatusCode code,
                std::chrono::nanoseconds elapsed);
   void RequestKeys(Method m, uint64_t keys);
+  // A streaming call's messages, as go-grpc-prometheus counts them: a
+  // request read, and a response the transport took (OnWriteDone(true)). A
+  // server stream's one request counts as received when the call starts.
+  void MessageReceived(Method m) { counters_.Add(Cell(m, kReceived), 1); }
+  void MessageSent(Method m) { counters_.Add(Cell(m, kSent), 1); }
   void Collect(std::vector<prometheus::MetricFamily>* out) const;
 
  private:
   static constexpr size_t kStarted = 0;
-  static constexpr size_t kHandled = 1;  // 17 codes
+  static constexpr size_t kReceived = 1;
+  static constexpr size_t kSent = 2;
+  static constexpr size_t kHandled = 3;  // 17 codes
   static constexpr size_t kLatency = kHandled + 17;
   static constexpr size_t kLatencySum = kLatency + kLatencyBounds.size() + 1;
   static constexpr size_t kKeys = kLatencySum + 1;

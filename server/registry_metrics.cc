@@ -51,6 +51,17 @@ void TableRegistry::CollectMetrics(
       MetricType::Gauge);
   auto keys = MakeFamily("roost_table_keys", "Keys in the served version.",
                          MetricType::Gauge);
+  auto built = MakeFamily(
+      "roost_table_build_timestamp_seconds",
+      "When roost-load built the served version (its MANIFEST's build_time), "
+      "in seconds since the Unix epoch; absent for MANIFESTs without one.",
+      MetricType::Gauge);
+  auto data_time = MakeFamily(
+      "roost_table_data_timestamp_seconds",
+      "The time the served version's input data is of (roost-load build "
+      "--data-timestamp, its MANIFEST's data_time), in seconds since the "
+      "Unix epoch; absent when not given.",
+      MetricType::Gauge);
   auto mapped = MakeFamily(
       "roost_table_mapped_bytes",
       "Bytes of the served version mapped in memory, and of the version it "
@@ -133,6 +144,15 @@ void TableRegistry::CollectMetrics(
           .gauge.value = 1;
       AddMetric(&keys, {{"table", name}}).gauge.value =
           static_cast<double>(v->table().num_keys());
+      const Manifest& manifest = v->opened.manifest;
+      if (manifest.build_time) {
+        AddMetric(&built, {{"table", name}}).gauge.value =
+            static_cast<double>(*manifest.build_time);
+      }
+      if (manifest.data_time) {
+        AddMetric(&data_time, {{"table", name}}).gauge.value =
+            static_cast<double>(*manifest.data_time);
+      }
       AddMetric(&mapped, {{"table", name}}).gauge.value = static_cast<double>(
           v->file_size + (state.previous ? state.previous->file_size : 0));
       AddMetric(&resident, {{"table", name}}).gauge.value =
@@ -153,9 +173,9 @@ void TableRegistry::CollectMetrics(
     }
     AddMetric(&pinned, {{"table", name}}).gauge.value = state.pinned ? 1 : 0;
   }
-  for (auto* f :
-       {&lookups, &probes, &info, &serving, &keys, &mapped, &resident, &swaps,
-        &failures, &pinned, &leased, &tables, &ignored, &stalled, &load_age}) {
+  for (auto* f : {&lookups, &probes, &info, &serving, &keys, &built, &data_time,
+                  &mapped, &resident, &swaps, &failures, &pinned, &leased,
+                  &tables, &ignored, &stalled, &load_age}) {
     out->push_back(std::move(*f));
   }
 }

@@ -6,7 +6,6 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 #include <malloc.h>
-#include <prometheus/exposer.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -29,13 +28,15 @@
 #include "server/log.h"
 #include "server/lookup_service.h"
 #include "server/metrics.h"
-#include "server/metrics_https.h"
+#include "server/metrics_http.h"
+#include "server/process_metrics.h"
 #include "server/repository_puller.h"
 #include "server/response_buffer.h"
 #include "server/server_options.h"
 #include "server/stream_watch.h"
 #include "server/table_registry.h"
 #include "server/tls.h"
+#include "util/build_info.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -167,6 +168,11 @@ int Main(int argc, char** argv) {
   sigaddset(&blocked, LeaseSignal());
   sigaddset(&blocked, SIGIO);
   pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+  // A client that hangs up mid-answer makes a write fail with EPIPE rather
+  // than end the server: OpenSSL writes /metrics' TLS with write(2), which
+  // raises SIGPIPE (civetweb, which served plaintext /metrics before,
+  // ignored it for the whole process).
+  ::signal(SIGPIPE, SIG_IGN);
 
   // Response buffers of 1 MiB and more are mapped and unmapped whole, so
   // that a burst of large responses gives its memory back (glibc would
@@ -343,7 +349,6 @@ int Main(int argc, char** argv) {
         WithPort(options.admin_listen, admin_listener->port()));
   }
 
-  std::unique_ptr<prometheus::Exposer> exposer;
   auto collector = std::make_shared<MetricsCollector>(
       &rpc_metrics,
       std::vector<MetricsCollector::Source>{
@@ -401,44 +406,44 @@ int Main(int argc, char** argv) {
                 static_cast<double>(calls.refused()));
             if (access) access->CollectMetrics(out);
             if (tls_watch) tls_watch->CollectMetrics(out);
+          },
+          [](std::vector<prometheus::MetricFamily>* out) {
+            AddBuildInfo(out, std::string(BuildVersion()),
+                         std::string(BuildRevision()));
+            CollectProcessMetrics(out);
           }});
+  // /metrics, plaintext or TLS, through a Listener as the gRPC services
+  // are (metrics_http.h says why not prometheus-cpp's Exposer). Its
+  // connections are not counted against --max-connections, so that
+  // clients holding every lookup connection cannot keep Prometheus out:
+  // MetricsHttp bounds them itself (its threads and a short queue).
+  ConnectionLimit metrics_connections(SIZE_MAX);
   std::unique_ptr<Listener> metrics_listener;
-  std::unique_ptr<MetricsHttps> metrics_https;
-  if (metrics_tls) {
+  std::unique_ptr<MetricsHttp> metrics_http;
+  if (!options.metrics_listen.empty()) {
     auto bound = Listener::Bind(options.metrics_listen, "metrics");
-    auto context = MakeSslContext(tls_files);
-    if (!bound.ok() || !context.ok()) {
-      Log("cannot listen on ", options.metrics_listen, " (metrics): ",
-          !bound.ok() ? bound.status().message() : context.status().message());
+    if (!bound.ok()) {
+      Log("cannot listen on ", options.metrics_listen,
+          " (metrics): ", bound.status().message());
       return 1;
     }
     metrics_listener = std::move(*bound);
-    metrics_https = std::make_unique<MetricsHttps>(
+    metrics_http = std::make_unique<MetricsHttp>(
         collector, static_cast<int>(options.metrics_threads),
-        options.metrics_request_timeout_seconds);
-    metrics_https->SetContext(std::move(*context));
+        options.metrics_request_timeout_seconds, metrics_tls);
+    if (metrics_tls) {
+      auto context = MakeSslContext(tls_files);
+      if (!context.ok()) {
+        Log("cannot serve /metrics over TLS: ", context.status().message());
+        return 1;
+      }
+      metrics_http->SetContext(std::move(*context));
+    }
     metrics_listener->Start(
-        [https = metrics_https.get()](int, int fd) { https->Serve(fd); },
-        &connections);
+        [http = metrics_http.get()](int, int fd) { http->Serve(fd); },
+        &metrics_connections);
     Log("metrics listening on ",
         WithPort(options.metrics_listen, metrics_listener->port()));
-  } else if (!options.metrics_listen.empty()) {
-    try {
-      // More than one thread, and a short wait for a request to arrive, so
-      // that a connection that sends half a request cannot blind Prometheus.
-      exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-          "listening_ports", options.metrics_listen, "num_threads",
-          std::to_string(options.metrics_threads), "request_timeout_ms",
-          std::to_string(Millis(options.metrics_request_timeout_seconds))});
-    } catch (const std::exception& e) {
-      Log("cannot listen on ", options.metrics_listen,
-          " (metrics): ", e.what());
-      return 1;
-    }
-    exposer->RegisterCollectable(collector);
-    const std::vector<int> ports = exposer->GetListeningPorts();
-    Log("metrics listening on ",
-        WithPort(options.metrics_listen, ports.empty() ? 0 : ports[0]));
   }
 
   if (absl::Status s = registry.Start(); !s.ok()) {
@@ -457,9 +462,9 @@ int Main(int argc, char** argv) {
     const timespec second = {1, 0};
     signal = sigtimedwait(&signals, nullptr, &second);
     if (signal == SIGINT || signal == SIGTERM) break;
-    if (tls_watch && tls_watch->Refresh() && metrics_https) {
+    if (tls_watch && tls_watch->Refresh() && metrics_tls) {
       if (auto context = MakeSslContext(tls_files); context.ok()) {
-        metrics_https->SetContext(std::move(*context));
+        metrics_http->SetContext(std::move(*context));
       } else {
         Log("/metrics keeps its TLS context: ", context.status().message());
       }
@@ -488,12 +493,11 @@ int Main(int argc, char** argv) {
   (*lookup_listener)->Stop();
   if (admin_listener) admin_listener->Stop();
   if (metrics_listener) metrics_listener->Stop();
-  metrics_https.reset();
+  metrics_http.reset();
   server->Shutdown(After(options.shutdown_timeout_seconds));
   if (admin_server) admin_server->Shutdown(After(1));
   if (puller) puller->Stop();
   const bool loads_finished = registry.Stop();
-  exposer.reset();
   Log("stopped");
   if (!loads_finished) {
     // A load stuck in the filesystem still runs: leave without running

@@ -49,6 +49,7 @@ class LookupService::ScanReactor final
         start_(Clock::now()),
         watched_(context) {
     service_->metrics_->Started(Method::kScan);
+    service_->metrics_->MessageReceived(Method::kScan);
     if (!service_->calls_->Enter()) {
       End(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
                        StrCat("too many calls in flight (--max-in-flight ",
@@ -74,6 +75,7 @@ class LookupService::ScanReactor final
                        "does not read is cut off after --send-timeout)"));
       return;
     }
+    service_->metrics_->MessageSent(Method::kScan);
     if (last_) {
       End(grpc::Status::OK);
       return;

@@ -11,6 +11,7 @@
 #include "server/config_file.h"
 #include "server/repository_options.h"
 #include "storage/partition.h"
+#include "util/build_info.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -209,7 +210,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "re-read when it changes")
       ->type_name("FILE")
       ->group("Security");
-  app.set_version_flag("--version", "roost-server " ROOST_VERSION);
+  app.set_version_flag("--version", VersionLine("roost-server"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ConfigError& e) {

@@ -1,6 +1,6 @@
 // TLS for roost-server's listeners: credentials for the gRPC ones (lookup,
 // admin) that re-read the certificate and key when they change on disk, an
-// OpenSSL context for the /metrics endpoint over TLS (metrics_https.h), and
+// OpenSSL context for the /metrics endpoint over TLS (metrics_http.h), and
 // a watch of the files that tells when that context must be built again.
 //
 // The files are checked with OpenSSL at start (a certificate, a key that

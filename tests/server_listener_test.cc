@@ -12,6 +12,7 @@
 
 #include "tests/server_harness.h"
 #include "tests/test_util.h"
+#include "util/build_info.h"
 #include "util/str_cat.h"
 
 namespace roost::testing {
@@ -144,7 +145,7 @@ TEST_F(ListenerTest, IdleHalfRequestsDoNotBlindTheMetrics) {
 TEST_F(ListenerTest, TheCommandLineIsCheckedBeforeAnyPortIsTaken) {
   const ProcessResult version = RunProcess({RoostServerBinary(), "--version"});
   EXPECT_EQ(version.exit_code, 0) << version.err;
-  EXPECT_EQ(version.out, "roost-server 0.1.0\n");
+  EXPECT_EQ(version.out, VersionLine("roost-server") + "\n");
 
   ServerFlags flags = Flags();
   flags.data_dir = scratch_.File("nonexistent");

@@ -1,10 +1,14 @@
 // roost-server end to end: /metrics, scraped over HTTP and parsed, moves
 // exactly as requests are made. See tests/server_harness.h.
 
+#include <ctime>
 #include <filesystem>
 
+#include "storage/manifest.h"
+#include "tests/manifest_edit.h"
 #include "tests/server_harness.h"
 #include "tests/test_util.h"
+#include "util/build_info.h"
 #include "util/str_cat.h"
 
 namespace roost::testing {
@@ -118,6 +122,94 @@ TEST_F(MetricsTest, MetricsCountRequestsLookupsAndTables) {
                "grpc_service=\"roost.v1.Lookup\",grpc_type=\"bidi_stream\"}",
                -1),
       0);
+}
+
+// Freshness and identity: the served version's build and data times from
+// its MANIFEST, the build of the server, the process's own figures, and
+// the messages of a stream.
+TEST_F(MetricsTest, MetricsSayHowFreshTheDataIsAndWhatRuns) {
+  KeyValues kvs;
+  // Values of 200 KiB: a Scan sends one per message (of 256 KiB at most).
+  for (int i = 0; i < 3; ++i) {
+    kvs[StrCat("key", i)] = std::string(200 << 10, static_cast<char>('a' + i));
+  }
+  const std::string t = BuildTable(
+      data_, "t", kvs, "block", {"--data-timestamp", "2024-05-01T12:00:00Z"});
+  ASSERT_NE(t, "");
+  // A version whose MANIFEST has neither time, as roost-load 0.1 wrote it.
+  const std::string old = BuildTable(data_, "old", {{"k", "v"}});
+  ASSERT_NE(old, "");
+  EditManifest(old, [](Json& m) {
+    ASSERT_TRUE(m.contains("build_time"));
+    m.erase("build_time");
+  });
+  const auto manifest = ReadManifest(t + "/MANIFEST");
+  ASSERT_OK(manifest);
+  ASSERT_TRUE(manifest->build_time);
+
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  const double before_start = static_cast<double>(std::time(nullptr));
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+
+  v1::ScanRequest request;
+  request.set_table("t");
+  grpc::ClientContext context;
+  auto reader = server.lookup().Scan(&context, request);
+  v1::ScanResponse response;
+  int messages = 0;
+  while (reader->Read(&response)) ++messages;
+  ASSERT_OK(reader->Finish());
+  EXPECT_EQ(messages, 3);
+
+  const Metrics m = server.ScrapeMetrics();
+  const double now = static_cast<double>(std::time(nullptr));
+
+  EXPECT_EQ(MetricOr(m, "roost_table_build_timestamp_seconds{table=\"t\"}"),
+            static_cast<double>(*manifest->build_time));
+  EXPECT_EQ(MetricOr(m, "roost_table_data_timestamp_seconds{table=\"t\"}"),
+            1714564800);
+  EXPECT_EQ(m.count("roost_table_build_timestamp_seconds{table=\"old\"}"), 0u);
+  EXPECT_EQ(m.count("roost_table_data_timestamp_seconds{table=\"old\"}"), 0u);
+  EXPECT_EQ(MetricOr(m, "roost_table_serving{table=\"old\"}"), 1);
+
+  EXPECT_EQ(MetricOr(m, StrCat("roost_build_info{revision=\"", BuildRevision(),
+                               "\",version=\"", BuildVersion(), "\"}")),
+            1)
+      << "revision " << BuildRevision();
+
+  // Start time: tick and boot-time rounding allow a second or two.
+  const double started = MetricOr(m, "process_start_time_seconds", -1);
+  EXPECT_GE(started, before_start - 2);
+  EXPECT_LE(started, now + 2);
+  const double open_fds = MetricOr(m, "process_open_fds", -1);
+  EXPECT_GT(open_fds, 0);
+  EXPECT_LE(open_fds, MetricOr(m, "process_max_fds", -1));
+  EXPECT_GT(MetricOr(m, "process_resident_memory_bytes", -1), 0);
+  EXPECT_GE(MetricOr(m, "process_virtual_memory_bytes", -1),
+            MetricOr(m, "process_resident_memory_bytes", -1));
+  EXPECT_GE(MetricOr(m, "process_cpu_seconds_total", -1), 0);
+
+  const std::string scan =
+      "grpc_method=\"Scan\",grpc_service=\"roost.v1.Lookup\","
+      "grpc_type=\"server_stream\"";
+  EXPECT_EQ(MetricOr(m, "grpc_server_msg_received_total{" + scan + "}"), 1);
+  EXPECT_EQ(MetricOr(m, "grpc_server_msg_sent_total{" + scan + "}"), 3);
+  EXPECT_EQ(MetricOr(m,
+                     "grpc_server_msg_sent_total{grpc_method=\"Watch\","
+                     "grpc_service=\"grpc.health.v1.Health\","
+                     "grpc_type=\"server_stream\"}",
+                     -1),
+            0);
+  // No series for unary methods.
+  EXPECT_EQ(m.count("grpc_server_msg_sent_total{grpc_method=\"Get\","
+                    "grpc_service=\"roost.v1.Lookup\",grpc_type=\"unary\"}"),
+            0u);
+  // prometheus-cpp's own summary, in microseconds, is not there.
+  for (const auto& [series, value] : m) {
+    EXPECT_NE(series.rfind("exposer_", 0), 0u) << series;
+  }
 }
 
 }  // namespace

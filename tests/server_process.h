@@ -37,8 +37,7 @@ struct ServerFlags {
   std::string listen = "127.0.0.1:0";
   // Empty turns the admin service off.
   std::string admin_listen = "127.0.0.1:0";
-  // Off unless a test scrapes /metrics ("127.0.0.1:0"): prometheus-cpp's
-  // exposer takes about 2 s to stop.
+  // Off unless a test scrapes /metrics ("127.0.0.1:0").
   std::string metrics_listen;
   double poll_interval = 0.2;
   double drain_period = 0;

@@ -1,4 +1,4 @@
-#include "server/metrics_https.h"
+#include "server/metrics_http.h"
 
 #include <fcntl.h>
 #include <openssl/err.h>
@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <sstream>
 #include <string>
@@ -39,24 +40,63 @@ struct SslFree {
   void operator()(SSL* ssl) const { SSL_free(ssl); }
 };
 
-bool WriteAll(SSL* ssl, std::string_view bytes) {
-  while (!bytes.empty()) {
-    const int n = SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
-    if (n <= 0) return false;
-    bytes.remove_prefix(static_cast<size_t>(n));
+// One connection's bytes, through TLS when `ssl` is set. Socket errors
+// and timeouts end the connection; they are the client's business, not
+// worth a log line each.
+struct Connection {
+  int fd;
+  SSL* ssl;  // nullptr: plaintext
+
+  int Read(char* buffer, size_t size) {
+    if (ssl != nullptr) {
+      const int n = SSL_read(ssl, buffer, static_cast<int>(size));
+      if (n <= 0) ERR_clear_error();
+      return n;
+    }
+    for (;;) {
+      const ssize_t n = ::recv(fd, buffer, size, 0);
+      if (n < 0 && errno == EINTR) continue;
+      return static_cast<int>(n);
+    }
   }
-  return true;
-}
+
+  bool WriteAll(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t n;
+      if (ssl != nullptr) {
+        n = SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
+      } else {
+        n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR) continue;
+      }
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // After the answer: the client reads until the connection ends.
+  void Close() {
+    if (ssl != nullptr) {
+      SSL_shutdown(ssl);
+      ERR_clear_error();
+    } else {
+      ::shutdown(fd, SHUT_WR);
+    }
+  }
+};
 
 }  // namespace
 
-MetricsHttps::MetricsHttps(std::shared_ptr<prometheus::Collectable> collectable,
-                           int threads, double timeout_seconds)
-    : collectable_(std::move(collectable)), timeout_seconds_(timeout_seconds) {
+MetricsHttp::MetricsHttp(std::shared_ptr<prometheus::Collectable> collectable,
+                         int threads, double timeout_seconds, bool tls)
+    : collectable_(std::move(collectable)),
+      timeout_seconds_(timeout_seconds),
+      tls_(tls) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
 }
 
-MetricsHttps::~MetricsHttps() {
+MetricsHttp::~MetricsHttp() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -67,13 +107,13 @@ MetricsHttps::~MetricsHttps() {
   for (std::thread& t : threads_) t.join();
 }
 
-void MetricsHttps::SetContext(SslContext context) {
+void MetricsHttp::SetContext(SslContext context) {
   std::shared_ptr<ssl_ctx_st> shared(context.release(), SslCtxFree());
   std::lock_guard<std::mutex> lock(mu_);
   context_ = std::move(shared);
 }
 
-void MetricsHttps::Serve(int fd) {
+void MetricsHttp::Serve(int fd) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!stopping_ && waiting_.size() < kMaxWaiting) {
@@ -85,7 +125,7 @@ void MetricsHttps::Serve(int fd) {
   ::close(fd);
 }
 
-void MetricsHttps::Work() {
+void MetricsHttp::Work() {
   for (;;) {
     int fd = -1;
     {
@@ -100,13 +140,13 @@ void MetricsHttps::Work() {
   }
 }
 
-void MetricsHttps::Handle(int fd) {
+void MetricsHttp::Handle(int fd) {
   std::shared_ptr<ssl_ctx_st> context;
-  {
+  if (tls_) {
     std::lock_guard<std::mutex> lock(mu_);
     context = context_;
+    if (context == nullptr) return;
   }
-  if (context == nullptr) return;
   // Blocking, with a deadline for the whole handshake and request.
   const int flags = ::fcntl(fd, F_GETFL);
   ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -114,24 +154,25 @@ void MetricsHttps::Handle(int fd) {
       Clock::now() + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(timeout_seconds_));
   SetTimeouts(fd, deadline - Clock::now());
-  std::unique_ptr<SSL, SslFree> ssl(SSL_new(context.get()));
-  if (ssl == nullptr || SSL_set_fd(ssl.get(), fd) != 1) return;
-  if (SSL_accept(ssl.get()) != 1) {
-    // Bad certificates and port scans are the client's business; they
-    // are not worth a log line each.
-    ERR_clear_error();
-    return;
+  std::unique_ptr<SSL, SslFree> ssl;
+  if (tls_) {
+    ssl.reset(SSL_new(context.get()));
+    if (ssl == nullptr || SSL_set_fd(ssl.get(), fd) != 1) return;
+    if (SSL_accept(ssl.get()) != 1) {
+      // Bad certificates and port scans are the client's business; they
+      // are not worth a log line each.
+      ERR_clear_error();
+      return;
+    }
   }
+  Connection connection{fd, ssl.get()};
   std::string head;
   char buffer[4096];
   while (head.find("\r\n\r\n") == std::string::npos) {
     if (head.size() > kMaxRequestHead || Clock::now() >= deadline) return;
     SetTimeouts(fd, deadline - Clock::now());
-    const int n = SSL_read(ssl.get(), buffer, sizeof(buffer));
-    if (n <= 0) {
-      ERR_clear_error();
-      return;
-    }
+    const int n = connection.Read(buffer, sizeof(buffer));
+    if (n <= 0) return;
     head.append(buffer, static_cast<size_t>(n));
   }
   // "GET /metrics HTTP/1.1": the method, then the path up to "?" or " ".
@@ -161,7 +202,7 @@ void MetricsHttps::Handle(int fd) {
   // the request had.
   SetTimeouts(fd, std::chrono::duration_cast<Clock::duration>(
                       std::chrono::duration<double>(timeout_seconds_)));
-  if (WriteAll(ssl.get(), response)) SSL_shutdown(ssl.get());
+  if (connection.WriteAll(response)) connection.Close();
   ERR_clear_error();
 }
 
