@@ -15,6 +15,7 @@
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
 #include "roost/v1/admin.grpc.pb.h"
+#include "util/build_info.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
 
@@ -181,7 +182,7 @@ int main(int argc, char** argv) {
       "\n"
       "Exit codes: 0 ok, 2 a call failed (server unreachable, no such table "
       "or version, deadline passed...), 3 wait timed out, 64 bad usage.");
-  app.set_version_flag("--version", "roost-admin 0.1.0");
+  app.set_version_flag("--version", VersionLine("roost-admin"));
   app.require_subcommand(1);
   app.fallthrough();  // the flags below also work after the subcommand
 

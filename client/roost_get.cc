@@ -14,6 +14,7 @@
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "util/build_info.h"
 #include "util/encoding.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
@@ -266,7 +267,7 @@ int main(int argc, char** argv) {
       "found, 2 a call failed (server unreachable, no such table, deadline "
       "passed...), 64 bad usage (flags, arguments, bad hex or base64 in a "
       "key).");
-  app.set_version_flag("--version", "roost-get 0.1.0");
+  app.set_version_flag("--version", VersionLine("roost-get"));
 
   Flags f;
   app.add_option("--addr", f.addr,
