@@ -14,6 +14,10 @@ packages=(
   libcdb-dev redis-server libhiredis-dev gnuplot-nox python3
   libssl-dev openssl curl libcurl4-openssl-dev libpugixml-dev
   clang libclang-rt-14-dev
+  # The revision in --version and roost_build_info (git); the Debian package
+  # and its test (cpack's dpkg-shlibdeps in dpkg-dev, file); the systemd
+  # unit's check (systemd-analyze, in systemd).
+  git dpkg-dev file systemd
   # The Python client (clients/python): its dependencies, an offline
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
