@@ -244,6 +244,13 @@ TEST_F(ServerRepositoryFaultsTest, AVersionThatDoesNotLoadIsRefused) {
                     "table=\"t\"}") >= 1;
   })) << server->Log();
   EXPECT_TRUE(ServesVersion(*server, keys_, 1));
+  // The puller counts a pull once PullVersion returns, after the rename
+  // that lets the registry try (and refuse) the version: it may come
+  // after the failure above.
+  EXPECT_TRUE(WaitFor([&] {
+    return MetricOr(server->ScrapeMetrics(),
+                    "roost_repository_versions_pulled_total{table=\"t\"}") == 2;
+  })) << server->Log();
   const Metrics m = server->ScrapeMetrics();
   EXPECT_EQ(MetricOr(m, "roost_repository_lag_versions{table=\"t\"}"), 1);
   EXPECT_EQ(MetricOr(m, "roost_repository_versions_pulled_total{table=\"t\"}"),
