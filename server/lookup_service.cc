@@ -286,6 +286,7 @@ class LookupService::StreamReactor final
       End(grpc::Status::OK);
       return;
     }
+    service_->metrics_->MessageReceived(Method::kStreamMultiGet);
     grpc::Status s = service_->DoLookup(context_, request_, &response_,
                                         Method::kStreamMultiGet, nullptr);
     request_.Clear();
@@ -308,6 +309,7 @@ class LookupService::StreamReactor final
                        "does not read is cut off after --send-timeout)"));
       return;
     }
+    service_->metrics_->MessageSent(Method::kStreamMultiGet);
     StartRead(&request_);
   }
 

@@ -13,15 +13,14 @@ struct MethodName {
   std::string_view method;
   std::string_view type;
   // Whether its handler counts its messages (MessageReceived, MessageSent),
-  // and so whether grpc_server_msg_*_total show it. StreamMultiGet's
-  // reactor (lookup_service.cc) does not count them yet.
+  // and so whether grpc_server_msg_*_total show it.
   bool counts_messages = false;
 };
 constexpr std::array<MethodName, kNumMethods> kMethodNames = {{
     {"roost.v1.Lookup", "Get", "unary"},
     {"roost.v1.Lookup", "MultiGet", "unary"},
     {"roost.v1.Lookup", "ListTables", "unary"},
-    {"roost.v1.Lookup", "StreamMultiGet", "bidi_stream"},
+    {"roost.v1.Lookup", "StreamMultiGet", "bidi_stream", true},
     {"roost.v1.Admin", "Rollback", "unary"},
     {"roost.v1.Admin", "Unpin", "unary"},
     {"grpc.health.v1.Health", "Check", "unary"},

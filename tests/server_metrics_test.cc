@@ -163,6 +163,23 @@ TEST_F(MetricsTest, MetricsSayHowFreshTheDataIsAndWhatRuns) {
   ASSERT_OK(reader->Finish());
   EXPECT_EQ(messages, 3);
 
+  // A StreamMultiGet of two requests: two messages each way.
+  {
+    grpc::ClientContext stream_context;
+    auto stream = server.lookup().StreamMultiGet(&stream_context);
+    for (int i = 0; i < 2; ++i) {
+      v1::MultiGetRequest get;
+      get.set_table("old");
+      get.add_keys("k");
+      ASSERT_TRUE(stream->Write(get));
+      v1::MultiGetResponse got;
+      ASSERT_TRUE(stream->Read(&got));
+      EXPECT_EQ(got.results(0).value(), "v");
+    }
+    ASSERT_TRUE(stream->WritesDone());
+    ASSERT_OK(stream->Finish());
+  }
+
   const Metrics m = server.ScrapeMetrics();
   const double now = static_cast<double>(std::time(nullptr));
 
@@ -196,6 +213,11 @@ TEST_F(MetricsTest, MetricsSayHowFreshTheDataIsAndWhatRuns) {
       "grpc_type=\"server_stream\"";
   EXPECT_EQ(MetricOr(m, "grpc_server_msg_received_total{" + scan + "}"), 1);
   EXPECT_EQ(MetricOr(m, "grpc_server_msg_sent_total{" + scan + "}"), 3);
+  const std::string stream =
+      "grpc_method=\"StreamMultiGet\",grpc_service=\"roost.v1.Lookup\","
+      "grpc_type=\"bidi_stream\"";
+  EXPECT_EQ(MetricOr(m, "grpc_server_msg_received_total{" + stream + "}"), 2);
+  EXPECT_EQ(MetricOr(m, "grpc_server_msg_sent_total{" + stream + "}"), 2);
   EXPECT_EQ(MetricOr(m,
                      "grpc_server_msg_sent_total{grpc_method=\"Watch\","
                      "grpc_service=\"grpc.health.v1.Health\","
