@@ -48,6 +48,16 @@ absl::Status DownloadFile::Append(std::string_view data) {
   ROOST_RETURN_IF_ERROR(WriteAll(fd_, data, staging_));
   checksum_->Update(data.data(), data.size());
   size_ += data.size();
+  if (size_ - written_back_ >= kWritebackBytes) {
+    // Starts writing what arrived to disk now, while more arrives, so that
+    // Commit's fsync waits only for the last piece (not all of a large
+    // file). Only a hint: fsync in Commit is what makes the bytes durable
+    // and reports any error, so a failure here is ignored.
+    ::sync_file_range(fd_, static_cast<off_t>(written_back_),
+                      static_cast<off_t>(size_ - written_back_),
+                      SYNC_FILE_RANGE_WRITE);
+    written_back_ = size_;
+  }
   return absl::OkStatus();
 }
 
@@ -57,6 +67,7 @@ absl::Status DownloadFile::Restart() {
   }
   checksum_ = std::make_unique<StreamingChecksum>();
   size_ = 0;
+  written_back_ = 0;
   return absl::OkStatus();
 }
 

@@ -2,7 +2,11 @@
 // destination, checked and renamed into place only when whole.
 //
 // Bytes are appended with Append (which also feeds the XXH3-64 the caller
-// may expect); Restart empties the file again for a retried download;
+// may expect, so that the bytes are checked as they arrive, never read
+// back; and starts their disk writes every 8 MiB, so that the fsync of a
+// large download waits for its last piece only, not the whole file, and
+// the page cache never holds more of it unwritten than the disk lags
+// behind); Restart empties the file again for a retried download;
 // Commit checks size and checksum against DownloadOptions, fsyncs, and
 // renames the staging file over the destination. Until Commit succeeds the
 // destination is untouched, and the destructor removes the staging file:
@@ -50,10 +54,14 @@ class DownloadFile {
  private:
   DownloadFile(std::string destination, std::string staging, int fd);
 
+  // Append starts the disk writes of every this many bytes as they arrive.
+  static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
+
   std::string destination_;
   std::string staging_;
   int fd_;
   uint64_t size_ = 0;
+  uint64_t written_back_ = 0;  // bytes whose writeback Append started
   std::unique_ptr<StreamingChecksum> checksum_;
   bool committed_ = false;
 };

@@ -78,7 +78,9 @@ absl::StatusOr<int> OpenObject(const std::string& path, std::string_view what,
 
 }  // namespace
 
-LocalObjectStore::LocalObjectStore(std::string root) : root_(std::move(root)) {
+LocalObjectStore::LocalObjectStore(std::string root,
+                                   const std::atomic<bool>* stop)
+    : root_(std::move(root)), stop_(stop) {
   while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
 }
 
@@ -247,6 +249,9 @@ absl::Status LocalObjectStore::GetToFile(std::string_view key,
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<DownloadFile> file,
                          DownloadFile::Create(path));
   for (uint64_t offset = 0;;) {
+    if (stop_ != nullptr && stop_->load()) {
+      return absl::CancelledError(StrCat(what, ": stopped before the end"));
+    }
     ROOST_ASSIGN_OR_RETURN(std::string chunk,
                            ReadAt(fd.get(), offset, kChunk, source));
     if (chunk.empty()) break;

@@ -22,6 +22,7 @@
 #ifndef ROOST_REPOSITORY_LOCAL_OBJECT_STORE_H_
 #define ROOST_REPOSITORY_LOCAL_OBJECT_STORE_H_
 
+#include <atomic>
 #include <string>
 #include <string_view>
 
@@ -31,8 +32,10 @@ namespace roost {
 
 class LocalObjectStore : public ObjectStore {
  public:
-  // `root` need not exist yet: the first Put creates it.
-  explicit LocalObjectStore(std::string root);
+  // `root` need not exist yet: the first Put creates it. `stop` as
+  // ObjectStoreOptions::stop (nullptr: never).
+  explicit LocalObjectStore(std::string root,
+                            const std::atomic<bool>* stop = nullptr);
 
   std::string uri() const override;
   absl::Status Put(std::string_view key, std::string_view contents,
@@ -56,6 +59,7 @@ class LocalObjectStore : public ObjectStore {
                      Fill fill);
 
   std::string root_;
+  const std::atomic<bool>* const stop_;
 };
 
 }  // namespace roost

@@ -96,7 +96,7 @@ absl::StatusOr<std::unique_ptr<ObjectStore>> OpenObjectStore(
   const size_t scheme_end = uri.find("://");
   if (scheme_end == std::string_view::npos) {
     // A local path, absolute or relative.
-    return std::make_unique<LocalObjectStore>(std::string(uri));
+    return std::make_unique<LocalObjectStore>(std::string(uri), options.stop);
   }
   const std::string_view scheme = uri.substr(0, scheme_end);
   const std::string_view rest = uri.substr(scheme_end + 3);
@@ -107,7 +107,7 @@ absl::StatusOr<std::unique_ptr<ObjectStore>> OpenObjectStore(
     if (path.empty() || path.front() != '/') {
       return BadUri(uri, "a file:// URI needs an absolute path");
     }
-    return std::make_unique<LocalObjectStore>(std::string(path));
+    return std::make_unique<LocalObjectStore>(std::string(path), options.stop);
   }
   if (scheme != "s3") {
     return BadUri(uri, StrCat("unsupported scheme \"", scheme, "\""));

@@ -28,6 +28,7 @@
 #ifndef ROOST_REPOSITORY_OBJECT_STORE_H_
 #define ROOST_REPOSITORY_OBJECT_STORE_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -157,8 +158,8 @@ absl::Status ValidateObjectKey(std::string_view key);
 // InvalidArgument when `options` asks for both if_absent and if_match.
 absl::Status ValidatePutOptions(const PutOptions& options);
 
-// How an S3 store retries and splits its uploads (a local store ignores
-// them).
+// How an S3 store retries and splits its uploads, and when a store's
+// requests stop (a local store heeds only `stop`).
 struct ObjectStoreOptions {
   // Uploads larger than this go in parts (S3 multipart upload). The default
   // value is 64 MiB.
@@ -179,6 +180,15 @@ struct ObjectStoreOptions {
   // A transfer slower than 1 KiB/s for this long is abandoned (and
   // retried). The default value is 60 s.
   std::chrono::milliseconds stall_timeout{60000};
+  // When set, read while requests run: once it is true every request
+  // under way ends within about a second with Cancelled (S3: checked as
+  // the transfer goes, while connecting, and between retries; a local
+  // store: between the 1 MiB pieces of a GetToFile), and new ones end at
+  // once; a GetToFile so stopped leaves no file. For a server's shutdown,
+  // which must not wait for a large download or for a store that stopped
+  // answering. Must outlive the store. The default value is nullptr
+  // (requests run to their end).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Opens the store a URI names:

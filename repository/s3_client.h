@@ -8,6 +8,10 @@
 // against their XXH3-64 checksums after they arrive instead. A session token
 // goes in x-amz-security-token.
 //
+// Stopping: with ObjectStoreOptions::stop, a request ends with Cancelled
+// within about a second of the flag turning true (a progress callback ends
+// the transfer; backoffs wait in slices) and is not retried.
+//
 // Retries: a connection failure, a timeout, a 5xx, and S3's throttling and
 // conflict answers (429, SlowDown, RequestTimeout, ConditionalRequestConflict)
 // are retried up to ObjectStoreOptions::max_attempts times with exponential
@@ -107,6 +111,9 @@ class S3Client {
       const std::vector<std::pair<std::string, std::string>>& query) const;
 
  private:
+  // ObjectStoreOptions::stop is set; and the status of a request it ended.
+  bool Stopping() const;
+  static absl::Status Stopped(std::string_view what);
   void* TakeHandle();
   void ReturnHandle(void* handle);
   // One attempt; `retry` says whether a failure may be retried.

@@ -61,21 +61,26 @@ void RemoveOwnStagingDebris(const std::string& data_dir) {
 
 absl::StatusOr<std::unique_ptr<RepositoryPuller>> RepositoryPuller::Create(
     const ServerOptions& options, TableRegistry* registry) {
+  std::unique_ptr<RepositoryPuller> puller(
+      new RepositoryPuller(options, registry));
+  // Every request of the store ends when Stop() sets stop_: a download,
+  // however large, and a store that stopped answering hold up no shutdown.
+  ObjectStoreOptions store_options;
+  store_options.stop = &puller->stop_;
   absl::StatusOr<std::unique_ptr<ObjectStore>> store =
-      OpenObjectStore(options.repository.uri);
+      OpenObjectStore(options.repository.uri, store_options);
   if (!store.ok()) {
     return absl::InvalidArgumentError(StrCat("--repository ",
                                              options.repository.uri, ": ",
                                              store.status().message()));
   }
-  return std::unique_ptr<RepositoryPuller>(
-      new RepositoryPuller(options, registry, *std::move(store)));
+  puller->store_ = *std::move(store);
+  return puller;
 }
 
 RepositoryPuller::RepositoryPuller(const ServerOptions& options,
-                                   TableRegistry* registry,
-                                   std::unique_ptr<ObjectStore> store)
-    : options_(options), registry_(registry), store_(std::move(store)) {}
+                                   TableRegistry* registry)
+    : options_(options), registry_(registry) {}
 
 RepositoryPuller::~RepositoryPuller() { Stop(); }
 
@@ -160,6 +165,7 @@ absl::Status RepositoryPuller::ReadPointers() {
     if (page->next_page_token.empty()) break;
     list.page_token = page->next_page_token;
   }
+  if (stop_.load()) return absl::CancelledError("stopping");
   const bool listed = status.ok();
   std::map<std::string, uint64_t> pointers;
   std::set<std::string> unread;  // tables whose pointer could not be read
@@ -169,6 +175,7 @@ absl::Status RepositoryPuller::ReadPointers() {
     if (stop_.load()) return absl::CancelledError("stopping");
     absl::StatusOr<std::optional<Pointer>> pointer =
         repository.ReadPointer(table);
+    if (stop_.load()) return absl::CancelledError("stopping");
     if (!pointer.ok()) {
       unread.insert(table);
       const std::string reason = PointerFailureReason(pointer.status());

@@ -55,8 +55,8 @@ class RepositoryPuller {
 
   // Starts the thread (after the registry's).
   void Start();
-  // Stops it; a paced download stops within a fraction of a second, an
-  // unpaced one when it ends.
+  // Stops it: a download (paced or not) or a POINTER reading under way
+  // ends within about a second, its staging directory removed.
   void Stop();
 
   // A table's serving version may have changed: looked at soon (for the
@@ -88,8 +88,7 @@ class RepositoryPuller {
     double seconds_sum = 0;
   };
 
-  RepositoryPuller(const ServerOptions& options, TableRegistry* registry,
-                   std::unique_ptr<ObjectStore> store);
+  RepositoryPuller(const ServerOptions& options, TableRegistry* registry);
   void Run();
   // Reads the POINTERs and hands them to the registry; an error when the
   // repository (or one pointer) could not be read.
@@ -107,7 +106,9 @@ class RepositoryPuller {
 
   const ServerOptions options_;
   TableRegistry* const registry_;
-  const std::unique_ptr<ObjectStore> store_;
+  // Declared before store_, which reads it (ObjectStoreOptions::stop).
+  std::atomic<bool> stop_{false};
+  std::unique_ptr<ObjectStore> store_;  // set by Create, then never again
   std::mt19937_64 random_{std::random_device{}()};
   bool pointers_told_ = false;  // SetPointers was called (thread only)
   std::string poll_problem_;    // the last listing error logged (thread only)
@@ -118,7 +119,6 @@ class RepositoryPuller {
   std::map<std::string, TableState> tables_;
   std::map<std::string, uint64_t> poll_failures_;  // by reason
 
-  std::atomic<bool> stop_{false};
   std::thread thread_;
 };
 

@@ -13,7 +13,10 @@
 // On any failure nothing is left behind but the versions there were.
 //
 // Downloads are paced to `rate` bytes per second (0: unpaced) by reading
-// the object in ranges and waiting between them.
+// the object in ranges and waiting between them. A pull stops (Cancelled,
+// nothing left behind) when `stop` turns true: a paced one in its waits, and
+// any one as soon as the store's request ends, which a store opened with
+// ObjectStoreOptions::stop makes within about a second.
 //
 // Example:
 //   PullJob job{.store = store, .table = "users", .version = 7,

@@ -1,6 +1,7 @@
 // Faults of the object stores: bad URIs and environments, an unreachable
-// endpoint, wrong credentials, a missing bucket, and the retry policy
-// against a fake S3 that answers only errors.
+// endpoint, wrong credentials, a missing bucket, the retry policy against a
+// fake S3 that answers only errors, and ObjectStoreOptions::stop ending a
+// slow download from a real MinIO (behind a ThrottledProxy) and a backoff.
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -19,6 +20,7 @@
 #include "repository/s3_object_store.h"
 #include "repository/s3_xml.h"
 #include "tests/object_store_fixture.h"
+#include "tests/throttled_proxy.h"
 
 namespace roost::testing {
 namespace {
@@ -307,6 +309,46 @@ TEST(S3FaultsTest, ADownloadCutShortIsRetriedFromTheStart) {
   EXPECT_THAT(names, ::testing::ElementsAre("dest"));
 }
 
+TEST(S3FaultsTest, AStopEndsTheWaitBetweenRetries) {
+  // Nothing listens: every attempt fails at once, and the backoff before
+  // the next is an hour.
+  ObjectStoreOptions options = TestStoreOptions();
+  options.initial_backoff = std::chrono::hours(1);
+  options.max_backoff = std::chrono::hours(1);
+  std::atomic<bool> stop{false};
+  options.stop = &stop;
+  S3ObjectStore store(
+      ConfigFor(StrCat("http://127.0.0.1:", UnusedLoopbackPort())), options);
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stop = true;
+  });
+  EXPECT_THAT(store.Get("k"),
+              StatusIs(absl::StatusCode::kCancelled,
+                       HasSubstr("GET s3://roost-test/faults/k: stopped before "
+                                 "the end")));
+  stopper.join();
+  // Once stopped, a request ends before it is sent.
+  EXPECT_THAT(store.Head("k"), StatusIs(absl::StatusCode::kCancelled));
+}
+
+TEST(LocalStoreStopTest, AStoppedDownloadEndsBetweenPiecesAndLeavesNothing) {
+  ScratchDir dir;
+  std::atomic<bool> stop{false};
+  ObjectStoreOptions options;
+  options.stop = &stop;
+  auto store =
+      OpenObjectStore(StrCat("file://", dir.File("repository")), options);
+  ASSERT_OK(store);
+  ASSERT_OK((*store)->Put("big", Bytes(3 << 20, 5)));
+  stop = true;
+  std::filesystem::create_directories(dir.File("out"));
+  EXPECT_THAT((*store)->GetToFile("big", dir.File("out/dest")),
+              StatusIs(absl::StatusCode::kCancelled,
+                       HasSubstr("stopped before the end")));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.File("out")));
+}
+
 class MinioFaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -391,6 +433,42 @@ TEST(MinioServerTest, MissingBinaryFailsSayingHowToInstall) {
   EXPECT_THAT(MinioServer::Start(),
               StatusIs(absl::StatusCode::kFailedPrecondition,
                        HasSubstr("run scripts/install-minio.sh")));
+}
+
+TEST_F(MinioFaultsTest, AStopEndsADownloadUnderWayAndLeavesNothing) {
+  const std::string data = Bytes(2 << 20, 11);
+  S3ObjectStore direct(Config(), TestStoreOptions());
+  ASSERT_OK(direct.Put("stop/big", data));
+  // 64 KiB a second and no pacing of our own: the download, unstopped,
+  // would take 32 s.
+  ThrottledProxy slow(minio_->port(), 64 << 10);
+  S3Config config = Config();
+  config.endpoint = slow.endpoint();
+  ObjectStoreOptions options = TestStoreOptions();
+  std::atomic<bool> stop{false};
+  options.stop = &stop;
+  S3ObjectStore store(config, options);
+  ScratchDir dir;
+  DownloadOptions expect;
+  expect.expected_size = data.size();
+  absl::Status status;
+  std::thread download(
+      [&] { status = store.GetToFile("stop/big", dir.File("dest"), expect); });
+  // Stopped once part of the object has come.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (slow.relayed() < (128u << 10) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(slow.relayed(), 128u << 10) << "the download did not start";
+  stop = true;
+  download.join();
+  EXPECT_THAT(status, StatusIs(absl::StatusCode::kCancelled,
+                               HasSubstr("stopped before the end")));
+  EXPECT_LT(slow.relayed(), data.size());
+  // Neither the destination nor a staging file beside it.
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
 }  // namespace

@@ -240,6 +240,29 @@ TEST_P(ObjectStoreTest, MismatchedDownloadIsDataLossAndLeavesNothing) {
               ::testing::Not(::testing::Contains(HasSubstr(".dest"))));
 }
 
+TEST_P(ObjectStoreTest, ALargeMismatchedDownloadIsDataLossAndLeavesNothing) {
+  // 20 MiB: the download's disk writes start (every 8 MiB) long before its
+  // last bytes arrive, and the mismatch is only known then.
+  std::string data = Bytes(20 << 20, 9);
+  const uint64_t good = Xxh3(data);
+  data.back() ^= 1;
+  ASSERT_OK(store_->Put("big", data));
+  const std::string dest = dir_.File("dest");
+  EXPECT_THAT(
+      store_->GetToFile("big", dest, Expect(data.size(), good)),
+      StatusIs(absl::StatusCode::kDataLoss, HasSubstr("checksum mismatch")));
+  EXPECT_THAT(store_->GetToFile("big", dest, Expect(data.size() + 1)),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("size")));
+  EXPECT_THAT(store_->GetToFile("big", dest, Expect(data.size() - 1)),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("size")));
+  EXPECT_THAT(
+      Entries(dir_.path()),
+      ::testing::Not(::testing::Contains(::testing::HasSubstr("dest"))));
+  // The same bytes with their own checksum arrive whole.
+  ASSERT_OK(store_->GetToFile("big", dest, Expect(data.size(), Xxh3(data))));
+  EXPECT_TRUE(ReadFile(dest) == data);
+}
+
 TEST_P(ObjectStoreTest, ListIsPaginatedAndInKeyOrder) {
   std::vector<std::string> expected;
   for (int i = 0; i < 25; ++i) {

@@ -1,10 +1,11 @@
 // roost-server --repository when things go wrong: the repository down at
 // start, wrong credentials, a missing or corrupt object, a POINTER naming
 // no version (or nothing at all), a MANIFEST that does not parse, a
-// sharded version without --shard, no free space, and a server killed
-// mid-download. Each: a clear log line and metric, the old version keeps
-// serving, retries with backoff, nothing half-written left behind. Real
-// MinIO, real roost-server (tests/repository_server_fixture.h).
+// sharded version without --shard, no free space, a server killed
+// mid-download, and one stopped (SIGTERM) mid-download from a slow store. Each:
+// a clear log line and metric, the old version keeps serving, retries with
+// backoff, nothing half-written left behind. Real MinIO, real roost-server
+// (tests/repository_server_fixture.h).
 
 #include <signal.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include <filesystem>
 
 #include "tests/repository_server_fixture.h"
+#include "tests/throttled_proxy.h"
 
 namespace roost::testing {
 namespace {
@@ -370,6 +372,31 @@ TEST_F(ServerRepositoryFaultsTest, KilledMidDownloadLeavesNoVersion) {
       server, std::vector<std::string>(keys.begin(), keys.begin() + 1000), 1));
   // The debris went when the new download made its staging directory.
   ExpectOnlyVersions({"v000001"});
+}
+
+TEST_F(ServerRepositoryFaultsTest, SigtermStopsAnUnpacedDownloadUnderWay) {
+  const std::vector<std::string> keys = Keys(30000);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  const auto size = store_->Head("t/v000001/table.sst");
+  ASSERT_OK(size);
+  ASSERT_GT(size->size, 512u << 10);  // 8 s or more at 64 KiB/s
+  // The server reaches MinIO through a 64 KiB/s link, with no
+  // --download-rate of its own: one unpaced GET that would take seconds.
+  ThrottledProxy slow(SharedMinio()->port(), 64 << 10);
+  ScopedEnv endpoint("AWS_ENDPOINT_URL", slow.endpoint());
+  ServerProcess server(PullFlags(), LogFile("slow"));
+  ASSERT_TRUE(server.WaitForLog("pulling t v000001")) << server.Log();
+  ASSERT_TRUE(WaitFor([&] { return slow.relayed() >= (128u << 10); }))
+      << server.Log();
+  server.SendSignal(SIGTERM);
+  EXPECT_EQ(server.WaitExit(), 0) << server.Log();
+  // It did not wait for the download to end: the rest never came, nothing
+  // was pulled, and the staging directory is gone.
+  EXPECT_LT(slow.relayed(), size->size);
+  EXPECT_EQ(server.CountLogLines("pulled t v000001"), 0) << server.Log();
+  EXPECT_EQ(server.CountLogLines("refused t"), 0) << server.Log();
+  EXPECT_EQ(server.CountLogLines("roost-server: stopped"), 1) << server.Log();
+  ExpectOnlyVersions({});
 }
 
 }  // namespace
