@@ -8,10 +8,11 @@
 #            each), the same table built with --shards 1, 2, 3;
 #   python   the Python package's get_many (bench/python_client_bench.py),
 #            sync and asyncio, over 1 shard and over 3;
-#   publish  a version published into a table repository on a loopback
-#            MinIO (roost-load build --repository): the seconds from the
-#            POINTER's move to a --repository server serving it, against a
-#            plain download of the same object (curl --aws-sigv4);
+#   publish  --rounds versions published into a table repository on a
+#            loopback MinIO (roost-load build --repository): the seconds
+#            from each POINTER's move to a --repository server serving it,
+#            against a plain download of the same object (curl
+#            --aws-sigv4); medians;
 # each a JSON line in RESULTS/cluster.jsonl (bench/report_cluster.py reads
 # them).
 #
@@ -251,39 +252,54 @@ publish_bench() {
   local metrics
   metrics=$(sed -n 's/^roost-server: metrics listening on .*:\([0-9]*\)$/\1/p' \
     "$work/puller.log" | head -n 1)
-  local object="$AWS_ENDPOINT_URL/bench/tables/bench/v000001/table.sst" t0 t1 d1 d2
-  t0=$EPOCHREALTIME
-  "${s3[@]}" -o "$work/plain.sst" "$object" || { failures+=("publish: curl"); return; }
-  t1=$EPOCHREALTIME
-  d1=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-  local bytes sum0 sum1
-  bytes=$(stat -c %s "$work/plain.sst")
-  rm -f "$work/plain.sst"
+  local bytes= sum0 sum1 round version downloads=() servings=() seconds=
+  # download VERSION: a plain download of the version's file; sets
+  # $seconds and $bytes.
+  download() {
+    local t0 t1
+    t0=$EPOCHREALTIME
+    "${s3[@]}" -o "$work/plain.sst" "$AWS_ENDPOINT_URL/bench/tables/bench/$1/table.sst" ||
+      return 1
+    t1=$EPOCHREALTIME
+    seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
+    bytes=$(stat -c %s "$work/plain.sst")
+    rm -f "$work/plain.sst"
+  }
   serving_sum() {
     curl -sf "http://127.0.0.1:$metrics/metrics" |
       sed -n 's/^roost_repository_pointer_to_serving_seconds_sum{table="bench"} \(.*\)$/\1/p'
   }
-  sum0=$(serving_sum)
-  "${build[@]}" || { failures+=("publish: second roost-load build"); return; }
-  waited=0
-  until grep -q "^roost-server: serving bench v000002" "$work/puller.log"; do
-    [ "$waited" -lt 6000 ] || { failures+=("publish: v000002 not served in 10 min"); return; }
-    sleep 0.1
-    waited=$((waited + 1))
+  median() {
+    printf '%s\n' "$@" | sort -g |
+      awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
+  }
+  download v000001 || { failures+=("publish: curl"); return; }
+  downloads+=("$seconds")
+  # --rounds new versions, each timed from its pointer's move to serving,
+  # and each downloaded plainly after: medians, as one pull on a shared
+  # machine is mostly noise.
+  for round in $(seq "$rounds"); do
+    version=$(printf 'v%06d' $((round + 1)))
+    sum0=$(serving_sum)
+    "${build[@]}" || { failures+=("publish: roost-load build of $version"); return; }
+    waited=0
+    until grep -q "^roost-server: serving bench $version" "$work/puller.log"; do
+      [ "$waited" -lt 6000 ] || { failures+=("publish: $version not served in 10 min"); return; }
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    sleep 0.5 # the observation follows the log line
+    sum1=$(serving_sum)
+    [ -n "$sum0" ] && [ -n "$sum1" ] || { failures+=("publish: no serving seconds metric"); return; }
+    servings+=("$(awk -v a="$sum0" -v b="$sum1" 'BEGIN { print b - a }')")
+    download "$version" || { failures+=("publish: curl"); return; }
+    downloads+=("$seconds")
   done
-  sleep 0.5 # the observation follows the log line
-  sum1=$(serving_sum)
-  t0=$EPOCHREALTIME
-  "${s3[@]}" -o "$work/plain.sst" "$AWS_ENDPOINT_URL/bench/tables/bench/v000002/table.sst" ||
-    { failures+=("publish: curl"); return; }
-  t1=$EPOCHREALTIME
-  d2=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-  [ -n "$sum0" ] && [ -n "$sum1" ] || { failures+=("publish: no serving seconds metric"); return; }
-  printf '{"section":"publish","system":"roost-server --repository","shards":1,"table_keys":%d,"bytes":%d,"download_s":%s,"serving_s":%s,"download_runs":[%s,%s]}\n' \
-    "$keys" "$bytes" "$(awk -v a="$d1" -v b="$d2" 'BEGIN { print (a < b ? a : b) }')" \
-    "$(awk -v a="$sum0" -v b="$sum1" 'BEGIN { print b - a }')" "$d1" "$d2" \
+  printf '{"section":"publish","system":"roost-server --repository","shards":1,"table_keys":%d,"bytes":%d,"download_s":%s,"serving_s":%s,"download_runs":[%s],"serving_runs":[%s]}\n' \
+    "$keys" "$bytes" "$(median "${downloads[@]}")" "$(median "${servings[@]}")" \
+    "$(IFS=,; echo "${downloads[*]}")" "$(IFS=,; echo "${servings[*]}")" \
     >>"$results/cluster.jsonl"
-  rm -f "$work/records.bin" "$work/records.tsv" "$work/plain.sst"
+  rm -f "$work/records.bin" "$work/records.tsv"
 }
 echo "cluster: publish to serving..." >&2
 publish_bench

@@ -106,7 +106,8 @@ def _publish(rep, rows, sent):
     rep.add("### Publish to serving", "",
             "From the pointer's move to the server serving the new version "
             "(its roost_repository_pointer_to_serving_seconds), against a "
-            "plain download of the same object from the same repository.", "",
+            "plain download of the same object from the same repository: the "
+            "medians of the versions published (runs in the JSON lines).", "",
             table(["MiB", "plain download s", "pointer to serving s",
                    "rate / plain rate"], out, right=range(0, 4)), "")
     for r in rs:
