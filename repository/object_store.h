@@ -132,7 +132,8 @@ class ObjectStore {
   virtual absl::StatusOr<std::string> Get(
       std::string_view key, std::optional<ByteRange> range = {}) = 0;
   // Streams the object into the file `path`, replacing it atomically once
-  // every byte is there and checked against `options`. On any failure no
+  // every byte is there, checked against `options` and fsynced (the file,
+  // then its directory, as DownloadFile::Commit does). On any failure no
   // file is left at `path` by this call (an existing one is untouched), and
   // no partial file beside it.
   virtual absl::Status GetToFile(std::string_view key, const std::string& path,

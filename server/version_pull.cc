@@ -248,8 +248,9 @@ PullOutcome PullVersion(const PullJob& job) {
   absl::Status published = [&]() -> absl::Status {
     const std::string manifest_path =
         (fs::path(staging.path) / std::string(kManifestName)).string();
+    // The shard file is durable already (GetToFile and PacedDownload commit
+    // through DownloadFile, which fsyncs it and its directory).
     ROOST_RETURN_IF_ERROR(WriteFileAtomically(manifest_path, *text, 0444));
-    ROOST_RETURN_IF_ERROR(FsyncPath(path));
     ROOST_RETURN_IF_ERROR(MakeReadOnly(staging.path));
     ROOST_RETURN_IF_ERROR(FsyncPath(staging.path));
     if (::renameat2(AT_FDCWD, staging.path.c_str(), AT_FDCWD, target.c_str(),
