@@ -9,10 +9,11 @@
 #   python   the Python package's get_many (bench/python_client_bench.py),
 #            sync and asyncio, over 1 shard and over 3;
 #   publish  --rounds versions published into a table repository on a
-#            loopback MinIO (roost-load build --repository): the seconds
-#            from each POINTER's move to a --repository server serving it,
-#            against a plain download of the same object (curl
-#            --aws-sigv4); medians;
+#            loopback MinIO (roost-load build --repository) before the
+#            server starts; then, on a synced disk, each POINTER moved
+#            forward (roost-load rollback --to) and timed from its move to
+#            a --repository server serving it, against a plain download of
+#            the same object (curl --aws-sigv4); medians;
 # each a JSON line in RESULTS/cluster.jsonl (bench/report_cluster.py reads
 # them).
 #
@@ -245,7 +246,18 @@ publish_bench() {
   local build=("$loader" build -q -i "$work/records.bin" --input-format fixed
     --key-size 8 --value-size 8 --format cuckoo --repository s3://bench/tables
     --table bench)
-  "${build[@]}" || { failures+=("publish: roost-load build --repository"); return; }
+  # Every version is published before the server starts, then the pointer
+  # is moved back to v000001 (roost-load rollback): on this one machine the
+  # loader's upload and MinIO's writing of it would otherwise share the disk
+  # with the pull being timed (in production the loader and the store are
+  # other machines). Each round then moves the pointer forward, on a synced
+  # disk, as the plain download after it finds one.
+  for round in $(seq $((rounds + 1))); do
+    "${build[@]}" || { failures+=("publish: roost-load build --repository"); return; }
+  done
+  "$loader" rollback --repository s3://bench/tables --table bench --to v000001 >/dev/null ||
+    { failures+=("publish: roost-load rollback --to v000001"); return; }
+  sync
   mkdir -p "$work/pulled"
   metrics_listen=127.0.0.1:0 serve puller "$work/pulled" \
     --repository s3://bench/tables --repository-poll 0.1
@@ -280,8 +292,11 @@ publish_bench() {
   # machine is mostly noise.
   for round in $(seq "$rounds"); do
     version=$(printf 'v%06d' $((round + 1)))
+    sync
+    sleep 1
     sum0=$(serving_sum)
-    "${build[@]}" || { failures+=("publish: roost-load build of $version"); return; }
+    "$loader" rollback --repository s3://bench/tables --table bench --to "$version" >/dev/null ||
+      { failures+=("publish: roost-load rollback --to $version"); return; }
     waited=0
     until grep -q "^roost-server: serving bench $version" "$work/puller.log"; do
       [ "$waited" -lt 6000 ] || { failures+=("publish: $version not served in 10 min"); return; }
@@ -292,6 +307,7 @@ publish_bench() {
     sum1=$(serving_sum)
     [ -n "$sum0" ] && [ -n "$sum1" ] || { failures+=("publish: no serving seconds metric"); return; }
     servings+=("$(awk -v a="$sum0" -v b="$sum1" 'BEGIN { print b - a }')")
+    sync
     download "$version" || { failures+=("publish: curl"); return; }
     downloads+=("$seconds")
   done
