@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "client/multiget_answer.h"
 #include "client/read_one_version.h"
 #include "storage/partition.h"
 #include "util/status_macros.h"
@@ -28,9 +29,29 @@ absl::StatusOr<std::unique_ptr<ClusterClient>> ClusterClient::Create(
   if (!(options.hedge_delay_seconds >= 0)) {
     return absl::InvalidArgumentError("the hedge delay must not be negative");
   }
+  if (options.coalesce_max_in_flight == 0 || options.coalesce_max_batch == 0) {
+    return absl::InvalidArgumentError(
+        "coalescing needs at least 1 batch in flight of at least 1 key");
+  }
   ROOST_ASSIGN_OR_RETURN(Shards shards, Shards::Connect(layout));
   return std::unique_ptr<ClusterClient>(
       new ClusterClient(std::move(layout), options, std::move(shards)));
+}
+
+ClusterClient::ClusterClient(ClusterLayout layout, ClusterClientOptions options,
+                             Shards shards)
+    : layout_(std::move(layout)),
+      options_(options),
+      shards_(std::move(shards)) {
+  CoalescerOptions coalescing;
+  coalescing.max_in_flight = options_.coalesce_max_in_flight;
+  coalescing.max_batch = options_.coalesce_max_batch;
+  coalescing.timeout_seconds = options_.timeout_seconds;
+  coalescing.token = layout_.security.token;
+  for (uint32_t s = 0; s < shards_.size(); ++s) {
+    coalescers_.push_back(
+        std::make_unique<GetCoalescer>(shards_.replicas(s), s, coalescing));
+  }
 }
 
 CallPolicy ClusterClient::Policy(const CallOptions& call) const {
@@ -52,6 +73,10 @@ uint32_t ClusterClient::ShardOf(std::string_view key) const {
 absl::StatusOr<GetResult> ClusterClient::Get(std::string_view table,
                                              std::string_view key,
                                              const CallOptions& call) const {
+  if (options_.coalesce_gets && call.version.empty() &&
+      call.timeout_seconds == 0) {
+    return coalescers_[ShardOf(key)]->Get(table, key);
+  }
   // One key is a batch of one: the same path, retries and all.
   const std::string keys[1] = {std::string(key)};
   ROOST_ASSIGN_OR_RETURN(MultiGetResult r, MultiGet(table, keys, call));
@@ -60,6 +85,11 @@ absl::StatusOr<GetResult> ClusterClient::Get(std::string_view table,
   out.value = std::move(r.results[0].value);
   out.version = std::move(r.version);
   return out;
+}
+
+void ClusterClient::GetAsync(std::string_view table, std::string_view key,
+                             GetCoalescer::Done done) const {
+  coalescers_[ShardOf(key)]->Get(table, key, std::move(done));
 }
 
 absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
@@ -95,6 +125,7 @@ absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
     part.shard = s;
     part.indices.reserve(count[s]);
     part.request.set_table(std::string(table));
+    part.request.set_packed(true);
     part.request.mutable_keys()->Reserve(static_cast<int>(count[s]));
   }
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -122,17 +153,16 @@ absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
       &consensus));
 
   for (Part& part : parts) {
-    v1::MultiGetResponse& response = part.response;
-    if (static_cast<size_t>(response.results_size()) != part.indices.size()) {
-      return absl::InternalError(
-          StrCat("shard ", part.shard, " answered ", response.results_size(),
-                 " results for ", part.indices.size(), " keys"));
-    }
-    for (size_t j = 0; j < part.indices.size(); ++j) {
-      v1::GetResponse& result = *response.mutable_results(static_cast<int>(j));
-      LookupResult& slot = out.results[part.indices[j]];
-      slot.found = result.found();
-      slot.value = std::move(*result.mutable_value());
+    const absl::Status read =
+        ReadMultiGetAnswer(part.response, part.indices.size(),
+                           [&](size_t j, bool found, std::string_view value) {
+                             LookupResult& slot = out.results[part.indices[j]];
+                             slot.found = found;
+                             slot.value.assign(value);
+                           });
+    if (!read.ok()) {
+      return absl::Status(read.code(),
+                          StrCat("shard ", part.shard, ": ", read.message()));
     }
   }
   out.version = consensus.version();

@@ -41,6 +41,8 @@
 
 #include "absl/status/statusor.h"
 #include "client/cluster_layout.h"
+#include "client/get_coalescer.h"
+#include "client/lookup_result.h"
 #include "client/shard_calls.h"
 
 namespace roost {
@@ -59,6 +61,15 @@ struct ClusterClientOptions {
   // and 0.5 seconds.
   double backoff_seconds = 0.02;
   double max_backoff_seconds = 0.5;
+  // Get sends single keys as MultiGets, many callers' keys together
+  // (get_coalescer.h), unless the call names a version or a timeout of its
+  // own. GetAsync always does. The default value is false.
+  bool coalesce_gets = false;
+  // GetCoalescer's max_in_flight, per shard and table. The default value
+  // is 4.
+  uint32_t coalesce_max_in_flight = 4;
+  // GetCoalescer's max_batch. The default value is 1000.
+  uint32_t coalesce_max_batch = 1000;
 };
 
 // Per call.
@@ -69,17 +80,6 @@ struct CallOptions {
   // take it (the serving one or the one it replaced within
   // --version-grace); empty: the consistency algorithm chooses.
   std::string version;
-};
-
-struct LookupResult {
-  bool found = false;
-  std::string value;
-};
-
-struct GetResult {
-  bool found = false;
-  std::string value;
-  std::string version;  // the version that answered ("" from old servers)
 };
 
 struct MultiGetResult {
@@ -118,6 +118,12 @@ class ClusterClient {
   // Looks `key` up in its shard.
   absl::StatusOr<GetResult> Get(std::string_view table, std::string_view key,
                                 const CallOptions& call = {}) const;
+  // Looks `key` up through its shard's GetCoalescer, which sends it with
+  // the other Gets waiting for that shard (get_coalescer.h); `done` gets
+  // the result on that coalescer's thread. The version is the one that answered
+  // the key, not agreed on over shards. Within timeout_seconds.
+  void GetAsync(std::string_view table, std::string_view key,
+                GetCoalescer::Done done) const;
   // Looks `keys` up: one part per shard, sent at once, the results put back
   // in request order (duplicates and an empty batch included).
   absl::StatusOr<MultiGetResult> MultiGet(std::string_view table,
@@ -137,15 +143,14 @@ class ClusterClient {
 
  private:
   ClusterClient(ClusterLayout layout, ClusterClientOptions options,
-                Shards shards)
-      : layout_(std::move(layout)),
-        options_(options),
-        shards_(std::move(shards)) {}
+                Shards shards);
   CallPolicy Policy(const CallOptions& call) const;
 
   ClusterLayout layout_;
   ClusterClientOptions options_;
   Shards shards_;
+  // One per shard, over shards_'s replicas (so declared after them).
+  std::vector<std::unique_ptr<GetCoalescer>> coalescers_;
 };
 
 }  // namespace roost

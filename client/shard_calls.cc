@@ -24,6 +24,12 @@ absl::Status ShardError(uint32_t shard, const std::string& target,
                              shard, " (", target, "): ", message));
 }
 
+std::chrono::system_clock::time_point SystemDeadline(Clock::time_point t) {
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             t - Clock::now());
+}
+
 absl::StatusOr<Shards> Shards::Connect(const ClusterLayout& layout) {
   Shards out;
   for (const std::vector<std::string>& targets : layout.shards) {
@@ -41,12 +47,6 @@ absl::StatusOr<Shards> Shards::Connect(const ClusterLayout& layout) {
 }
 
 namespace {
-
-std::chrono::system_clock::time_point SystemDeadline(Clock::time_point t) {
-  return std::chrono::system_clock::now() +
-         std::chrono::duration_cast<std::chrono::system_clock::duration>(
-             t - Clock::now());
-}
 
 // One call to one replica.
 struct Attempt {

@@ -65,6 +65,9 @@ struct CallPolicy {
   std::string token;
 };
 
+// `t` on the clock gRPC deadlines are set in.
+std::chrono::system_clock::time_point SystemDeadline(Clock::time_point t);
+
 // Whether a call that failed with `code` is tried again on another replica.
 bool IsRetryable(grpc::StatusCode code);
 
