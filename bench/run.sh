@@ -9,8 +9,9 @@
 #            uniform 8-byte pairs and on variable ones (keys 10-40 bytes,
 #            values 20-200), hits and misses;
 #   scaling  the uniform lookups at 1M, 10M and (full run only) 100M keys;
-#   network  roost-server (Get, MultiGet of 10/100/1000; bench/server_load)
-#            against redis-server (GET, MGET; bench/redis_load) on loopback,
+#   network  roost-server (Get, coalesced Gets, MultiGet of 10/100/1000;
+#            bench/server_load) against redis-server, plain and with
+#            --io-threads 2 (GET, MGET; bench/redis_load) on loopback,
 #            same keys, batch sizes and requests in flight; memory per key;
 #   build    roost-load (cuckoo, block) against RocksDB's SstFileWriter and
 #            loading Redis: keys/s and peak RSS;
@@ -250,6 +251,15 @@ after=$(used_memory)
 printf '{"system":"Redis (MSET, pipelined)","keys":%d,"seconds":%s,"keys_per_s":%s,"peak_rss_bytes":%d,"output_bytes":%d,"note":"redis-server peak RSS; MSET of 1000 pairs, 8 in flight, one connection"}\n' \
   "$net_keys" "$(json_field "$fill" seconds)" "$(json_field "$fill" keys_per_s)" \
   "$(vm_hwm "$redis_pid")" "$((after - before))" >>"$results/build.jsonl"
+# A second Redis with two I/O threads (reads too): Redis's own answer to
+# a network-bound load, filled the same way.
+redis_io_port=$(free_port)
+start redis-io "Ready to accept connections" redis-server --bind 127.0.0.1 \
+  --port "$redis_io_port" --save '' --appendonly no --protected-mode no --dir "$work" \
+  --logfile '' --io-threads 2 --io-threads-do-reads yes
+redis_io_pid=$started_pid
+"$bin_dir/bench/redis_load" fill --addr "127.0.0.1:$redis_io_port" --keys "$net_keys" \
+  --seed "$seed" >/dev/null || die "loading Redis (io-threads 2) failed"
 table_bytes=$(stat -c %s "$(ls "$work"/data/bench/*/table.sst | head -n 1)")
 printf '{"system":"roost","keys":%d,"bytes":%d,"bytes_per_key":%.2f,"what":"mapped table file"}\n' \
   "$net_keys" "$table_bytes" "$(awk -v b="$table_bytes" -v k="$net_keys" 'BEGIN { print b / k }')" \
@@ -281,12 +291,23 @@ for batch in 1 10 100 1000; do
   net roost "$bin_dir/bench/server_load" --addr "127.0.0.1:$roost_port" --table bench \
     --method "$method" --batch "$batch" --channels "$channels" \
     --concurrency "$concurrency" --server-pid "$roost_pid" "${common[@]}"
+  if [ "$batch" = 1 ]; then
+    # The same single-key Gets, sent through the client library's
+    # GetCoalescer (client/get_coalescer.h): concurrent Gets leave as
+    # MultiGets, at most 2 in flight.
+    net "roost, coalesced Gets" "$bin_dir/bench/server_load" --addr "127.0.0.1:$roost_port" \
+      --table bench --method get --coalesce 2 --channels "$channels" \
+      --concurrency "$concurrency" --server-pid "$roost_pid" "${common[@]}"
+  fi
   method=mget && [ "$batch" = 1 ] && method=get
   net Redis "$bin_dir/bench/redis_load" run --addr "127.0.0.1:$redis_port" \
     --method "$method" --batch "$batch" --connections "$concurrency" \
     --server-pid "$redis_pid" "${common[@]}"
+  net "Redis, io-threads 2" "$bin_dir/bench/redis_load" run \
+    --addr "127.0.0.1:$redis_io_port" --method "$method" --batch "$batch" \
+    --connections "$concurrency" --server-pid "$redis_io_pid" "${common[@]}"
 done
-kill "$roost_pid" "$redis_pid" 2>/dev/null || true
+kill "$roost_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
 
 # --- cluster: the routing clients and shards (bench/cluster_bench.sh) --------
 echo "cluster..." >&2

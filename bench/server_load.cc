@@ -53,6 +53,7 @@
 
 #include "bench/closed_loop.h"
 #include "bench/generated_pairs.h"
+#include "client/get_coalescer.h"
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
 
@@ -168,9 +169,13 @@ class Load {
 // one issued from the completion callback of the last.
 class Caller {
  public:
-  Caller(Load* load, roost::v1::Lookup::Stub* stub, KeySchedule schedule)
+  // With `coalescer`, each Get goes through it (--coalesce) instead of
+  // being an RPC of its own.
+  Caller(Load* load, roost::v1::Lookup::Stub* stub,
+         roost::GetCoalescer* coalescer, KeySchedule schedule)
       : load_(load),
         stub_(stub),
+        coalescer_(coalescer),
         schedule_(schedule),
         picked_(load->config().batch) {
     get_request_.set_table(load->config().table);
@@ -184,6 +189,15 @@ class Caller {
     const Config& config = load_->config();
     const KeySet& keys = load_->keys();
     for (uint64_t& i : picked_) i = schedule_.Next(keys.size());
+    if (coalescer_ != nullptr) {
+      keys.Key(picked_[0], &coalesced_key_);
+      start_ = Clock::now();
+      coalescer_->Get(config.table, coalesced_key_,
+                      [this](absl::StatusOr<roost::GetResult> r) {
+                        Coalesced(std::move(r));
+                      });
+      return;
+    }
     context_.emplace();
     context_->set_deadline(std::chrono::system_clock::now() + config.timeout);
     start_ = Clock::now();
@@ -203,17 +217,31 @@ class Caller {
 
  private:
   void Done(const grpc::Status& s) {
-    const uint64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            Clock::now() - start_)
-                            .count();
-    const Phase phase = load_->phase();
     if (!s.ok()) {
       load_->counts.RpcError(fmt::format("RPC failed: code {}: {}",
                                          static_cast<int>(s.error_code()),
                                          s.error_message()));
-    } else if (Check()) {
-      load_->counts.Done(phase, picked_.size(), ns);
     }
+    Next(s.ok() && Check());
+  }
+
+  void Coalesced(absl::StatusOr<roost::GetResult> r) {
+    if (!r.ok()) {
+      load_->counts.RpcError(
+          fmt::format("Get failed: {}", r.status().ToString()));
+    } else {
+      get_response_.set_found(r->found);
+      get_response_.set_value(std::move(r->value));
+    }
+    Next(r.ok() && Check());
+  }
+
+  // Counts the request that completed (when `ok`), and issues the next.
+  void Next(bool ok) {
+    const uint64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            Clock::now() - start_)
+                            .count();
+    if (ok) load_->counts.Done(load_->phase(), picked_.size(), ns);
     if (load_->phase() == Phase::kStop) {
       load_->CallerDone();
       return;
@@ -257,6 +285,8 @@ class Caller {
 
   Load* load_;
   roost::v1::Lookup::Stub* stub_;
+  roost::GetCoalescer* coalescer_;
+  std::string coalesced_key_;
   KeySchedule schedule_;
   std::vector<uint64_t> picked_;  // the key numbers of the RPC in flight
   std::optional<grpc::ClientContext> context_;  // one per RPC
@@ -285,6 +315,7 @@ int main(int argc, char** argv) {
   size_t key_size = 8;
   size_t value_size = 8;
   std::string check = "full";
+  uint32_t coalesce = 0;
 
   CLI::App app{
       "server_load: a closed-loop gRPC load generator for roost.v1.Lookup, "
@@ -326,6 +357,13 @@ int main(int argc, char** argv) {
                  "value of --value-size bytes (for noop_server)")
       ->check(CLI::IsMember({"full", "size"}))
       ->capture_default_str();
+  app.add_option("--coalesce", coalesce,
+                 "With --method get: send the Gets through roost's "
+                 "GetCoalescer (client/get_coalescer.h) with this many "
+                 "MultiGets in flight over the channels, instead of one RPC "
+                 "each; 0: off")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   app.add_option("--timeout", flags.timeout, "Deadline of each RPC, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -341,6 +379,9 @@ int main(int argc, char** argv) {
 
   if (const auto error = CheckLoadFlags(&flags, "multiget", "Get")) {
     return usage_error(*error);
+  }
+  if (coalesce > 0 && flags.method != "get") {
+    return usage_error("--coalesce is for --method get");
   }
   std::optional<KeySet> keys;
   if (records.empty()) {
@@ -409,9 +450,23 @@ int main(int argc, char** argv) {
     }
   }
 
+  // The coalescer sends its MultiGets round-robin over the channels, as
+  // over the replicas of a shard.
+  std::vector<roost::Replica> replicas;
+  std::unique_ptr<roost::GetCoalescer> coalescer;
+  if (coalesce > 0) {
+    for (int c = 0; c < channels; ++c) {
+      replicas.push_back({flags.addr, roost::v1::Lookup::NewStub(chans[c])});
+    }
+    roost::CoalescerOptions options;
+    options.max_in_flight = coalesce;
+    options.timeout_seconds = flags.timeout;
+    coalescer = std::make_unique<roost::GetCoalescer>(replicas, 0, options);
+  }
   std::vector<std::unique_ptr<Caller>> callers;
   for (int i = 0; i < concurrency; ++i) {
     callers.push_back(std::make_unique<Caller>(&load, stubs[i % channels].get(),
+                                               coalescer.get(),
                                                KeySchedule(flags.seed, i)));
   }
   load.AddRunning(concurrency);
