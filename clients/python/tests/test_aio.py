@@ -128,3 +128,58 @@ def test_wait(cluster: Cluster) -> None:
             assert len(e.value.lagging) == 4
             assert "serves v000001" in str(e.value)
     run(main())
+
+
+def test_coalesced_gets_leave_as_batches(cluster: Cluster) -> None:
+    kvs = keys_and_values(1500)
+    cluster.build("t", kvs, shards=3)
+    layout = [[cluster.server(shard=s).address] for s in range(3)]
+
+    async def main() -> None:
+        async with roost.AsyncClient(layout, timeout=30, coalesce=True,
+                                     coalesce_in_flight=2) as client:
+            batches: list[int] = []
+            send = client.get_many_versioned
+
+            async def counted(table: str, keys: list[bytes], **kw: object) -> roost.BatchResult:
+                batches.append(len(keys))
+                return await send(table, keys, **kw)  # type: ignore[arg-type]
+            client.get_many_versioned = counted  # type: ignore[method-assign]
+
+            keys = list(kvs) + [b"missing-%d" % i for i in range(20)]
+            random.Random(5).shuffle(keys)
+            # One turn of the loop: one batch, every key in its place.
+            values = await asyncio.gather(*(client.get("t", k) for k in keys))
+            assert list(values) == [kvs.get(k) for k in keys]
+            assert batches == [len(keys)]
+            # Gets made while two batches are out wait and leave together.
+            batches.clear()
+
+            async def caller(i: int) -> None:
+                for k in keys[i::50]:
+                    assert await client.get("t", k) == kvs.get(k)
+            await asyncio.gather(*(caller(i) for i in range(50)))
+            assert sum(batches) == len(keys)
+            assert len(batches) < len(keys) / 5
+            value, version = await client.get_versioned("t", keys[0])
+            assert value == kvs.get(keys[0]) and version in ("", "v000001")
+            # A version or a timeout of its own: not coalesced.
+            batches.clear()
+            assert await client.get("t", keys[1], version="v000001") == kvs.get(keys[1])
+            assert batches == []
+            # An error reaches every get of its batch; other tables go on.
+            results = await asyncio.gather(*(client.get("nope", k) for k in keys[:30]),
+                                           return_exceptions=True)
+            assert all(isinstance(r, roost.RoostError) and r.code == grpc.StatusCode.NOT_FOUND
+                       for r in results)
+            # A cancelled get leaves the others of its batch answered.
+            tasks = [asyncio.ensure_future(client.get("t", k)) for k in keys[:40]]
+            await asyncio.sleep(0)
+            tasks[3].cancel()
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+            assert isinstance(done[3], asyncio.CancelledError)
+            assert [d for i, d in enumerate(done) if i != 3] == \
+                [kvs.get(k) for i, k in enumerate(keys[:40]) if i != 3]
+        with pytest.raises(ValueError):
+            roost.AsyncClient(layout, coalesce=True, coalesce_in_flight=0)
+    run(main())

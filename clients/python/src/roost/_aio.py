@@ -4,6 +4,12 @@ The same API and behaviour as roost.Client, as coroutines: a batch's parts
 are tasks awaited together, retries and hedges are tasks too. Make it, use
 it and close it inside one running event loop.
 
+With `coalesce=True`, concurrent get() calls (those that name neither a
+version nor a timeout) leave together as get_many batches: the gets of one
+event-loop turn go as one batch, and while `coalesce_in_flight` batches of
+a table are out, later gets wait for one of them to answer and then go
+together. No timer: a get waits at most for one batch already in flight.
+
 Example:
     async with roost.AsyncClient.from_layout_file("cluster.json") as client:
         value = await client.get("users", b"user:42")
@@ -51,7 +57,10 @@ class _Replica:
 
 class AsyncClient:
     """roost.Client's asyncio twin: the same arguments, the same methods as
-    coroutines (see roost.Client)."""
+    coroutines (see roost.Client); and `coalesce` (default False), which
+    sends concurrent get() calls as get_many batches, at most
+    `coalesce_in_flight` (default 4) batches of a table out at once (see
+    the module's docstring)."""
 
     def __init__(
         self,
@@ -62,9 +71,13 @@ class AsyncClient:
         timeout: float = _calls.DEFAULT_TIMEOUT,
         hedge_after: Optional[float] = None,
         max_batch: int = _calls.DEFAULT_MAX_BATCH,
+        coalesce: bool = False,
+        coalesce_in_flight: int = 4,
     ) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be 1 or more")
+        if coalesce_in_flight < 1:
+            raise ValueError("coalesce_in_flight must be 1 or more")
         self.layout = Layout.from_shards(shards, tls)
         self._credentials = tls.credentials() if tls is not None else None
         self._shards = [ShardReplicas(i, r) for i, r in enumerate(self.layout.shards)]
@@ -75,6 +88,7 @@ class AsyncClient:
         self._timeout = timeout
         self._hedge_after = hedge_after
         self._max_batch = max_batch
+        self._coalescer = _Coalescer(self, coalesce_in_flight) if coalesce else None
 
     @classmethod
     def from_layout_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> "AsyncClient":
@@ -98,11 +112,15 @@ class AsyncClient:
 
     async def get(self, table: str, key: bytes, *, timeout: Optional[float] = None,
                   version: Optional[str] = None) -> Optional[bytes]:
+        if self._coalescer is not None and timeout is None and version is None:
+            return (await self._coalescer.get(table, key))[0]
         response = await self._get(table, key, timeout, version)
         return response.value if response.found else None
 
     async def get_versioned(self, table: str, key: bytes, *, timeout: Optional[float] = None,
                             version: Optional[str] = None) -> tuple[Optional[bytes], str]:
+        if self._coalescer is not None and timeout is None and version is None:
+            return await self._coalescer.get(table, key)
         response = await self._get(table, key, timeout, version)
         return (response.value if response.found else None), response.version
 
@@ -293,6 +311,63 @@ class AsyncClient:
         if attempts.fatal is not None:
             _calls.raise_failure(attempts.fatal)
         return attempts.outcomes
+
+
+class _Coalescer:
+    """Concurrent gets of a table sent as get_many batches (see the module's
+    docstring). Each batch is an ordinary get_many_versioned: split by
+    shard, retried, hedged and read from one version like any other; its
+    error, if it fails, goes to each of its gets."""
+
+    def __init__(self, client: AsyncClient, max_in_flight: int) -> None:
+        self._client = client
+        self._max_in_flight = max_in_flight
+        self._queued: dict[str, list[tuple[bytes, "asyncio.Future[Any]"]]] = {}
+        self._in_flight: dict[str, int] = {}
+        self._scheduled: set[str] = set()
+
+    async def get(self, table: str, key: bytes) -> tuple[Optional[bytes], str]:
+        _calls.check_table(table)
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._queued.setdefault(table, []).append((key, future))
+        # Sent at the end of this turn of the loop, so that the gets made in
+        # it (a gather, say) go together; or when a batch in flight answers.
+        if self._in_flight.get(table, 0) < self._max_in_flight and table not in self._scheduled:
+            self._scheduled.add(table)
+            loop.call_soon(self._flush, table)
+        result: tuple[Optional[bytes], str] = await future
+        return result
+
+    def _flush(self, table: str) -> None:
+        self._scheduled.discard(table)
+        queue = self._queued.get(table)
+        while queue and self._in_flight.get(table, 0) < self._max_in_flight:
+            batch = queue[:self._client._max_batch]
+            del queue[:self._client._max_batch]
+            self._in_flight[table] = self._in_flight.get(table, 0) + 1
+            asyncio.ensure_future(self._send(table, batch))
+        if not queue:
+            self._queued.pop(table, None)
+
+    async def _send(self, table: str, batch: list[tuple[bytes, "asyncio.Future[Any]"]]) -> None:
+        try:
+            result = await self._client.get_many_versioned(table, [key for key, _ in batch])
+        except asyncio.CancelledError:
+            for _, future in batch:
+                future.cancel()
+            raise
+        except Exception as e:
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(e)
+        else:
+            for (_, future), value in zip(batch, result.values):
+                if not future.done():  # not cancelled by its caller
+                    future.set_result((value, result.version))
+        finally:
+            self._in_flight[table] -= 1
+            self._flush(table)
 
 
 def _outcome(task: "asyncio.Task[Any]", part: int, target: str) -> Optional[Outcome]:
