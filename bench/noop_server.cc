@@ -1,7 +1,8 @@
 // noop_server: a roost.v1.Lookup server that looks nothing up, the ceiling
 // against which bench/server_bench.sh measures roost-server. Get and MultiGet
 // answer found=true with the same --value-size bytes for every key (one
-// result per key, in the request's order), whatever the table; ListTables
+// result per key, in the request's order; in the packed form when the
+// MultiGet asks for it), whatever the table; ListTables
 // answers an empty list. It uses the same gRPC callback service API (raw
 // methods), the same message size limits and the same request parsing and
 // response writing as roost-server (server/request_codec.h), so what is
@@ -77,6 +78,16 @@ class NoopLookup final : public RawLookup {
     }
     const roost::EncodedResult result{true, value_};
     const size_t n = parsed.keys.size();
+    if (batch && parsed.packed) {
+      // The packed form, written by roost-server's own codec.
+      roost::PackedMultiGet packed;
+      for (size_t i = 0; i < n; ++i) packed.Count(result);
+      grpc::Slice out(packed.size());
+      packed.Start(reinterpret_cast<char*>(const_cast<uint8_t*>(out.begin())));
+      for (size_t i = 0; i < n; ++i) packed.Write(result);
+      *response = grpc::ByteBuffer(&out, 1);
+      return Finish(context, grpc::Status::OK);
+    }
     const size_t size = batch ? n * roost::MultiGetEntrySize(result)
                               : roost::GetResponseSize(result);
     grpc::Slice out(size);

@@ -7,6 +7,9 @@ from report_plot import style
 
 COALESCED = "roost, coalesced Gets"
 GET_TARGET = 2.0
+NOOP = "no-op server"
+NOOP_TARGET = 0.85
+PACKED_GAIN_TARGET = 1.5
 
 
 def section(rep):
@@ -32,7 +35,7 @@ def section(rep):
                     fmops(r["keys_per_s"]), fratio(r["keys_per_s"], b and b["keys_per_s"]),
                     fus(r["p50_us"]), fus(r["p99_us"]),
                     fsig(r.get("server_cpu_us_per_key"))])
-        if r["system"].startswith(NET_REF):
+        if r["system"].startswith((NET_REF, NOOP)):
             continue
         # Each peer against every roost row of its batch (at batch 1: Get,
         # and Gets through the coalescing client).
@@ -64,6 +67,20 @@ def section(rep):
                 + (f"; unary Get, without coalescing, is "
                    f"{fratio(unary['keys_per_s'], redis['keys_per_s'])} Redis's keys/s."
                    if unary else "."), "")
+    # Issue 16's target for MultiGet(1000): >= 0.85x the no-op server's
+    # keys/s (each in the same form) and >= 1.5x the classic form's.
+    at1000 = {r["system"]: r for r in rows if r["batch"] == 1000 and "skipped" not in r}
+    for form, roost_row, noop_row in (("classic", NET_REF, NOOP),
+                                      ("packed", f"{NET_REF}, packed", f"{NOOP}, packed")):
+        a, b = at1000.get(roost_row), at1000.get(noop_row)
+        if a and b:
+            rep.add(f"MultiGet(1000), {form} answer: roost at **{a['keys_per_s'] / b['keys_per_s']:.2f}×** "
+                    f"the no-op server's keys/s ({fmops(a['keys_per_s'])} vs "
+                    f"{fmops(b['keys_per_s'])} M; target {NOOP_TARGET:.2f}×).", "")
+    a, b = at1000.get(f"{NET_REF}, packed"), at1000.get(NET_REF)
+    if a and b:
+        rep.add(f"MultiGet(1000), packed against classic: **{a['keys_per_s'] / b['keys_per_s']:.2f}×** "
+                f"the keys/s (target {PACKED_GAIN_TARGET:.1f}× the classic form's).", "")
     batches = sorted({r["batch"] for r in rows})
     pts = lambda s, f: [(r["batch"], r[f]) for r in rows
                         if r["system"] == s and "skipped" not in r]

@@ -9,9 +9,10 @@
 #            uniform 8-byte pairs and on variable ones (keys 10-40 bytes,
 #            values 20-200), hits and misses;
 #   scaling  the uniform lookups at 1M, 10M and (full run only) 100M keys;
-#   network  roost-server (Get, coalesced Gets, MultiGet of 10/100/1000;
-#            bench/server_load) against redis-server, plain and with
-#            --io-threads 2 (GET, MGET; bench/redis_load) on loopback,
+#   network  roost-server (Get, coalesced Gets, MultiGet of 10/100/1000,
+#            packed too; bench/server_load) against redis-server, plain and
+#            with --io-threads 2 (GET, MGET; bench/redis_load), and against
+#            the no-op server (bench/noop_server: gRPC's ceiling), on loopback,
 #            same keys, batch sizes and requests in flight; memory per key;
 #   build    roost-load (cuckoo, block) against RocksDB's SstFileWriter and
 #            loading Redis: keys/s and peak RSS;
@@ -103,10 +104,11 @@ bin_dir="${ROOST_BUILD_DIR:-$repo/build/release}"
 if [ "$build" = 1 ]; then
   echo "building (release)..." >&2
   bin_dir="$repo/$("$repo/scripts/build.sh" roost-server roost-load gen_records \
-    server_load redis_load sst_writer_bench peers_bench cluster_load | tail -n 1)"
+    server_load noop_server redis_load sst_writer_bench peers_bench cluster_load | tail -n 1)"
 fi
 for b in server/roost-server loader/roost-load bench/gen_records bench/server_load \
-  bench/redis_load bench/sst_writer_bench bench/peers_bench bench/cluster_load; do
+  bench/noop_server bench/redis_load bench/sst_writer_bench bench/peers_bench \
+  bench/cluster_load; do
   [ -x "$bin_dir/$b" ] || die "missing $bin_dir/$b (build it, or drop --no-build)"
 done
 command -v redis-server >/dev/null || die "redis-server is not installed"
@@ -238,6 +240,11 @@ start roost "roost-server: ready: " "$bin_dir/server/roost-server" --data-dir "$
 roost_pid=$started_pid
 roost_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
   "$work/roost.log" | head -n 1)
+# gRPC's ceiling: a server that answers every key without looking it up
+# (bench/noop_server.cc), the same codec and message sizes as roost-server.
+start noop "noop_server: listening on " "$bin_dir/bench/noop_server" --listen 127.0.0.1:0
+noop_pid=$started_pid
+noop_port=$(sed -n 's/^noop_server: listening on .*:\([0-9]*\)$/\1/p' "$work/noop.log" | head -n 1)
 redis_port=$(free_port)
 start redis "Ready to accept connections" redis-server --bind 127.0.0.1 --port "$redis_port" \
   --save '' --appendonly no --protected-mode no --dir "$work" --logfile ''
@@ -299,6 +306,19 @@ for batch in 1 10 100 1000; do
       --table bench --method get --coalesce 2 --channels "$channels" \
       --concurrency "$concurrency" --server-pid "$roost_pid" "${common[@]}"
   fi
+  if [ "$batch" -ge 100 ]; then
+    # The packed answer (MultiGetRequest.packed), and the no-op server's
+    # answers in both forms: the gRPC ceiling for each.
+    net "roost, packed" "$bin_dir/bench/server_load" --addr "127.0.0.1:$roost_port" \
+      --table bench --method multiget --packed --batch "$batch" --channels "$channels" \
+      --concurrency "$concurrency" --server-pid "$roost_pid" "${common[@]}"
+    for form in "" --packed; do
+      net "no-op server${form:+, packed}" "$bin_dir/bench/server_load" \
+        --addr "127.0.0.1:$noop_port" --table bench --method multiget $form --check size \
+        --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
+        --server-pid "$noop_pid" "${common[@]}"
+    done
+  fi
   method=mget && [ "$batch" = 1 ] && method=get
   net Redis "$bin_dir/bench/redis_load" run --addr "127.0.0.1:$redis_port" \
     --method "$method" --batch "$batch" --connections "$concurrency" \
@@ -307,7 +327,7 @@ for batch in 1 10 100 1000; do
     --addr "127.0.0.1:$redis_io_port" --method "$method" --batch "$batch" \
     --connections "$concurrency" --server-pid "$redis_io_pid" "${common[@]}"
 done
-kill "$roost_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
+kill "$roost_pid" "$noop_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
 
 # --- cluster: the routing clients and shards (bench/cluster_bench.sh) --------
 echo "cluster..." >&2

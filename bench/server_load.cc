@@ -54,6 +54,7 @@
 #include "bench/closed_loop.h"
 #include "bench/generated_pairs.h"
 #include "client/get_coalescer.h"
+#include "client/multiget_answer.h"
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
 
@@ -124,6 +125,7 @@ struct Config {
   uint32_t batch = 1;
   std::string table;
   bool exact = true;
+  bool packed = false;  // MultiGets ask for the packed answer
   std::chrono::milliseconds timeout{10000};
 };
 
@@ -180,6 +182,7 @@ class Caller {
         picked_(load->config().batch) {
     get_request_.set_table(load->config().table);
     multiget_request_.set_table(load->config().table);
+    multiget_request_.set_packed(load->config().packed);
     for (uint32_t j = 0; j < load->config().batch; ++j) {
       multiget_request_.add_keys();
     }
@@ -269,6 +272,22 @@ class Caller {
       return true;
     };
     if (!load_->config().multiget) return check_one(0, get_response_);
+    if (load_->config().packed) {
+      bool ok = true;
+      roost::v1::GetResponse one;
+      const absl::Status read = roost::ReadMultiGetAnswer(
+          multiget_response_, picked_.size(),
+          [&](size_t j, bool found, std::string_view value) {
+            one.set_found(found);
+            one.set_value(value.data(), value.size());
+            ok = check_one(j, one) && ok;
+          });
+      if (!read.ok()) {
+        load_->counts.BadValue(std::string(read.message()));
+        return false;
+      }
+      return ok;
+    }
     const auto& results = multiget_response_.results();
     if (static_cast<size_t>(results.size()) != picked_.size()) {
       load_->counts.BadValue(
@@ -316,6 +335,7 @@ int main(int argc, char** argv) {
   size_t value_size = 8;
   std::string check = "full";
   uint32_t coalesce = 0;
+  bool packed = false;
 
   CLI::App app{
       "server_load: a closed-loop gRPC load generator for roost.v1.Lookup, "
@@ -364,6 +384,9 @@ int main(int argc, char** argv) {
                  "each; 0: off")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  app.add_flag("--packed", packed,
+               "With --method multiget: ask for the packed answer "
+               "(MultiGetRequest.packed) and read it");
   app.add_option("--timeout", flags.timeout, "Deadline of each RPC, seconds")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -382,6 +405,9 @@ int main(int argc, char** argv) {
   }
   if (coalesce > 0 && flags.method != "get") {
     return usage_error("--coalesce is for --method get");
+  }
+  if (packed && flags.method != "multiget") {
+    return usage_error("--packed is for --method multiget");
   }
   std::optional<KeySet> keys;
   if (records.empty()) {
@@ -408,9 +434,13 @@ int main(int argc, char** argv) {
 
   Config config;
   config.multiget = flags.method == "multiget";
+  // The JSON line names the variant.
+  if (packed) flags.method = "multiget-packed";
+  if (coalesce > 0) flags.method = "get-coalesced";
   config.batch = flags.batch;
   config.table = table;
   config.exact = check == "full";
+  config.packed = packed;
   config.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.timeout * 1e3));
   Window window(flags);
