@@ -26,7 +26,7 @@
 # Environment: ROOST_CONTAINER_ENGINE (podman or docker; default podman
 # where installed), ROOST_BASE_IMAGE, ROOST_IMAGE_SOURCE (the
 # org.opencontainers.image.source label; default the git remote `origin`).
-# Prints the image's ID as its last line.
+# Prints the image's ID as its last line (stdout; the rest goes to stderr).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -52,7 +52,7 @@ command -v "$engine" >/dev/null ||
   { echo "build.sh: no $engine (scripts/install-podman.sh installs podman)" >&2; exit 69; }
 
 version=$(sed -nE 's/^project\(roost VERSION ([0-9.]+).*/\1/p' CMakeLists.txt)
-revision=$(git rev-parse HEAD 2>/dev/null || true)
+revision=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 source_url=${ROOST_IMAGE_SOURCE-$(git remote get-url origin 2>/dev/null || true)}
 [ ${#tags[@]} -gt 0 ] || tags=("roost:$version" roost:latest)
 
@@ -114,10 +114,15 @@ if $use_ccache && [ "$engine" = podman ] && command -v ccache >/dev/null; then
   done
 fi
 
+# The ID from the build itself: the tags may be moved by another build
+# meanwhile.
+iidfile=$(mktemp)
+trap 'rm -f "$iidfile"' EXIT
 echo "build.sh: $engine build from $base: ${tags[*]}" >&2
 start=$(date +%s)
-"$engine" build "${args[@]}" "$@" . >&2
+"$engine" build "${args[@]}" --iidfile "$iidfile" "$@" . >&2
+id=$(cat "$iidfile")
 echo "build.sh: built in $(($(date +%s) - start)) s;" \
-     "$("$engine" image inspect --format '{{.Size}}' "${tags[0]}" |
+     "$("$engine" image inspect --format '{{.Size}}' "$id" |
         awk '{printf "%.1f MB", $1 / 1e6}')" >&2
-"$engine" image inspect --format '{{.Id}}' "${tags[0]}"
+echo "$id"
