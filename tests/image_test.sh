@@ -168,10 +168,13 @@ curl -sf "http://127.0.0.1:${metrics[0]}/metrics" >"$tmp/metrics" || fail "no /m
 grep -q "^roost_build_info{.*revision=\"$revision\".*} 1" "$tmp/metrics" ||
   fail "/metrics: $(grep roost_build_info "$tmp/metrics" || echo no roost_build_info)"
 
-# Not root; the root file system cannot be written, even by root, and /tmp
-# can.
+# The container's PID 1 is roost-server itself (exec form: no shell in
+# between to swallow SIGTERM), not root; the root file system cannot be
+# written, even by root, and /tmp can.
 for c in "${containers[@]}"; do
   pid=$(podman inspect --format '{{.State.Pid}}' "$c")
+  comm=$(cat "/proc/$pid/comm")
+  [ "$comm" = roost-server ] || fail "$c: the container's first process is $comm"
   uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")
   [ "$uid" = 10001 ] || fail "$c runs as uid $uid"
   out=$(podman exec --user 0 "$c" touch /usr/x 2>&1) &&
@@ -179,7 +182,6 @@ for c in "${containers[@]}"; do
   [[ $out == *"Read-only file system"* ]] || fail "$c: touch /usr/x as root: $out"
   out=$(podman exec "$c" sh -c 'echo x > /tmp/x && cat /tmp/x' 2>&1)
   [ "$out" = x ] || fail "$c: /tmp is not writable: $out"
-
 done
 
 # podman stop: SIGTERM, the drain (drain-period 4 s + shutdown-timeout 3 s
