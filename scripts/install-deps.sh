@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages roost builds, tests and benchmarks with, and
-# the MinIO server the object-storage tests run against
-# (scripts/install-minio.sh, built once and cached).
+# Installs the Debian packages roost builds, tests and benchmarks with, the
+# MinIO server the object-storage tests run against
+# (scripts/install-minio.sh, built once and cached), and podman for the
+# container image and its test (scripts/install-podman.sh).
 # Idempotent: does nothing (and needs no network) when all are installed.
 set -euo pipefail
 
@@ -18,6 +19,10 @@ packages=(
   # and its test (cpack's dpkg-shlibdeps in dpkg-dev, file); the systemd
   # unit's check (systemd-analyze, in systemd).
   git dpkg-dev file systemd
+  # The compiler cache scripts/build.sh uses where installed; the container
+  # image's compile (deploy/image/build.sh) reads the same cache, so it
+  # costs seconds after a host build instead of minutes.
+  ccache
   # The Python client (clients/python): its dependencies, an offline
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
@@ -40,3 +45,5 @@ fi
 
 # MinIO for tests/object_store_*: a no-op once built (its path on stdout).
 "$(dirname "$0")/install-minio.sh" >/dev/null
+# podman, runc and mmdebstrap, and podman's settings, for deploy/image/.
+"$(dirname "$0")/install-podman.sh"
