@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages roost builds, tests and benchmarks with, and
-# the MinIO server the object-storage tests run against
-# (scripts/install-minio.sh, built once and cached).
+# Installs the Debian packages roost builds, tests and benchmarks with, the
+# MinIO server the object-storage tests run against
+# (scripts/install-minio.sh), and the tools the Helm chart is checked with
+# (scripts/install-k8s-tools.sh), each built once and cached.
 # Idempotent: does nothing (and needs no network) when all are installed.
 set -euo pipefail
 
@@ -22,6 +23,8 @@ packages=(
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
   python3-venv python3-pip python3-setuptools python3-wheel mypy
+  # The Helm chart's test (tests/helm_checks.py reads what helm renders).
+  python3-yaml
 )
 
 missing=()
@@ -40,3 +43,6 @@ fi
 
 # MinIO for tests/object_store_*: a no-op once built (its path on stdout).
 "$(dirname "$0")/install-minio.sh" >/dev/null
+# helm, kubeconform and Kubernetes' schemas for tests/helm_test.sh: a no-op
+# once there (their paths on stdout).
+"$(dirname "$0")/install-k8s-tools.sh" >/dev/null
