@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages roost builds, tests and benchmarks with, the
 # MinIO server the object-storage tests run against
-# (scripts/install-minio.sh, built once and cached), and podman for the
-# container image and its test (scripts/install-podman.sh).
+# (scripts/install-minio.sh), podman for the container image and its test
+# (scripts/install-podman.sh), and the tools the Helm chart is checked with
+# (scripts/install-k8s-tools.sh), each built once and cached.
 # Idempotent: does nothing (and needs no network) when all are installed.
 set -euo pipefail
 
@@ -27,6 +28,8 @@ packages=(
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
   python3-venv python3-pip python3-setuptools python3-wheel mypy
+  # The Helm chart's test (tests/helm_checks.py reads what helm renders).
+  python3-yaml
 )
 
 missing=()
@@ -47,3 +50,6 @@ fi
 "$(dirname "$0")/install-minio.sh" >/dev/null
 # podman, runc and mmdebstrap, and podman's settings, for deploy/image/.
 "$(dirname "$0")/install-podman.sh"
+# helm, kubeconform and Kubernetes' schemas for tests/helm_test.sh: a no-op
+# once there (their paths on stdout).
+"$(dirname "$0")/install-k8s-tools.sh" >/dev/null

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The Helm chart deploy/helm/roost, offline (there is no cluster):
+#   - helm lint --strict with each value set of deploy/helm/roost/ci/;
+#   - helm template of each, and of the chart's own values, every object
+#     checked by kubeconform -strict against the Kubernetes 1.29 and 1.31
+#     schemas (the Prometheus operator's ServiceMonitor and PrometheusRule
+#     are skipped: their schemas are CRDs of their own);
+#   - what the objects must say (tests/helm_checks.py: one StatefulSet,
+#     headless Service and PDB per shard, --shard I in shard I, probes,
+#     TLS mounts and flags, huge pages, monitoring, NOTES.txt);
+#   - the rendered command line parsed by the real roost-server;
+#   - values the chart must refuse, refused, saying why.
+# The tools come from scripts/install-k8s-tools.sh (built once, cached).
+# Usage: tests/helm_test.sh ROOST_SERVER_BINARY
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+server=$1
+chart=$root/deploy/helm/roost
+python=/usr/bin/python3   # Debian's, with python3-yaml
+fail() { echo "helm_test: $*" >&2; exit 1; }
+
+tools=$("$root/scripts/install-k8s-tools.sh" --check) ||
+  fail "helm, kubeconform or the Kubernetes schemas are missing: run scripts/install-k8s-tools.sh (scripts/install-deps.sh does)"
+eval "$tools"
+"$python" -c 'import yaml' 2>/dev/null || fail "no python3-yaml for $python (scripts/install-deps.sh installs it)"
+[ -x "$server" ] || fail "no roost-server at $server"
+# The chart carries deploy/prometheus/roost-rules.yml and
+# deploy/grafana/roost.json through symlinks; Helm refuses a chart with a
+# dangling one.
+for link in files/roost-rules.yml files/roost.json; do
+  [ -L "$chart/$link" ] || fail "$chart/$link is not a symlink (one copy: the file it links to)"
+  [ -f "$chart/$link" ] || fail "$chart/$link links to $(readlink "$chart/$link"), which is missing"
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# Helm keeps nothing of its own anywhere else.
+export HELM_CACHE_HOME=$tmp/helm/cache HELM_CONFIG_HOME=$tmp/helm/config HELM_DATA_HOME=$tmp/helm/data
+# Helm's loader logs every symlink it follows ("walk.go:75: found symbolic
+# link ..."); anything else on stderr is shown.
+quiet() { grep -v 'walk.go:[0-9]*: found symbolic link' || true; }
+kube=1.29.0
+
+# NOTES.txt is rendered only by `helm install`, which wants a cluster: a
+# copy of the chart (links followed) renders it into a ConfigMap of its own.
+notes_chart=$tmp/notes-chart
+cp -rL "$chart" "$notes_chart"
+mv "$notes_chart/templates/NOTES.txt" "$notes_chart/notes.txt"
+cat >"$notes_chart/templates/zz-notes.yaml" <<'EOF'
+{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "notes"},
+ "data": {"notes": {{ tpl (.Files.Get "notes.txt") . | toJson }}}}
+EOF
+render_notes() {  # CASE RELEASE HELM-ARGS...
+  local case=$1 release=$2
+  shift 2
+  "$ROOST_HELM" template "$release" "$notes_chart" --kube-version $kube "$@" \
+    --show-only templates/zz-notes.yaml >"$tmp/render/$case.notes" 2>"$tmp/err" ||
+    { quiet <"$tmp/err" >&2; fail "$case: NOTES.txt does not render"; }
+}
+
+mkdir -p "$tmp/render"
+cases=()
+for values in "$chart"/ci/*-values.yaml; do
+  case=$(basename "$values" -values.yaml)
+  cases+=("$case")
+  out=$("$ROOST_HELM" lint --strict "$chart" -f "$values" 2>&1) ||
+    { echo "$out" | quiet >&2; fail "$case: helm lint --strict failed"; }
+  if echo "$out" | grep -q '\[WARNING\]\|\[ERROR\]'; then
+    echo "$out" | quiet >&2
+    fail "$case: helm lint has warnings"
+  fi
+  "$ROOST_HELM" template roost "$chart" --kube-version $kube -f "$values" \
+    >"$tmp/render/$case.yaml" 2>"$tmp/err" ||
+    { quiet <"$tmp/err" >&2; fail "$case: helm template failed"; }
+  render_notes "$case" roost -f "$values"
+done
+# The chart's own values, but for the one required, under the longest
+# release name Helm allows: names must be cut to fit.
+long=a-release-name-of-the-53-characters-helm-allows-xxxxx
+"$ROOST_HELM" template $long "$chart" --kube-version $kube \
+  --set repository.uri=s3://tables/prod >"$tmp/render/defaults.yaml" 2>"$tmp/err" ||
+  { quiet <"$tmp/err" >&2; fail "defaults: helm template failed"; }
+render_notes defaults $long --set repository.uri=s3://tables/prod
+"$ROOST_HELM" lint --strict "$chart" --set repository.uri=s3://tables/prod >"$tmp/err" 2>&1 ||
+  { quiet <"$tmp/err" >&2; fail "defaults: helm lint --strict failed"; }
+cases+=(defaults)
+
+# Every object against the Kubernetes API's own schemas, strictly (no
+# field the API does not know).
+for case in "${cases[@]}"; do
+  for version in 1.29.0 1.31.0; do
+    out=$("$ROOST_KUBECONFORM" -strict -summary -kubernetes-version "$version" \
+      -schema-location "$ROOST_K8S_SCHEMAS/{{ .NormalizedKubernetesVersion }}-standalone{{ .StrictSuffix }}/{{ .ResourceKind }}{{ .KindSuffix }}.json" \
+      -skip ServiceMonitor,PrometheusRule "$tmp/render/$case.yaml" 2>&1) ||
+      { echo "$out" >&2; fail "$case: kubeconform against Kubernetes $version"; }
+    [[ $out =~ Valid:\ ([0-9]+),\ Invalid:\ 0,\ Errors:\ 0 ]] && [ "${BASH_REMATCH[1]}" -ge 3 ] ||
+      fail "$case: kubeconform against Kubernetes $version: $out"
+  done
+done
+
+"$python" "$root/tests/helm_checks.py" "$root/deploy" "$tmp/render" || fail "the rendered objects are wrong (above)"
+
+# The command line each value set gives the server parses: roost-server
+# gets past its options and stops at the data directory, before it opens
+# or binds anything (exit 64 would be a bad flag or value).
+for case in "${cases[@]}"; do
+  mapfile -t args < <("$python" "$root/tests/helm_checks.py" --args "$tmp/render/$case.yaml")
+  [ ${#args[@]} -gt 5 ] || fail "$case: no command line: ${args[*]}"
+  args=("${args[@]//\$(ROOST_REPOSITORY)/s3://tables/prod}")
+  args=("${args[@]/#--data-dir=*/--data-dir=$tmp/no-such-dir}")
+  set +e
+  out=$("$server" "${args[@]}" 2>&1)
+  rc=$?
+  set -e
+  [ $rc -eq 1 ] && [[ $out == *"$tmp/no-such-dir does not exist"* ]] ||
+    fail "$case: roost-server ${args[*]}: exit $rc: $out"
+done
+
+# Values the chart must refuse, and the words that say why.
+refused() {  # WHAT-IT-SAYS HELM-ARGS...
+  local says=$1
+  shift
+  set +e
+  out=$("$ROOST_HELM" template roost "$chart" --kube-version $kube "$@" 2>&1)
+  rc=$?
+  set -e
+  [ $rc -ne 0 ] || fail "helm template $* was accepted"
+  [[ $out == *"$says"* ]] || fail "helm template $*: refused without saying \"$says\": $out"
+}
+uri=(--set repository.uri=s3://tables/prod)
+refused "at '/shards': minimum" "${uri[@]}" --set shards=0
+refused "at '/shards': maximum" "${uri[@]}" --set shards=1025
+refused "at '/shards': got string" "${uri[@]}" --set-string shards=3
+refused "at '/replicas': minimum" "${uri[@]}" --set replicas=0
+refused "at '/server/loadMode'" "${uri[@]}" --set server.loadMode=hugepages
+refused "missing property 'limits'" "${uri[@]}" --set server.loadMode=huge-pages
+refused "missing property 'memory'" "${uri[@]}" --set server.loadMode=huge-pages --set resources.limits.cpu=2
+refused "at '/ports/grpc'" "${uri[@]}" --set ports.grpc=70000
+refused "additional properties 'shard' not allowed" "${uri[@]}" --set shard=3
+refused "additional properties 'loadmode' not allowed" "${uri[@]}" --set server.loadmode=mmap
+refused "at '/repository/uri'" --set repository.uri=http://tables/prod
+refused "at '/podAntiAffinity'" "${uri[@]}" --set podAntiAffinity=always
+refused "at '/image/digest'" "${uri[@]}" --set image.digest=latest
+refused "at '/persistence/size'" "${uri[@]}" --set persistence.size=lots
+refused "repository.uri is required" --set shards=2
+refused "accessKeyId and secretAccessKey go together" "${uri[@]}" --set repository.credentials.accessKeyId=AKIA
+refused "tls.enabled needs tls.secretName" "${uri[@]}" --set tls.enabled=true
+refused "gRPC probes speak plaintext only" "${uri[@]}" --set tls.enabled=true --set tls.secretName=tls
+refused "tls.clientCA (mutual TLS) needs tls.enabled" "${uri[@]}" --set tls.clientCA.secretName=ca
+refused "admin.remote needs mutual TLS" "${uri[@]}" --set admin.remote=true
+refused "terminationGracePeriodSeconds (15) must be more than" "${uri[@]}" --set terminationGracePeriodSeconds=15
+refused "serviceMonitor.enabled needs metrics.enabled" "${uri[@]}" --set serviceMonitor.enabled=true --set metrics.enabled=false
+# helm lint refuses them too.
+if out=$("$ROOST_HELM" lint --strict "$chart" "${uri[@]}" --set shards=0 2>&1); then
+  fail "helm lint --set shards=0 passed: $out"
+fi
+[[ $out == *"at '/shards': minimum"* ]] || fail "helm lint --set shards=0 said: $out"
+
+echo "helm_test: ok: ${#cases[@]} value sets rendered, linted and checked against Kubernetes 1.29 and 1.31"
