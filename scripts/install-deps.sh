@@ -18,6 +18,9 @@ packages=(
   # and its test (cpack's dpkg-shlibdeps in dpkg-dev, file); the systemd
   # unit's check (systemd-analyze, in systemd).
   git dpkg-dev file systemd
+  # Prometheus and promtool: the rules' unit tests and the live test of
+  # deploy/prometheus and deploy/grafana (tests/prometheus_*).
+  prometheus
   # The Python client (clients/python): its dependencies, an offline
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
