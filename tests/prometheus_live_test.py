@@ -387,7 +387,7 @@ def check(source, prom, start, end, plots, plot_start):
     if plots:
         try:
             shown = plot.fetch_panels(api, dashboard, values, plot_start, end, 1)
-            pngs = plot.plot_rows(shown, plot_start, plots)
+            pngs = plot.plot_rows(shown, plot_start, end, plots)
         except Exception as e:  # noqa: BLE001 (a failure like the others)
             failures.append(f"plotting: {e}")
     log(f"{len(records)} recording rules with series, {alerts_evaluated} alerts "

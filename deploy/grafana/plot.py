@@ -178,9 +178,9 @@ def _unit_setup(unit, largest):
     return ['set ylabel ""', 'set format y "%g"'], 1.0
 
 
-def plot_rows(fetched, start, out_dir, prefix="grafana", gnuplot="gnuplot"):
-    """Writes one PNG per row into out_dir (PREFIX-ROW.png) and the data
-    behind it; returns their paths."""
+def plot_rows(fetched, start, end, out_dir, prefix="grafana", gnuplot="gnuplot"):
+    """Writes one PNG per row into out_dir (PREFIX-ROW.png), time from
+    `start` to `end`, and the data behind it; returns their paths."""
     os.makedirs(out_dir, exist_ok=True)
     data_dir = os.path.join(out_dir, "data")
     os.makedirs(data_dir, exist_ok=True)
@@ -197,7 +197,8 @@ def plot_rows(fetched, start, out_dir, prefix="grafana", gnuplot="gnuplot"):
             "set datafile missing NaN",
             f"set multiplot layout {plot_rows_count},{columns} "
             f"title {_quote('roost dashboard: ' + title)} font \",15\"",
-            'set xlabel "seconds into the test"',
+            'set xlabel "seconds from the start"',
+            f"set xrange [0:{end - start:.0f}]",
             "set grid",
             "set key below font \",9\" maxrows 4",
             "set border 3", "set tics nomirror",
@@ -290,7 +291,7 @@ def main():
     values = resolve_variables(prometheus, dashboard, given)
     fetched = fetch_panels(prometheus, dashboard, values, args.start, args.end,
                            args.step)
-    for png in plot_rows(fetched, args.start, args.out):
+    for png in plot_rows(fetched, args.start, args.end, args.out):
         print(png)
 
 
