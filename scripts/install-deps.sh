@@ -24,6 +24,9 @@ packages=(
   # image's compile (deploy/image/build.sh) reads the same cache, so it
   # costs seconds after a host build instead of minutes.
   ccache
+  # Prometheus and promtool: the rules' unit tests and the live test of
+  # deploy/prometheus and deploy/grafana (tests/prometheus_*).
+  prometheus
   # The Python client (clients/python): its dependencies, an offline
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest

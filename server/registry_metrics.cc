@@ -1,8 +1,12 @@
 // TableRegistry's Prometheus collector: the registry's state, gauges and
-// counters per table, made when Prometheus scrapes (not kept up to date on
-// the lookup path), and the resident bytes it reports, counted on the
-// registry thread every --resident-refresh-seconds. The registry loop is
-// table_registry.cc.
+// counters per table, the shard served and the data directory's free
+// space, made when Prometheus scrapes (not kept up to date on the lookup
+// path), and the resident bytes it reports, counted on the registry thread
+// every --resident-refresh-seconds. The registry loop is table_registry.cc.
+#include <sys/statvfs.h>
+
+#include <algorithm>
+
 #include "server/table_registry.h"
 #include "util/str_cat.h"
 
@@ -105,7 +109,45 @@ void TableRegistry::CollectMetrics(
       "roost_registry_oldest_load_seconds",
       "How long the longest-running version load has been running (0: none).",
       MetricType::Gauge);
+  auto shard_info = MakeFamily(
+      "roost_shard_info",
+      "This server's shard (--shard; \"all\" without it: every table whole) "
+      "(1).",
+      MetricType::Gauge);
+  AddMetric(&shard_info, {{"shard", options_.shard ? StrCat(*options_.shard)
+                                                   : std::string("all")}})
+      .gauge.value = 1;
+  auto shards = MakeFamily(
+      "roost_shards",
+      "Shards of the sharded versions served (their MANIFESTs' shard count, "
+      "the largest if they differ); 1 without --shard.",
+      MetricType::Gauge);
+  // Read at each scrape: a pull or roost-load may have filled the disk
+  // since the last. On a file system that hangs, so does the scrape (as
+  // every read of the data directory would).
+  if (struct statvfs st; ::statvfs(options_.data_dir.c_str(), &st) == 0) {
+    AddScalar(out, "roost_data_dir_available_bytes",
+              "Bytes free for roost on the data directory's file system "
+              "(statvfs f_bavail).",
+              MetricType::Gauge,
+              static_cast<double>(uint64_t{st.f_bavail} * st.f_frsize));
+    AddScalar(out, "roost_data_dir_size_bytes",
+              "Size of the data directory's file system in bytes (statvfs "
+              "f_blocks).",
+              MetricType::Gauge,
+              static_cast<double>(uint64_t{st.f_blocks} * st.f_frsize));
+  }
   std::lock_guard lock(mu_);
+  uint32_t shard_count = options_.shard ? 0 : 1;
+  for (const auto& [name, state] : states_) {
+    if (state.serving && state.serving->opened.shard) {
+      shard_count =
+          std::max(shard_count, state.serving->opened.manifest.shards);
+    }
+  }
+  if (shard_count > 0) {
+    AddMetric(&shards, {}).gauge.value = static_cast<double>(shard_count);
+  }
   AddMetric(&tables, {}).gauge.value = static_cast<double>(states_.size());
   AddMetric(&ignored, {}).gauge.value =
       static_cast<double>(refused_tables_.size());
@@ -173,9 +215,10 @@ void TableRegistry::CollectMetrics(
     }
     AddMetric(&pinned, {{"table", name}}).gauge.value = state.pinned ? 1 : 0;
   }
-  for (auto* f : {&lookups, &probes, &info, &serving, &keys, &built, &data_time,
-                  &mapped, &resident, &swaps, &failures, &pinned, &leased,
-                  &tables, &ignored, &stalled, &load_age}) {
+  for (auto* f :
+       {&lookups, &probes, &info, &serving, &keys, &built, &data_time, &mapped,
+        &resident, &swaps, &failures, &pinned, &leased, &tables, &ignored,
+        &stalled, &load_age, &shard_info, &shards}) {
     out->push_back(std::move(*f));
   }
 }

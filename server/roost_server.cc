@@ -357,6 +357,13 @@ int Main(int argc, char** argv) {
             if (puller) puller->CollectMetrics(out);
           },
           [&](std::vector<prometheus::MetricFamily>* out) {
+            // What health's "" and roost.v1.Lookup say (the readiness
+            // probe), for alerts on shards without a ready replica.
+            AddScalar(out, "roost_ready",
+                      "1 while health says SERVING (the server is ready and "
+                      "not draining), else 0.",
+                      prometheus::MetricType::Gauge,
+                      ready.load() && !draining.load() ? 1 : 0);
             connections.CollectMetrics(out);
             auto errors = MakeFamily(
                 "roost_accept_errors_total",

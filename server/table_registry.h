@@ -139,7 +139,8 @@ class TableRegistry {
   // first call, then for every table named to serve its version.
   void SetPointers(std::map<std::string, uint64_t> pointers);
 
-  // The per-table and registry metric families, for the /metrics collector.
+  // The per-table and registry metric families, the shard served and the
+  // data directory's free space, for the /metrics collector.
   void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const;
 
  private:

@@ -1,6 +1,9 @@
 // roost-server end to end: /metrics, scraped over HTTP and parsed, moves
 // exactly as requests are made. See tests/server_harness.h.
 
+#include <sys/statvfs.h>
+
+#include <csignal>
 #include <ctime>
 #include <filesystem>
 
@@ -232,6 +235,61 @@ TEST_F(MetricsTest, MetricsSayHowFreshTheDataIsAndWhatRuns) {
   for (const auto& [series, value] : m) {
     EXPECT_NE(series.rfind("exposer_", 0), 0u) << series;
   }
+}
+
+// What alerts need beside the tables: which shard a server serves and of
+// how many, whether it is ready (health SERVING), and how full its data
+// directory's file system is.
+TEST_F(MetricsTest, MetricsSayTheShardReadinessAndFreeSpace) {
+  KeyValues kvs;
+  for (int i = 0; i < 100; ++i) kvs[StrCat("key", i)] = StrCat("value", i);
+  ASSERT_NE(BuildTable(data_, "t", kvs, "cuckoo", {"--shards", "3"}), "");
+  ASSERT_NE(BuildTable(data_, "plain", kvs), "");
+
+  // Without --shard the sharded version is refused, so the server never
+  // becomes ready; it serves every table whole, as shard "all" of 1.
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  {
+    ServerProcess server(flags, LogFile("unsharded"));
+    ASSERT_TRUE(server.WaitListening());
+    ASSERT_TRUE(WaitFor([&] {
+      return server.CountLogLines("is a sharded version of 3 shards") > 0;
+    })) << server.Log();
+    const Metrics m = server.ScrapeMetrics();
+    EXPECT_EQ(MetricOr(m, "roost_shard_info{shard=\"all\"}"), 1);
+    EXPECT_EQ(MetricOr(m, "roost_shards", -1), 1);
+    EXPECT_EQ(MetricOr(m, "roost_ready", -1), 0);
+  }
+
+  flags.extra = {"--shard", "1"};
+  flags.drain_period = 30;
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const Metrics m = server.ScrapeMetrics();
+  EXPECT_EQ(MetricOr(m, "roost_shard_info{shard=\"1\"}"), 1);
+  EXPECT_EQ(m.count("roost_shard_info{shard=\"all\"}"), 0u);
+  EXPECT_EQ(MetricOr(m, "roost_shards", -1), 3);
+  EXPECT_EQ(MetricOr(m, "roost_ready", -1), 1);
+
+  // The file system's size is fixed; its free space moves with whatever
+  // else writes to it, so only bounds are checked.
+  struct statvfs st;
+  ASSERT_EQ(::statvfs(data_.c_str(), &st), 0);
+  const double size = static_cast<double>(uint64_t{st.f_blocks} * st.f_frsize);
+  EXPECT_EQ(MetricOr(m, "roost_data_dir_size_bytes", -1), size);
+  const double available = MetricOr(m, "roost_data_dir_available_bytes", -1);
+  EXPECT_GT(available, 0);
+  EXPECT_LE(available, size);
+
+  // Draining: health says NOT_SERVING, and so does roost_ready, while
+  // /metrics still answers.
+  server.SendSignal(SIGTERM);
+  ASSERT_TRUE(server.WaitForLog("draining")) << server.Log();
+  EXPECT_EQ(MetricOr(server.ScrapeMetrics(), "roost_ready", -1), 0);
+  grpc::health::v1::HealthCheckResponse::ServingStatus status;
+  ASSERT_OK(server.HealthCheck("", &status));
+  EXPECT_EQ(status, grpc::health::v1::HealthCheckResponse::NOT_SERVING);
 }
 
 }  // namespace
