@@ -14,6 +14,7 @@
 #include "client/cluster_wait.h"
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "roost/v1/admin.grpc.pb.h"
 #include "util/build_info.h"
 #include "util/escape.h"
@@ -35,8 +36,13 @@ struct Flags {
   std::string cluster;
   double wait_timeout_seconds = 300;
   double interval_seconds = 0.5;
+  // health
+  std::string service;
 };
 
+// `roost-admin health`: the server answered, with another status than
+// SERVING.
+constexpr int kExitNotServing = 1;
 // `roost-admin wait` timed out: some replica does not serve the version.
 constexpr int kExitWaitTimedOut = 3;
 
@@ -100,6 +106,29 @@ int RunUnpin(const Flags& f) {
                response.serving_version());
   }
   return kExitOk;
+}
+
+// One Check of the standard health service on the lookup port, over the
+// same plaintext or TLS as any call: a probe for where Kubernetes' own gRPC
+// probe cannot go (it speaks plaintext only).
+int RunHealth(const Flags& f) {
+  auto channel = MakeChannel(f.lookup_addr, f.security);
+  if (!channel.ok()) {
+    return ReportUsageError(kProgram, std::string(channel.status().message()));
+  }
+  auto stub = grpc::health::v1::Health::NewStub(*channel);
+  grpc::ClientContext context;
+  PrepareCall(&context, f.timeout_seconds, f.security);
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(f.service);
+  grpc::health::v1::HealthCheckResponse response;
+  const grpc::Status status = stub->Check(&context, request, &response);
+  if (!status.ok()) return ReportRpcError(kProgram, status);
+  fmt::print("{}\n", grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
+                         response.status()));
+  return response.status() == grpc::health::v1::HealthCheckResponse::SERVING
+             ? kExitOk
+             : kExitNotServing;
 }
 
 int RunWait(const Flags& f) {
@@ -169,19 +198,22 @@ int main(int argc, char** argv) {
       "  roost-admin [OPTIONS] rollback TABLE [VERSION]\n"
       "  roost-admin [OPTIONS] unpin TABLE\n"
       "  roost-admin [OPTIONS] tables\n"
+      "  roost-admin [OPTIONS] health [--service NAME]\n"
       "  roost-admin [OPTIONS] wait --cluster FILE --table TABLE --version "
       "VERSION [--timeout SECONDS]",
       "roost-admin"};
   app.footer(
-      "rollback and unpin call the admin service (--addr), tables the lookup "
-      "service (--lookup-addr); the options may also follow the subcommand. "
+      "rollback and unpin call the admin service (--addr), tables and health "
+      "the lookup service (--lookup-addr); the options may also follow the "
+      "subcommand. "
       "A rollback survives restarts, and the version rolled back from is "
       "never served again automatically, not even after unpin.\n"
       "A failed call prints `roost-admin: CODE: MESSAGE` on stderr, e.g. "
       "`roost-admin: NOT_FOUND: no table \"x\"`.\n"
       "\n"
-      "Exit codes: 0 ok, 2 a call failed (server unreachable, no such table "
-      "or version, deadline passed...), 3 wait timed out, 64 bad usage.");
+      "Exit codes: 0 ok, 1 health answered another status than SERVING, 2 a "
+      "call failed (server unreachable, no such table or version, deadline "
+      "passed...), 3 wait timed out, 64 bad usage.");
   app.set_version_flag("--version", VersionLine("roost-admin"));
   app.require_subcommand(1);
   app.fallthrough();  // the flags below also work after the subcommand
@@ -221,6 +253,20 @@ int main(int argc, char** argv) {
       "tables", "List the tables served (as roost-get --list): " +
                     std::string(kTableListingHelp) + ".");
 
+  CLI::App* health = app.add_subcommand(
+      "health",
+      "Ask the server's gRPC health service (on --lookup-addr) about "
+      "--service and print its status (SERVING, NOT_SERVING, "
+      "SERVICE_UNKNOWN); exit 0 only for SERVING. Over TLS when the --tls "
+      "options say so: a container probe where Kubernetes' gRPC probe, "
+      "plaintext only, cannot go.");
+  health
+      ->add_option("--service", f.service,
+                   "The service: roost.v1.Lookup (ready: every table "
+                   "loaded), roost.v1.Registry (alive), "
+                   "roost.v1.Lookup/TABLE, or empty for the server")
+      ->capture_default_str();
+
   CLI::App* wait = app.add_subcommand(
       "wait",
       "Wait until every replica of every shard of the cluster FILE lists "
@@ -259,6 +305,7 @@ int main(int argc, char** argv) {
   }
   if (rollback->parsed()) return RunRollback(f);
   if (unpin->parsed()) return RunUnpin(f);
+  if (health->parsed()) return RunHealth(f);
   if (wait->parsed()) {
     if (!(f.wait_timeout_seconds >= 0) || !(f.interval_seconds > 0)) {
       return ReportUsageError(kProgram,

@@ -273,6 +273,18 @@ def case_tls(objects, notes, deploy):
         check({p["name"]: p["containerPort"] for p in c["ports"]}.get("admin") == 50052, "tls: no admin port")
         for probe in ["readinessProbe", "livenessProbe", "startupProbe"]:
             check("exec" in c[probe] and "grpc" not in c[probe], f"tls: {probe} is not exec")
+        # Readiness and startup: the chart's roost-admin health over mutual
+        # TLS; liveness: the values' own command.
+        for probe, service in [("readinessProbe", "roost.v1.Lookup"),
+                               ("startupProbe", "roost.v1.Registry")]:
+            command = c[probe].get("exec", {}).get("command", [])
+            want = ["roost-admin", "--lookup-addr=127.0.0.1:50051", "--tls-ca=/etc/roost/tls/ca.crt",
+                    "--tls-server-name=roost.prod.svc", "--tls-cert=/etc/roost/tls/tls.crt",
+                    "--tls-key=/etc/roost/tls/tls.key", "--timeout=2", "health",
+                    f"--service={service}"]
+            check(command == want, f"tls: {probe} runs {command}, not {want}")
+        check(c["livenessProbe"].get("exec", {}).get("command", [None])[0] == "grpc_health_probe",
+              "tls: liveness is not the values' own command")
         check(sts["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 60, "tls: grace period")
     check('"tls": {"ca": "ca.crt", "cert": "client.crt", "key": "client.key"}' in notes,
           "tls: NOTES.txt layout has no mutual TLS")

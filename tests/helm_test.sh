@@ -145,7 +145,8 @@ refused "at '/persistence/size'" "${uri[@]}" --set persistence.size=lots
 refused "repository.uri is required" --set shards=2
 refused "accessKeyId and secretAccessKey go together" "${uri[@]}" --set repository.credentials.accessKeyId=AKIA
 refused "tls.enabled needs tls.secretName" "${uri[@]}" --set tls.enabled=true
-refused "gRPC probes speak plaintext only" "${uri[@]}" --set tls.enabled=true --set tls.secretName=tls
+refused "/tls/probe/serverName" "${uri[@]}" --set tls.enabled=true --set tls.secretName=tls \
+  --set tls.probe.serverName=
 refused "tls.clientCA (mutual TLS) needs tls.enabled" "${uri[@]}" --set tls.clientCA.secretName=ca
 refused "admin.remote needs mutual TLS" "${uri[@]}" --set admin.remote=true
 refused "terminationGracePeriodSeconds (15) must be more than" "${uri[@]}" --set terminationGracePeriodSeconds=15

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <thread>
 
@@ -45,6 +46,61 @@ TEST_F(SecurityTest, APlaintextClientIsRefusedOnATlsPort) {
   EXPECT_NE(https.out.find("roost_tls_certificate_expiry_timestamp_seconds"),
             std::string::npos);
   EXPECT_NE(Curl(server.metrics_port(), "", "", "http").exit_code, 0);
+}
+
+// roost-admin health: the probe a container runs where Kubernetes' gRPC
+// probe (plaintext only) cannot reach a TLS port.
+TEST_F(SecurityTest, RoostAdminHealthProbesOverTls) {
+  ServerFlags flags = TlsFlags(true);
+  flags.drain_period = 30;
+  ServerProcess server(flags, LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}, "client-a"));
+  ASSERT_TRUE(server.WaitReady());
+  const std::vector<std::string> tls = {
+      "--lookup-addr", server.lookup_address(),
+      "--tls-ca",      pki_.Pem("ca"),
+      "--tls-cert",    pki_.Pem("client-a"),
+      "--tls-key",     pki_.Key("client-a")};
+  auto health = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv = {RoostAdminBinary()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv);
+  };
+  for (const char* service :
+       {"", "roost.v1.Lookup", "roost.v1.Registry", "roost.v1.Lookup/t"}) {
+    std::vector<std::string> args = tls;
+    args.insert(args.end(), {"health", "--service", service});
+    const ProcessResult r = health(args);
+    EXPECT_EQ(r.exit_code, 0) << service << ": " << r.err;
+    EXPECT_EQ(r.out, "SERVING\n") << service;
+  }
+  // A table not served: the health service does not know it (NOT_FOUND,
+  // as the standard says), and the probe fails.
+  std::vector<std::string> args = tls;
+  args.insert(args.end(), {"health", "--service", "roost.v1.Lookup/nosuch"});
+  ProcessResult r = health(args);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("NOT_FOUND"), std::string::npos) << r.err;
+  // Draining (SIGTERM, --drain-period): the server still answers, NOT_SERVING,
+  // and the probe fails with exit 1.
+  server.SendSignal(SIGTERM);
+  args = tls;
+  args.insert(args.end(), {"health", "--service", "roost.v1.Lookup"});
+  bool drained = false;
+  for (int i = 0; i < 100 && !drained; ++i) {
+    r = health(args);
+    drained = r.out == "NOT_SERVING\n";
+    if (!drained) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(drained) << r.out << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // Plaintext to a TLS port, or no client certificate: the call fails (2).
+  r = health(
+      {"--lookup-addr", server.lookup_address(), "--timeout", "3", "health"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  r = health({"--lookup-addr", server.lookup_address(), "--tls-ca",
+              pki_.Pem("ca"), "--timeout", "3", "health"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
 }
 
 TEST_F(SecurityTest, AServerCertificateFromAnotherCaIsRefusedByTheClient) {

@@ -111,22 +111,32 @@ with what to change.
 {{- if and .Values.admin.enabled .Values.admin.remote (not .Values.tls.clientCA.secretName) }}
 {{- fail "admin.remote needs mutual TLS (tls.clientCA.secretName): anyone who reaches the admin port could roll tables back; keep admin.remote false and use kubectl port-forward" }}
 {{- end }}
-{{- if .Values.tls.enabled }}
-{{- range $probe := list "readiness" "liveness" "startup" }}
-{{- if not (index $.Values.probes $probe).exec }}
-{{- fail (printf "tls.enabled needs probes.%s.exec: Kubernetes' gRPC probes speak plaintext only and would never reach a TLS port (README.md, \"TLS\")" $probe) }}
-{{- end }}
-{{- end }}
-{{- end }}
 {{- $_ := include "roost.grace" . }}
 {{- end }}
 
 {{/* A probe: (dict "root" $ "probe" .Values.probes.X). */}}
 {{- define "roost.probe" -}}
+{{- $tls := .root.Values.tls -}}
 {{- if .probe.exec -}}
 exec:
   command:
     {{- toYaml .probe.exec | nindent 4 }}
+{{- else if $tls.enabled -}}
+{{- /* Kubernetes' gRPC probes speak plaintext only: over TLS, the image's
+       roost-admin asks the same health service. */}}
+exec:
+  command:
+    - roost-admin
+    - --lookup-addr=127.0.0.1:{{ .root.Values.ports.grpc }}
+    - --tls-ca=/etc/roost/tls/{{ $tls.probe.caKey }}
+    - --tls-server-name={{ $tls.probe.serverName }}
+    {{- if $tls.clientCA.secretName }}
+    - --tls-cert=/etc/roost/tls/tls.crt
+    - --tls-key=/etc/roost/tls/tls.key
+    {{- end }}
+    - --timeout={{ .probe.timeoutSeconds }}
+    - health
+    - --service={{ .probe.service }}
 {{- else -}}
 grpc:
   port: {{ .root.Values.ports.grpc }}
