@@ -10,9 +10,6 @@
 namespace roost {
 namespace {
 
-// How much of a restart interval a lookup asks for before scanning it.
-constexpr uint32_t kPrefetchScanBytes = 512;
-
 // Decodes one entry header at p: shared, unshared and value lengths. Returns
 // the start of the key delta, or nullptr if it does not fit before `limit`.
 inline const char* DecodeEntry(const char* p, const char* limit,
@@ -114,12 +111,6 @@ DataBlock::Result DataBlock::ScanFor(std::string_view key, uint32_t offset,
                                      uint32_t limit,
                                      std::string_view* value) const {
   if (offset >= limit || limit > entries_size_) return kCorrupt;
-  // The interval's lines are read in turn as entries are decoded: ask for
-  // the first kPrefetchScanBytes at once.
-  for (uint32_t at = offset; at < limit && at - offset < kPrefetchScanBytes;
-       at += 64) {
-    __builtin_prefetch(data_ + at);
-  }
   // Keys are compared without being rebuilt (no copy, no allocation): the
   // scan keeps the length of the current key and `match`, the length of its
   // common prefix with `key`, which it is below. An entry sharing more than
