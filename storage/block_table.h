@@ -2,14 +2,14 @@
 //
 // Open() maps a file written by BlockTableBuilder, validates its footer and
 // every block handle in the index against the file, and by default verifies
-// every block checksum. A lookup in a table with a filter (format 2.0)
-// tests the key's line of the Bloom filter, read while the index is
-// searched, and a key the filter rules out misses before any data block is
-// read. It finds the data block through the index (a search tree over the index keys as numbers, kept in memory, or
-// interpolation), then the key inside it (one restart interval through the
-// hash index, or a binary search of the restarts).
-// Uncompressed blocks are read in place; compressed ones are decompressed
-// into a bounded cache shared by all threads. Thread-safe.
+// every block checksum. A lookup in a table with a filter (format 2.0) tests
+// the key's line of the Bloom filter, read while the index is searched, and a
+// key the filter rules out misses before any data block is read. It finds the
+// data block through the index (a search tree over the index keys as numbers,
+// kept in memory, or interpolation), then the key inside it (one restart
+// interval through the hash index, or a binary search of the restarts).
+// Uncompressed blocks are read in place; compressed ones are decompressed into
+// a bounded cache shared by all threads. Thread-safe.
 //
 // Example:
 //   ROOST_ASSIGN_OR_RETURN(auto table, BlockTable::Open("/data/t.sst"));
