@@ -14,14 +14,18 @@
 // Systems and the configurations each is measured in:
 //   roost-cuckoo   roost's cuckoo table, mapped (mmap) and copied into huge
 //                  pages; Get and MultiGet
-//   roost-block    roost's block table: index search auto / binary /
-//                  interpolation with the data-block hash index, auto without
-//                  it, and auto with snappy; Get and MultiGet
+//   roost-block    roost's block table: format 1.0 (no filter) with index
+//                  search auto, binary and interpolation and the data-block
+//                  hash index, auto without it, and auto with snappy; format
+//                  2.0 with a filter of 10 bits a key, auto, binary and
+//                  interpolation; Get and MultiGet
 //   rocksdb-cuckoo RocksDB's CuckooTable (fixed-width keys and values only)
 //   rocksdb-plain  RocksDB's PlainTable, hashed on an 8-byte prefix
 //   rocksdb-block  RocksDB's block-based table, data blocks searched by binary
 //                  search or binary + hash index, the block cache holding
 //                  every block
+//   rocksdb-block-bloom  the same with a full Bloom filter, 10 bits a key
+//                  (roost-load's default for roost's filter)
 //   tinycdb        tinycdb's constant database (files below 4 GiB)
 //   ceiling        independent and dependent random 64-byte reads over an
 //                  array the size of roost's cuckoo table, with and without
@@ -72,6 +76,7 @@ std::vector<std::unique_ptr<Peer>> AllPeers() {
   peers.push_back(NewRocksCuckooPeer());
   peers.push_back(NewRocksPlainPeer());
   peers.push_back(NewRocksBlockPeer());
+  peers.push_back(NewRocksBlockBloomPeer());
   peers.push_back(NewTinyCdbPeer());
   peers.push_back(NewCeilingPeer());
   return peers;
@@ -107,7 +112,8 @@ int Main(int argc, char** argv) {
   app.add_option("--dir", dir, "Scratch directory for the tables")->required();
   app.add_option("--systems", systems,
                  "Comma-separated: roost-cuckoo, roost-block, rocksdb-cuckoo, "
-                 "rocksdb-plain, rocksdb-block, tinycdb, ceiling; or all")
+                 "rocksdb-plain, rocksdb-block, rocksdb-block-bloom, tinycdb, "
+                 "ceiling; or all")
       ->capture_default_str();
   app.add_option("--out", out, "Append the JSON lines here (default stdout)");
   try {

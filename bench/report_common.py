@@ -8,7 +8,8 @@ from pathlib import Path
 
 # What --check requires.
 REQUIRED_LOOKUP_SYSTEMS = ["roost cuckoo", "roost block", "RocksDB CuckooTable",
-                           "RocksDB PlainTable", "RocksDB block-based", "tinycdb"]
+                           "RocksDB PlainTable", "RocksDB block-based",
+                           "RocksDB block-based, bloom", "tinycdb"]
 CEILING = "ceiling"
 REQUIRED_CEILING_CONFIGS = ["independent 64-byte reads", "dependent 64-byte reads"]
 # (dataset, system) pairs that may be skipped instead: RocksDB's CuckooTable
@@ -22,8 +23,12 @@ REQUIRED_BUILD_SYSTEMS = ["roost-load cuckoo", "roost-load block",
 # The rows every ratio is taken against.
 REF_SYSTEM, REF_CONFIG = "roost cuckoo", "mmap"
 NET_REF, MEM_REF, BUILD_REF = "roost", "roost", "roost-load cuckoo"
-# roost's block table is also set beside its own kind.
-BLOCK_REF, BLOCK_PEER = ("roost block", "auto, hash index"), "RocksDB block-based"
+# roost's block table is also set beside its own kind: as roost-load builds
+# it (a filter of 10 bits a key, format 2.0), and without the filter (1.0),
+# each beside the best configuration of each RocksDB block-based system.
+BLOCK_REFS = [("roost block", "auto, hash index, filter"),
+              ("roost block", "auto, hash index")]
+BLOCK_PEERS = ["RocksDB block-based, bloom", "RocksDB block-based"]
 NOTES_DIR = Path(__file__).resolve().parent / "report_notes"
 
 N, S = "num", "str"          # field types; a trailing "?" allows null

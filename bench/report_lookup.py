@@ -3,7 +3,7 @@ size): a table per dataset with ratios to roost's cuckoo table, and the
 summary sentences on where roost leads or trails its peers. Its summary
 helpers serve the scaling section too."""
 
-from report_common import (BLOCK_PEER, BLOCK_REF, CEILING, REF_CONFIG, REF_SYSTEM,
+from report_common import (BLOCK_PEERS, BLOCK_REFS, CEILING, REF_CONFIG, REF_SYSTEM,
                            fkeys, fmops, fns, fratio, fsig, is_peer, label,
                            op_label, order, plural, table, versus)
 
@@ -94,28 +94,45 @@ def lookup_summary(rows, dataset, keys, get_only=False):
 
 
 def block_summary(sel, where):
-    """Sentences on roost's block table (its default configuration) beside
-    RocksDB's block-based table, its own kind, and every peer that is faster
-    than it."""
+    """Sentences on roost's block table (as roost-load builds it, with a
+    filter, and without one) beside RocksDB's block-based tables, its own
+    kind (with and without their filter), and every other peer that is
+    faster than it."""
     out, mops = [], lambda v: f"{fmops(v)} M lookups/s"
-    refs = [r for r in sel if (r["system"], r["config"]) == BLOCK_REF]
-    for ref in refs:
-        what = f"{op_label(ref)} {plural(ref['probe'])} ({where})"
-        same = lambda p: (p["op"], p["batch"], p["probe"]) == \
-            (ref["op"], ref["batch"], ref["probe"])
-        kin = [p for p in sel if p["system"] == BLOCK_PEER and same(p)]
-        best = max(kin, key=lambda p: p["ops_per_s"], default=None)
-        if best:
-            out.append(versus(label(best), "roost's block table", what,
-                              best["ops_per_s"], ref["ops_per_s"], mops))
-        faster = [p for p in sel if is_peer(p["system"]) and p["system"] != BLOCK_PEER
-                  and same(p) and p["ops_per_s"] > ref["ops_per_s"]]
-        if faster:
-            names = ", ".join(f"{label(p)} {mops(p['ops_per_s'])}" for p in faster)
-            out.append(f"**Faster than roost's block table on {what}** "
-                       f"({mops(ref['ops_per_s'])}), though unsorted: {names}.")
+    for ref_key in BLOCK_REFS:
+        name = "roost's block table" + (
+            f" ({ref_key[1]})" if ref_key != BLOCK_REFS[0] else "")
+        refs = [r for r in sel if (r["system"], r["config"]) == ref_key]
+        for ref in refs:
+            what = f"{op_label(ref)} {plural(ref['probe'])} ({where})"
+            same = lambda p: (p["op"], p["batch"], p["probe"]) == \
+                (ref["op"], ref["batch"], ref["probe"])
+            for peer in BLOCK_PEERS:
+                kin = [p for p in sel if p["system"] == peer and same(p)]
+                best = max(kin, key=lambda p: p["ops_per_s"], default=None)
+                if best:
+                    out.append(versus(label(best), name, what,
+                                      best["ops_per_s"], ref["ops_per_s"], mops))
+            if ref_key != BLOCK_REFS[0]:
+                continue
+            if (ref["op"], ref["probe"]) == ("get", "hit") and \
+                    ref.get("bytes_per_key") is not None:
+                for peer in BLOCK_PEERS:
+                    kin = [p for p in sel if p["system"] == peer
+                           and p.get("bytes_per_key") is not None]
+                    small = min(kin, key=lambda p: p["bytes_per_key"], default=None)
+                    if small:
+                        out.append(versus(label(small), name, f"size ({where})",
+                                          small["bytes_per_key"], ref["bytes_per_key"],
+                                          lambda v: f"{fsig(v)} bytes/key", False))
+            faster = [p for p in sel if is_peer(p["system"])
+                      and p["system"] not in BLOCK_PEERS
+                      and same(p) and p["ops_per_s"] > ref["ops_per_s"]]
+            if faster:
+                names = ", ".join(f"{label(p)} {mops(p['ops_per_s'])}" for p in faster)
+                out.append(f"**Faster than {name} on {what}** "
+                           f"({mops(ref['ops_per_s'])}), though unsorted: {names}.")
     return out
-
 
 
 def section(rep):

@@ -2,18 +2,18 @@
 // std::map must give the same answers.
 //
 // The input (through FuzzedDataProvider) gives the builders' options (cuckoo:
-// utilization, hash functions, overflow bits, displacement depth, seed;
-// block: block size, restart interval, hash index and its utilization,
-// compression, index search), a duplicate policy, the shape of keys and
-// values (one width each, or any length), the pairs, and keys to look for
-// that may be absent. The pairs go, in input order, into a cuckoo table
-// (whose builder applies the duplicate policy) and, sorted with the policy
-// applied as roost-load does, into a block table, both built by the real
-// builders and opened verified. Then every key of the map and every absent
-// key must give the map's answer from CuckooTable::Get and MultiGet,
+// utilization, hash functions, overflow bits, displacement depth, seed; block:
+// block size, restart interval, hash index and its utilization, compression,
+// index search, filter bits and expected key count), a duplicate policy, the
+// shape of keys and values (one width each, or any length), the pairs, and keys
+// to look for that may be absent. The pairs go, in input order, into a cuckoo
+// table (whose builder applies the duplicate policy) and, sorted with the
+// policy applied as roost-load does, into a block table, both built by the real
+// builders and opened verified. Then every key of the map and every absent key
+// must give the map's answer from CuckooTable::Get and MultiGet,
 // BlockTable::Get and MultiGet, and Table::Get and MultiGet on either file; the
-// block table's iterator must list the map exactly; and Seek must land
-// where std::map::lower_bound does.
+// block table's iterator must list the map exactly; and Seek must land where
+// std::map::lower_bound does.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstddef>
@@ -74,6 +74,8 @@ BlockBuildOptions BlockOptions(FuzzedDataProvider& in) {
   o.index_search = in.PickValueInArray(
       {IndexSearch::kBinary, IndexSearch::kInterpolation, IndexSearch::kAuto});
   o.uniformity_threshold = in.PickValueInArray({0.0, 0.2, 1.0, 100.0});
+  o.filter_bits_per_key = in.PickValueInArray<uint32_t>({0, 0, 1, 4, 10, 32});
+  o.expected_keys = in.PickValueInArray<uint64_t>({0, 1, 5, 100, 10000});
   return o;
 }
 

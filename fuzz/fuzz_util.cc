@@ -128,6 +128,11 @@ std::string FixBlockTableChecksums(std::string file) {
   // Decode checked that the index block and its trailer end at the footer.
   const BlockHandle index = decoded->index;
   FixTrailer(&file, index.offset, index.size);
+  // 2.0: Decode checked that the filter block and its trailer end before
+  // the index.
+  if (decoded->has_filter()) {
+    FixTrailer(&file, decoded->filter.offset, decoded->filter.size);
+  }
   auto block = DataBlock::Parse(
       "fix-up", std::string_view(file).substr(index.offset, index.size));
   if (!block.ok()) return file;

@@ -65,7 +65,8 @@ class TailGuard {
 std::string FixCuckooChecksums(std::string file);
 
 // The same for a block table: the footer checksum, then the index block's
-// trailer, then the trailer of every data block the index names (within the
+// trailer (and the filter block's, in 2.0), then the trailer of every data
+// block the index names (within the
 // data region).
 std::string FixBlockTableChecksums(std::string file);
 

@@ -163,6 +163,16 @@ void TableSeeds() {
   BlockSeed("interpolation", FixedPairs(7, 40, 8, 4), interpolation);
   BlockSeed("empty", {});
   BlockSeed("one-entry", {{"k", "v"}});
+  // Format 2.0: a filter between the data blocks and the index.
+  BlockBuildOptions filter;
+  filter.filter_bits_per_key = 10;
+  filter.block_size = 128;
+  BlockSeed("filter", SortedPairs(60, 12), filter);
+  BlockBuildOptions filter_snappy = snappy;
+  filter_snappy.filter_bits_per_key = 4;
+  filter_snappy.expected_keys = 30;
+  BlockSeed("filter-snappy", SortedPairs(60, 30), filter_snappy);
+  BlockSeed("filter-empty", {}, filter);
 }
 
 void ManifestSeeds() {

@@ -74,6 +74,7 @@ Json OptionsJson(const BuildJob& job) {
     o["compression"] = CompressionName(job.block.compression);
     o["index_search"] = IndexSearchName(job.block.index_search);
     o["uniformity_threshold"] = job.block.uniformity_threshold;
+    o["filter_bits_per_key"] = job.block.filter_bits_per_key;
   }
   return o;
 }
@@ -294,7 +295,7 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     m.format_version =
         job.format == TableFormat::kCuckoo
             ? StrCat(kCuckooMajorVersion, ".", kCuckooMinorVersion)
-            : StrCat(kBlockTableMajorVersion, ".", kBlockTableMinorVersion);
+            : BlockFormatVersion(job.block);
     m.keys = summary.keys;
     m.key_bytes = all.key_bytes;
     m.value_bytes = all.value_bytes;

@@ -24,12 +24,23 @@
 
 namespace roost {
 
+// roost-load's --filter-bits-per-key by default: about 1% false positives
+// for 1.25 bytes a key.
+inline constexpr uint32_t kLoaderFilterBitsPerKey = 10;
+
 struct BuildJob {
   std::vector<std::string> inputs;  // globs allowed; "-" is stdin
   RecordReaderOptions reader;
   TableFormat format = TableFormat::kCuckoo;
   CuckooBuildOptions cuckoo;
-  BlockBuildOptions block;
+  // Block format options. roost-load writes a filter by default
+  // (kLoaderFilterBitsPerKey bits a key: format 2.0), where the library's
+  // default is none; the builder is told each file's record count.
+  BlockBuildOptions block = [] {
+    BlockBuildOptions o;
+    o.filter_bits_per_key = kLoaderFilterBitsPerKey;
+    return o;
+  }();
   DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
   // Malformed records skipped (and counted) before the build fails.
   uint64_t max_bad_records = 0;

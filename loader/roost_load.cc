@@ -457,6 +457,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   b->add_flag("--no-hash-index", f.no_hash_index,
               "Block: no hash index in data blocks");
+  b->add_option("--filter-bits-per-key", job.block.filter_bits_per_key,
+                "Block: bits a key of the table's Bloom filter, 0 to 32 "
+                "(10: about 1% of missing keys get past it; format 2.0); 0 "
+                "writes no filter (format 1.0, for readers older than 2.0)")
+      ->capture_default_str();
   b->add_option("--compression", f.compression, "Block: none, snappy or zstd")
       ->check(CLI::IsMember({"none", "snappy", "zstd"}))
       ->capture_default_str();

@@ -234,12 +234,21 @@ absl::Status WriteBlockFiles(const BuildJob& job,
   ExternalSorter sorter(sort_options);
   Origins origins(job.reader.format, job.reader);
   std::string prefixed;
+  // Records per shard: each file's builder is told how many keys to expect
+  // (at most these; duplicates dropped make fewer), so that it sizes its
+  // filter up front instead of keeping a hash of every key.
+  std::vector<uint64_t> shard_records(shards, 0);
   ROOST_RETURN_IF_ERROR(
       ReadInputs(job, inputs, &origins, read, summary, progress,
                  [&](std::string_view k, std::string_view v) {
-                   if (shards == 1) return sorter.Add(k, v);
+                   if (shards == 1) {
+                     ++shard_records[0];
+                     return sorter.Add(k, v);
+                   }
                    prefixed.clear();
-                   AppendShardPrefix(PartitionOf(k, shards), &prefixed);
+                   const uint32_t shard = PartitionOf(k, shards);
+                   ++shard_records[shard];
+                   AppendShardPrefix(shard, &prefixed);
                    prefixed.append(k);
                    return sorter.Add(prefixed, v);
                  }));
@@ -271,7 +280,9 @@ absl::Status WriteBlockFiles(const BuildJob& job,
   auto start_shard = [&](uint32_t shard) -> absl::Status {
     if (builder) ROOST_RETURN_IF_ERROR(finish());
     for (; next <= shard && next < shards; ++next) {
-      auto b = BlockTableBuilder::Create(paths[next], job.block);
+      BlockBuildOptions options = job.block;
+      options.expected_keys = shard_records[next];
+      auto b = BlockTableBuilder::Create(paths[next], options);
       if (!b.ok()) return b.status();
       builder = std::move(*b);
       building = next;

@@ -37,6 +37,8 @@ constexpr int kDataEndOffset = 72;
 constexpr int kIndexOffsetOffset = 80;
 constexpr int kIndexSizeOffset = 88;
 constexpr int kUniformityCvOffset = 96;
+constexpr int kFilterOffsetOffset = 104;  // 2.0; reserved in 1.0
+constexpr int kFilterSizeOffset = 112;    // 2.0; reserved in 1.0
 constexpr int kChecksumOffset = 120;
 static_assert(kChecksumOffset + 8 == kBlockTableFooterSize);
 
@@ -246,6 +248,10 @@ absl::Status DecompressBlock(std::string_view path, BlockName block,
   return bad("unknown compression");
 }
 
+uint64_t FilterOffset(uint64_t data_end) {
+  return (data_end + kCacheLineSize - 1) / kCacheLineSize * kCacheLineSize;
+}
+
 std::string BlockTableFooter::Encode() const {
   std::string out(kBlockTableFooterSize, '\0');
   char* p = out.data();
@@ -271,6 +277,10 @@ std::string BlockTableFooter::Encode() const {
   EncodeFixed64(p + kIndexSizeOffset, index.size);
   EncodeFixed64(p + kUniformityCvOffset,
                 std::bit_cast<uint64_t>(uniformity_cv));
+  if (has_filter()) {
+    EncodeFixed64(p + kFilterOffsetOffset, filter.offset);
+    EncodeFixed64(p + kFilterSizeOffset, filter.size);
+  }
   EncodeFixed64(p + kChecksumOffset, Checksum64(p, kChecksumOffset));
   return out;
 }
@@ -291,11 +301,13 @@ absl::StatusOr<BlockTableFooter> BlockTableFooter::Decode(
   BlockTableFooter f;
   f.major_version = DecodeFixed16(p + kMajorOffset);
   f.minor_version = DecodeFixed16(p + kMinorOffset);
-  if (f.major_version != kBlockTableMajorVersion) {
-    return absl::FailedPreconditionError(StrCat(
-        "table ", path, " has format major version ",
-        static_cast<int>(f.major_version), "; this reader understands only ",
-        static_cast<int>(kBlockTableMajorVersion)));
+  if (f.major_version != kBlockTableMajorVersion &&
+      f.major_version != kBlockTableFilterMajorVersion) {
+    return absl::FailedPreconditionError(
+        StrCat("table ", path, " has format major version ",
+               static_cast<int>(f.major_version), "; this reader understands ",
+               static_cast<int>(kBlockTableMajorVersion), " and ",
+               static_cast<int>(kBlockTableFilterMajorVersion)));
   }
   if (DecodeFixed64(p + kChecksumOffset) != Checksum64(p, kChecksumOffset)) {
     return corrupt("footer checksum mismatch");
@@ -320,6 +332,10 @@ absl::StatusOr<BlockTableFooter> BlockTableFooter::Decode(
   f.index.size = DecodeFixed64(p + kIndexSizeOffset);
   f.uniformity_cv =
       std::bit_cast<double>(DecodeFixed64(p + kUniformityCvOffset));
+  if (f.has_filter()) {
+    f.filter.offset = DecodeFixed64(p + kFilterOffsetOffset);
+    f.filter.size = DecodeFixed64(p + kFilterSizeOffset);
+  }
 
   if (f.file_size != file.size()) {
     return corrupt(StrCat("file is ", file.size(),
@@ -336,7 +352,20 @@ absl::StatusOr<BlockTableFooter> BlockTableFooter::Decode(
     return corrupt("bad block size or restart interval");
   }
   const uint64_t index_end = file.size() - kBlockTableFooterSize;
-  if (f.index.offset != f.data_end || f.index.offset > index_end ||
+  // 1.0: the index starts where the data region ends. 2.0: the filter
+  // block starts there, after zero padding to a multiple of 64, and the
+  // index after the filter's trailer.
+  uint64_t index_start = f.data_end;
+  if (f.has_filter()) {
+    if (f.data_end > index_end || f.filter.offset != FilterOffset(f.data_end) ||
+        f.filter.offset > index_end ||
+        f.filter.size > index_end - f.filter.offset ||
+        kBlockTrailerSize > index_end - f.filter.offset - f.filter.size) {
+      return corrupt("bad filter handle");
+    }
+    index_start = f.filter.offset + f.filter.size + kBlockTrailerSize;
+  }
+  if (f.index.offset != index_start || f.index.offset > index_end ||
       f.index.size > index_end - f.index.offset ||
       index_end - f.index.offset - f.index.size != kBlockTrailerSize) {
     return corrupt("bad index handle");

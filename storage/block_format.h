@@ -3,6 +3,7 @@
 // docs/format/block_table.md has the byte map.
 //
 //   data block 0 | trailer | data block 1 | trailer | ...
+//   [2.0: zero padding to a multiple of 64 | filter block | trailer]
 //   index block | trailer
 //   footer (128 bytes, ends with the XXH3-64 of its first 120 bytes)
 #ifndef ROOST_STORAGE_BLOCK_FORMAT_H_
@@ -19,7 +20,11 @@
 namespace roost {
 
 inline constexpr std::string_view kBlockTableMagic = "roostBT\x01";
+// Format versions: 1.0, data blocks and an index; 2.0, the same with a
+// filter block between them (its handle in the footer's reserved bytes). A
+// writer writes 1.0 unless asked for a filter; a reader reads both.
 inline constexpr uint16_t kBlockTableMajorVersion = 1;
+inline constexpr uint16_t kBlockTableFilterMajorVersion = 2;
 inline constexpr uint16_t kBlockTableMinorVersion = 0;
 inline constexpr uint32_t kBlockTableFooterSize = 128;
 // After every block: compression type (1 byte) and the XXH3-64 of the stored
@@ -92,6 +97,11 @@ absl::Status DecompressBlock(std::string_view path, BlockName block,
                              Compression type, std::string_view stored,
                              uint64_t max_size, std::string* out);
 
+// Where a 2.0 table's filter block starts: data_end rounded up to a
+// multiple of 64 (kCacheLineSize), so that each filter line is one cache
+// line of the mapping.
+uint64_t FilterOffset(uint64_t data_end);
+
 struct BlockTableFooter {
   uint16_t major_version = kBlockTableMajorVersion;
   uint16_t minor_version = kBlockTableMinorVersion;
@@ -110,9 +120,16 @@ struct BlockTableFooter {
   BlockHandle index;
   double uniformity_cv = 0;  // coefficient of variation the writer measured
   uint32_t max_key_length = 0;
+  // 2.0: the filter block, after zero padding from data_end to a multiple
+  // of 64. Size 0 in 1.0.
+  BlockHandle filter;
+
+  bool has_filter() const {
+    return major_version == kBlockTableFilterMajorVersion;
+  }
 
   std::string Encode() const;
-  // Decodes and validates the footer at the end of `file`.
+  // Decodes and validates the footer at the end of `file` (1.0 or 2.0).
   static absl::StatusOr<BlockTableFooter> Decode(std::string_view path,
                                                  std::string_view file);
 };

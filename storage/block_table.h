@@ -2,11 +2,14 @@
 //
 // Open() maps a file written by BlockTableBuilder, validates its footer and
 // every block handle in the index against the file, and by default verifies
-// every block checksum. Lookups find the data block through the index block
-// (binary or interpolation search), then the key inside it (one restart
+// every block checksum. A lookup in a table with a filter (format 2.0) tests
+// the key's line of the Bloom filter, read while the index is searched, and a
+// key the filter rules out misses before any data block is read. It finds the
+// data block through the index (a search tree over the index keys as numbers,
+// kept in memory, or interpolation), then the key inside it (one restart
 // interval through the hash index, or a binary search of the restarts).
-// Uncompressed blocks are read in place; compressed ones are decompressed
-// into a bounded cache shared by all threads. Thread-safe.
+// Uncompressed blocks are read in place; compressed ones are decompressed into
+// a bounded cache shared by all threads. Thread-safe.
 //
 // Example:
 //   ROOST_ASSIGN_OR_RETURN(auto table, BlockTable::Open("/data/t.sst"));
@@ -32,6 +35,8 @@
 #include "storage/block_format.h"
 #include "storage/data_block.h"
 #include "storage/file.h"
+#include "storage/filter_block.h"
+#include "storage/search_tree.h"
 #include "storage/table.h"
 
 namespace roost {
@@ -52,6 +57,9 @@ struct BlockReadOptions {
   // Use the data blocks' hash indexes for point lookups. The default value
   // is true.
   bool use_hash_index = true;
+  // Test the table's filter (format 2.0) before searching the index. The
+  // default value is true.
+  bool use_filter = true;
 };
 
 class BlockTable final : public Table {
@@ -76,7 +84,10 @@ class BlockTable final : public Table {
   absl::StatusOr<bool> Get(std::string_view key, Value* value) const;
 
   // Table: each key as Get() finds it, its decompressed block (if any)
-  // pinned in *pins.
+  // pinned in *pins. Keys go through in groups of 16, each step for the
+  // whole group before the next (hash and prefetch the filter lines; test
+  // the filter, search the index and prefetch the data blocks; look the
+  // keys up in their blocks), so that their cache misses overlap.
   absl::Status MultiGet(std::span<const std::string_view> keys,
                         std::span<LookupResult> results,
                         ValuePins* pins) const override;
@@ -98,6 +109,8 @@ class BlockTable final : public Table {
   std::string Describe() const override;
   // The index search in use.
   IndexSearch index_search() const { return index_search_; }
+  // The table's filter, or null (format 1.0).
+  const FilterBlock* filter() const { return filter_ ? &*filter_ : nullptr; }
 
   // Checks every block's checksum. DataLoss on a mismatch.
   absl::Status VerifyChecksums() const override;
@@ -137,6 +150,8 @@ class BlockTable final : public Table {
   // Data block `index`: in place, or decompressed and pinned.
   absl::StatusOr<DataBlock> LoadBlock(
       uint64_t index, std::shared_ptr<const std::string>* pin) const;
+  // Starts reading the tail of data block `index`, if it is read in place.
+  void PrefetchBlock(uint64_t index) const;
   BlockHandle Handle(uint64_t index) const;
 
   std::unique_ptr<MappedFile> file_;
@@ -146,8 +161,12 @@ class BlockTable final : public Table {
   IndexSearch index_search_;
   bool interpolate_;         // use interpolation for this table
   size_t index_prefix_ = 0;  // common prefix of the first and last index keys
-  // KeyToNumber of each index key after index_prefix_, for searching.
-  std::vector<uint64_t> index_numbers_;
+  std::string_view first_index_key_, last_index_key_;  // in the mapping
+  // KeyToNumber of each index key after index_prefix_, in order, and the
+  // search tree above them.
+  SearchTree index_numbers_;
+  std::optional<FilterBlock> filter_;
+  const FilterBlock* filter_in_use_ = nullptr;  // null: no filter, or unused
   std::vector<uint64_t> block_offsets_;  // handle offsets, validated at Open
   // Each data block's compression, from its trailer, read once at Open so
   // that a lookup does not miss the cache on the trailer's line.

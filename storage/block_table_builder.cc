@@ -45,6 +45,11 @@ absl::Status ValidateBlockBuildOptions(const BlockBuildOptions& options) {
   if (options.restart_interval == 0) {
     return absl::InvalidArgumentError("restart interval must be at least 1");
   }
+  if (options.filter_bits_per_key > kMaxFilterBitsPerKey) {
+    return absl::InvalidArgumentError(
+        StrCat("filter bits per key must be in [0, ", kMaxFilterBitsPerKey,
+               "], not ", options.filter_bits_per_key));
+  }
   if (!(options.hash_index_utilization > 0 &&
         options.hash_index_utilization <= 1)) {
     return absl::InvalidArgumentError(
@@ -52,6 +57,12 @@ absl::Status ValidateBlockBuildOptions(const BlockBuildOptions& options) {
                options.hash_index_utilization));
   }
   return absl::OkStatus();
+}
+
+std::string BlockFormatVersion(const BlockBuildOptions& options) {
+  return StrCat(options.filter_bits_per_key > 0 ? kBlockTableFilterMajorVersion
+                                                : kBlockTableMajorVersion,
+                ".", kBlockTableMinorVersion);
 }
 
 absl::StatusOr<std::unique_ptr<BlockTableBuilder>> BlockTableBuilder::Create(
@@ -68,7 +79,13 @@ BlockTableBuilder::BlockTableBuilder(std::unique_ptr<WritableFile> file,
     : options_(options),
       file_(std::move(file)),
       data_(options.restart_interval, options.hash_index,
-            options.hash_index_utilization) {}
+            options.hash_index_utilization) {
+  if (options.filter_bits_per_key > 0 && options.expected_keys > 0) {
+    filter_.emplace(
+        FilterLines(options.expected_keys, options.filter_bits_per_key),
+        options.filter_bits_per_key);
+  }
+}
 
 BlockTableBuilder::~BlockTableBuilder() = default;  // file_ removes itself
 
@@ -101,6 +118,11 @@ absl::Status BlockTableBuilder::Add(std::string_view key,
     index_handles_.push_back(pending_handle_);
     pending_index_ = false;
   }
+  if (filter_) {
+    filter_->AddHash(FilterHash(key));
+  } else if (options_.filter_bits_per_key > 0) {
+    filter_hashes_.push_back(FilterHash(key));
+  }
   data_.Add(key, value);
   last_key_.assign(key);
   max_key_length_ = std::max<uint32_t>(max_key_length_, key.size());
@@ -127,6 +149,24 @@ absl::Status BlockTableBuilder::WriteBlock(std::string_view raw,
   AppendBlockTrailer(stored, used, &trailer);
   ROOST_RETURN_IF_ERROR(file_->Append(stored));
   return file_->Append(trailer);
+}
+
+absl::Status BlockTableBuilder::WriteFilter(BlockTableFooter* footer) {
+  if (!filter_) {
+    filter_.emplace(FilterLines(report_.num_keys, options_.filter_bits_per_key),
+                    options_.filter_bits_per_key);
+    for (const uint64_t h : filter_hashes_) filter_->AddHash(h);
+    std::vector<uint64_t>().swap(filter_hashes_);
+  }
+  report_.filter_bytes = filter_->num_lines() * kFilterLineSize;
+  report_.filter_probes = filter_->num_probes();
+  footer->major_version = kBlockTableFilterMajorVersion;
+  const uint64_t padding = FilterOffset(file_->size()) - file_->size();
+  ROOST_RETURN_IF_ERROR(file_->Append(std::string(padding, '\0')));
+  const std::string contents = filter_->Finish();
+  filter_.reset();
+  // Never compressed: its bits are random, and readers probe it in place.
+  return WriteBlock(contents, Compression::kNone, &footer->filter);
 }
 
 absl::Status BlockTableBuilder::FlushDataBlock() {
@@ -199,6 +239,9 @@ absl::StatusOr<BlockBuildReport> BlockTableBuilder::FinishFile() {
     index.Add(index_keys_[i], handle_bytes);
   }
   footer.data_end = file_->size();
+  if (options_.filter_bits_per_key > 0) {
+    ROOST_RETURN_IF_ERROR(WriteFilter(&footer));
+  }
   // The index is never compressed: readers search it in place.
   ROOST_RETURN_IF_ERROR(
       WriteBlock(index.Finish(), Compression::kNone, &footer.index));

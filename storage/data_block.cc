@@ -1,5 +1,7 @@
 #include "storage/data_block.h"
 
+#include <algorithm>
+
 #include "storage/coding.h"
 #include "storage/data_block_builder.h"
 #include "storage/format.h"
@@ -109,21 +111,38 @@ DataBlock::Result DataBlock::ScanFor(std::string_view key, uint32_t offset,
                                      uint32_t limit,
                                      std::string_view* value) const {
   if (offset >= limit || limit > entries_size_) return kCorrupt;
-  std::string current;
+  // Keys are compared without being rebuilt (no copy, no allocation): the
+  // scan keeps the length of the current key and `match`, the length of its
+  // common prefix with `key`, which it is below. An entry sharing more than
+  // `match` bytes with the current key is below `key` too, at the same
+  // byte; one sharing at most `match` bytes starts with `key`'s first
+  // `shared` bytes, and its delta is compared with the rest of `key`.
+  size_t current_length = 0;
+  size_t match = 0;
   const char* p = data_ + offset;
   const char* end = data_ + limit;
   while (p < end) {
     uint32_t shared, unshared, value_length;
     p = DecodeEntry(p, end, &shared, &unshared, &value_length);
-    if (p == nullptr || shared > current.size()) return kCorrupt;
-    current.resize(shared);
-    current.append(p, unshared);
-    const int c = std::string_view(current).compare(key);
-    if (c == 0) {
-      *value = std::string_view(p + unshared, value_length);
-      return kFound;
+    if (p == nullptr || shared > current_length) return kCorrupt;
+    if (shared <= match) {
+      const std::string_view delta(p, unshared);
+      const std::string_view rest = key.substr(shared);
+      size_t same = 0;
+      const size_t most = std::min(delta.size(), rest.size());
+      while (same < most && delta[same] == rest[same]) ++same;
+      if (same == delta.size() && same == rest.size()) {
+        *value = std::string_view(p + unshared, value_length);
+        return kFound;
+      }
+      if (same < delta.size() &&
+          (same == rest.size() || static_cast<uint8_t>(delta[same]) >
+                                      static_cast<uint8_t>(rest[same]))) {
+        return kNotFound;  // past `key`
+      }
+      match = shared + same;
     }
-    if (c > 0) return kNotFound;
+    current_length = shared + static_cast<size_t>(unshared);
     p += unshared + value_length;
   }
   return kNotFound;

@@ -14,6 +14,7 @@
 #include "storage/coding.h"
 #include "storage/cuckoo_table.h"
 #include "storage/cuckoo_table_builder.h"
+#include "storage/filter_block.h"
 #include "storage/hash.h"
 #include "storage/table.h"
 #include "tests/status_matchers.h"
@@ -71,13 +72,23 @@ std::vector<Case> Cases() {
   BlockBuildOptions zstd = small;
   zstd.compression = Compression::kZstd;
   zstd.hash_index = false;
+  BlockBuildOptions filter = small;
+  filter.filter_bits_per_key = 10;
+  BlockBuildOptions filter_snappy = snappy;
+  filter_snappy.filter_bits_per_key = 3;
+  filter_snappy.expected_keys = 150;
   return {{"CuckooInline", RandomFixedPairs(1, 300, 8, 8), Cuckoo()},
           {"CuckooHeap", RandomVariablePairs(2, 200, 0, 20, 0, 30), Cuckoo()},
           {"CuckooEmpty", {}, Cuckoo()},
           {"BlockUncompressed", text, Block(small)},
           {"BlockSnappy", text, Block(snappy), true},
           {"BlockZstd", text, Block(zstd), true},
-          {"BlockEmpty", {}, Block(small)}};
+          {"BlockEmpty", {}, Block(small)},
+          // Format 2.0: padding, a filter block and its trailer between the
+          // data blocks and the index.
+          {"BlockFilter", text, Block(filter)},
+          {"BlockFilterSnappy", text, Block(filter_snappy), true},
+          {"BlockFilterEmpty", {}, Block(filter)}};
 }
 
 class CorruptionTest : public ::testing::TestWithParam<Case> {
@@ -245,6 +256,82 @@ TEST_F(CorruptionMessageTest, BlockErrorsSayWhatIsWrong) {
   WriteFile(path_, bad);
   EXPECT_EQ(Table::Open(path_).status().message(),
             "corrupt table " + path_ + ": data block 0 checksum mismatch");
+}
+
+// Format 2.0's own bytes: the padding, the filter block, its trailer, and
+// the filter handle in the footer, each named when it is wrong.
+TEST_F(CorruptionMessageTest, FilterErrorsSayWhatIsWrong) {
+  BlockBuildOptions o;
+  o.block_size = 256;
+  o.filter_bits_per_key = 10;
+  Pairs text;
+  for (int i = 0; i < 150; ++i) {
+    text.emplace_back("key" + std::to_string(1000 + i), std::string(20, 'a'));
+  }
+  ASSERT_OK(Block(o)(text, path_));
+  const std::string good = ReadFile(path_);
+  auto footer = BlockTableFooter::Decode(path_, good);
+  ASSERT_OK(footer);
+  ASSERT_EQ(footer->major_version, 2);
+  const BlockHandle filter = footer->filter;
+  ASSERT_LT(footer->data_end, filter.offset) << "no padding to test";
+  auto message = [&](const std::string& bytes, TableReadOptions ro = {}) {
+    WriteFile(path_, bytes);
+    return std::string(Table::Open(path_, ro).status().message());
+  };
+  const std::string prefix = "corrupt table " + path_ + ": ";
+
+  std::string bad = good;
+  bad[footer->data_end] = 1;
+  EXPECT_EQ(message(bad), prefix + "bad padding before the filter block");
+  bad = good;
+  bad[filter.offset + 5] ^= 0x10;
+  EXPECT_EQ(message(bad), prefix + "filter block checksum mismatch");
+  bad = good;
+  bad[filter.offset + filter.size] = 1;  // the trailer's type
+  EXPECT_EQ(message(bad), prefix + "compressed filter block");
+
+  // Fields whose checksums were made right again, as a careless tool would.
+  auto reseal_footer = [&](BlockTableFooter f) {
+    std::string b = good;
+    b.replace(b.size() - kBlockTableFooterSize, kBlockTableFooterSize,
+              f.Encode());
+    return b;
+  };
+  BlockTableFooter f = *footer;
+  f.filter.size += 64;  // ends past where the index starts
+  EXPECT_EQ(message(reseal_footer(f)), prefix + "bad index handle");
+  f = *footer;
+  f.filter.size = good.size();
+  EXPECT_EQ(message(reseal_footer(f)), prefix + "bad filter handle");
+  f = *footer;
+  f.filter.offset += 64;
+  EXPECT_EQ(message(reseal_footer(f)), prefix + "bad filter handle");
+  f = *footer;
+  f.major_version = 1;  // a 1.0 footer over a 2.0 file
+  EXPECT_EQ(message(reseal_footer(f)), prefix + "bad index handle");
+  f = *footer;
+  f.major_version = 3;
+  EXPECT_THAT(Table::Open(path_), StatusIs(absl::StatusCode::kDataLoss));
+  WriteFile(path_, reseal_footer(f));
+  EXPECT_THAT(BlockTable::Open(path_),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       ::testing::HasSubstr("understands 1 and 2")));
+
+  auto reseal_params = [&](size_t at, char byte) {
+    std::string b = good;
+    b[filter.offset + filter.size - kFilterParamsSize + at] = byte;
+    std::string trailer;
+    AppendBlockTrailer(std::string_view(b).substr(filter.offset, filter.size),
+                       Compression::kNone, &trailer);
+    b.replace(filter.offset + filter.size, trailer.size(), trailer);
+    return b;
+  };
+  EXPECT_EQ(message(reseal_params(0, 7)), prefix + "unknown filter kind 7");
+  EXPECT_EQ(message(reseal_params(1, 0)),
+            prefix + "bad filter probe count 0 (expected 1 to 30)");
+  EXPECT_EQ(message(reseal_params(1, 31)),
+            prefix + "bad filter probe count 31 (expected 1 to 30)");
 }
 
 }  // namespace

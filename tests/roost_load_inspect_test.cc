@@ -30,9 +30,17 @@ TEST_F(RoostLoadTest, InspectAndVerifyGoodAndCorruptTables) {
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_NE(r.out.find("keys              1000\n"), std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("format            " + format + " 1.0\n"),
+    // roost-load gives block tables a filter by default: format 2.0.
+    const std::string version = format == "block" ? "2.0" : "1.0";
+    EXPECT_NE(r.out.find("format            " + format + " " + version + "\n"),
               std::string::npos)
         << r.out;
+    if (format == "block") {
+      EXPECT_NE(r.out.find("filter            bloom, 1280 bytes, 10.24 bits "
+                           "a key (10 asked), 6 probes, "),
+                std::string::npos)
+          << r.out;
+    }
     r = RoostLoad("verify " + out);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_EQ(r.out, out + ": ok (" + format + " table, 1000 keys)\n");
@@ -48,6 +56,21 @@ TEST_F(RoostLoadTest, InspectAndVerifyGoodAndCorruptTables) {
     EXPECT_NE(r.out.find("checksum mismatch"), std::string::npos) << r.out;
     EXPECT_EQ(RoostLoad("get " + out + " key1000").exit_code, 65);
   }
+  // Without a filter: format 1.0, as before filters.
+  const std::string plain = dir_.File("plain.sst");
+  ASSERT_EQ(RoostLoad("build -q --format block --filter-bits-per-key 0 -i " +
+                      in + " -o " + plain)
+                .exit_code,
+            0);
+  Result p = RoostLoad("inspect " + plain);
+  EXPECT_NE(p.out.find("format            block 1.0\n"), std::string::npos)
+      << p.out;
+  EXPECT_NE(p.out.find("filter            none\n"), std::string::npos) << p.out;
+  EXPECT_EQ(RoostLoad("build -q --format block --filter-bits-per-key 33 -i " +
+                      in + " -o " + plain)
+                .exit_code,
+            64);
+
   WriteFile(dir_.File("junk"), "not a table at all");
   Result r = RoostLoad("inspect " + dir_.File("junk"));
   EXPECT_EQ(r.exit_code, 65);

@@ -66,8 +66,14 @@ class CuckooHarness : public TableHarness {
 // and applies the duplicate policy itself, as roost-load does.
 class BlockHarness : public TableHarness {
  public:
-  BlockHarness(BlockBuildOptions options, BlockReadOptions read_options)
-      : options_(options), read_options_(read_options) {}
+  // With `expected_keys_factor` > 0, the builder is told to expect that
+  // fraction of the pairs (the filter's size), as roost-load tells it the
+  // records it sorted.
+  BlockHarness(BlockBuildOptions options, BlockReadOptions read_options,
+               double expected_keys_factor)
+      : options_(options),
+        read_options_(read_options),
+        expected_keys_factor_(expected_keys_factor) {}
 
   absl::Status Build(const Pairs& pairs, DuplicatePolicy policy,
                      const std::string& path) override {
@@ -76,7 +82,12 @@ class BlockHarness : public TableHarness {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return pairs[a].first < pairs[b].first;
     });
-    auto builder = BlockTableBuilder::Create(path, options_);
+    BlockBuildOptions options = options_;
+    if (expected_keys_factor_ > 0) {
+      options.expected_keys = std::max<uint64_t>(
+          1, static_cast<uint64_t>(expected_keys_factor_ * pairs.size()));
+    }
+    auto builder = BlockTableBuilder::Create(path, options);
     if (!builder.ok()) return builder.status();
     for (size_t j = 0; j < order.size(); ++j) {
       const auto& [k, v] = pairs[order[j]];
@@ -106,12 +117,15 @@ class BlockHarness : public TableHarness {
  private:
   BlockBuildOptions options_;
   BlockReadOptions read_options_;
+  double expected_keys_factor_;
 };
 
 HarnessFactory Block(std::string name, BlockBuildOptions options,
-                     BlockReadOptions read_options = {}) {
-  return {std::move(name), [options, read_options] {
-            return std::make_unique<BlockHarness>(options, read_options);
+                     BlockReadOptions read_options = {},
+                     double expected_keys_factor = 0) {
+  return {std::move(name), [options, read_options, expected_keys_factor] {
+            return std::make_unique<BlockHarness>(options, read_options,
+                                                  expected_keys_factor);
           }};
 }
 
@@ -157,6 +171,17 @@ std::vector<HarnessFactory> AllHarnesses() {
   interpolation.block_size = 256;
   BlockReadOptions tiny_cache;
   tiny_cache.block_cache_bytes = 4096;
+  BlockBuildOptions filter;
+  filter.filter_bits_per_key = 10;
+  BlockBuildOptions filter_tiny_snappy = filter;
+  filter_tiny_snappy.block_size = 64;
+  filter_tiny_snappy.compression = Compression::kSnappy;
+  filter_tiny_snappy.filter_bits_per_key = 4;
+  BlockBuildOptions filter_interpolation = interpolation;
+  filter_interpolation.filter_bits_per_key = 20;
+  filter_interpolation.hash_index = false;
+  BlockBuildOptions filter_one_bit = filter;
+  filter_one_bit.filter_bits_per_key = 1;
   return {
       Block("Block", {}),
       Block("BlockTinyBlocks", tiny_blocks),
@@ -167,6 +192,14 @@ std::vector<HarnessFactory> AllHarnesses() {
       Block("BlockZstdTinyCache", zstd, tiny_cache),
       Block("BlockBinarySearch", binary),
       Block("BlockInterpolation", interpolation),
+      Block("BlockFilter", filter),
+      Block("BlockFilterExpectedKeys", filter, {}, 1.0),
+      // Far fewer keys expected than come: a crowded filter.
+      Block("BlockFilterUnderestimated", filter, {}, 0.01),
+      Block("BlockFilterOverestimated", filter, {}, 3.0),
+      Block("BlockFilterTinyBlocksSnappy", filter_tiny_snappy, {}, 1.0),
+      Block("BlockFilterInterpolationNoHash", filter_interpolation),
+      Block("BlockFilterOneBit", filter_one_bit, {}, 1.0),
       Cuckoo("Cuckoo", {}),
       Cuckoo("CuckooThreeHashes", three_hashes),
       Cuckoo("CuckooDense", dense),

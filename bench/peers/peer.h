@@ -39,6 +39,10 @@ class SystemFailure : public std::runtime_error {
   throw SystemFailure(what);
 }
 
+// The bits a key of the filters compared: roost-load's default for roost's
+// block table, and RocksDB's block-based table's Bloom filter beside it.
+inline constexpr int kFilterBitsPerKey = 10;
+
 // What every peer measures with.
 struct Suite {
   const Settings& settings;
@@ -76,16 +80,18 @@ class FunctionPeer final : public Peer {
 };
 
 // The peers, in the order they run: roost-cuckoo, roost-block,
-// rocksdb-cuckoo, rocksdb-plain, rocksdb-block, tinycdb, ceiling.
+// rocksdb-cuckoo, rocksdb-plain, rocksdb-block, rocksdb-block-bloom, tinycdb,
+// ceiling.
 std::vector<std::unique_ptr<Peer>> AllPeers();
 
-std::unique_ptr<Peer> NewRoostCuckooPeer();  // peers/roost_cuckoo.cc
-std::unique_ptr<Peer> NewRoostBlockPeer();   // peers/roost_block.cc
-std::unique_ptr<Peer> NewRocksCuckooPeer();  // peers/rocksdb_cuckoo.cc
-std::unique_ptr<Peer> NewRocksPlainPeer();   // peers/rocksdb_plain.cc
-std::unique_ptr<Peer> NewRocksBlockPeer();   // peers/rocksdb_block.cc
-std::unique_ptr<Peer> NewTinyCdbPeer();      // peers/tinycdb.cc
-std::unique_ptr<Peer> NewCeilingPeer();      // peers/ceiling.cc
+std::unique_ptr<Peer> NewRoostCuckooPeer();      // peers/roost_cuckoo.cc
+std::unique_ptr<Peer> NewRoostBlockPeer();       // peers/roost_block.cc
+std::unique_ptr<Peer> NewRocksCuckooPeer();      // peers/rocksdb_cuckoo.cc
+std::unique_ptr<Peer> NewRocksPlainPeer();       // peers/rocksdb_plain.cc
+std::unique_ptr<Peer> NewRocksBlockPeer();       // peers/rocksdb_block.cc
+std::unique_ptr<Peer> NewRocksBlockBloomPeer();  // peers/rocksdb_block.cc
+std::unique_ptr<Peer> NewTinyCdbPeer();          // peers/tinycdb.cc
+std::unique_ptr<Peer> NewCeilingPeer();          // peers/ceiling.cc
 
 // Builds roost's cuckoo table of the data at `path`; its size in bytes.
 uint64_t BuildRoostCuckoo(const SuiteData& data, const std::string& path);

@@ -1,5 +1,6 @@
 #include "bench/peers/rocksdb_options.h"
 
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 
 #include <utility>
@@ -25,7 +26,8 @@ rocksdb::Options RocksCuckooOptions() {
 }
 
 rocksdb::Options RocksBlockOptions(bool hash_index,
-                                   std::shared_ptr<rocksdb::Cache> cache) {
+                                   std::shared_ptr<rocksdb::Cache> cache,
+                                   int bloom_bits_per_key) {
   rocksdb::BlockBasedTableOptions table;
   table.block_size = 4096;
   table.data_block_index_type =
@@ -33,6 +35,11 @@ rocksdb::Options RocksBlockOptions(bool hash_index,
                  : rocksdb::BlockBasedTableOptions::kDataBlockBinarySearch;
   table.data_block_hash_table_util_ratio = 0.75;
   table.block_cache = std::move(cache);
+  if (bloom_bits_per_key > 0) {
+    table.filter_policy.reset(
+        rocksdb::NewBloomFilterPolicy(bloom_bits_per_key));
+    table.whole_key_filtering = true;
+  }
   rocksdb::Options options = BaseRocksOptions();
   options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return options;

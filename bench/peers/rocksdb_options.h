@@ -29,9 +29,13 @@ rocksdb::Options RocksCuckooOptions();
 // BaseRocksOptions with a block-based table: 4 KiB blocks, data blocks
 // searched by binary search or, with `hash_index`, by binary search and
 // their hash index (kDataBlockBinaryAndHash, util ratio 0.75), and `cache`
-// as the block cache.
+// as the block cache. With `bloom_bits_per_key` > 0, a full (whole-table)
+// Bloom filter of that many bits a key (NewBloomFilterPolicy; with the
+// default format_version 5, RocksDB's cache-line-blocked FastLocalBloom),
+// held by the table reader rather than the block cache.
 rocksdb::Options RocksBlockOptions(bool hash_index,
-                                   std::shared_ptr<rocksdb::Cache> cache);
+                                   std::shared_ptr<rocksdb::Cache> cache,
+                                   int bloom_bits_per_key = 0);
 
 }  // namespace roost::bench
 

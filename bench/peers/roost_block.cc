@@ -1,6 +1,8 @@
-// roost's block table in the suite: index search auto / binary /
-// interpolation with the data-block hash index, auto without it, and auto
-// with snappy; Get and MultiGet.
+// roost's block table in the suite: format 1.0 (no filter) with index
+// search auto / binary / interpolation and the data-block hash index, auto
+// without it, and auto with snappy; format 2.0 with a filter of
+// kFilterBitsPerKey bits a key (roost-load's default), auto / binary /
+// interpolation; Get and MultiGet.
 
 #include <chrono>
 #include <filesystem>
@@ -24,21 +26,27 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
     const char* name;
     bool hash_index;
     Compression compression;
+    uint32_t filter_bits_per_key;
   };
   struct Read {
     const char* config;
     size_t build;  // index into builds
     IndexSearch search;
   };
-  const Build builds[] = {{"hash", true, Compression::kNone},
-                          {"nohash", false, Compression::kNone},
-                          {"snappy", true, Compression::kSnappy}};
+  const Build builds[] = {
+      {"hash", true, Compression::kNone, 0},
+      {"nohash", false, Compression::kNone, 0},
+      {"snappy", true, Compression::kSnappy, 0},
+      {"filter", true, Compression::kNone, kFilterBitsPerKey}};
   const Read reads[] = {
       {"auto, hash index", 0, IndexSearch::kAuto},
       {"binary, hash index", 0, IndexSearch::kBinary},
       {"interpolation, hash index", 0, IndexSearch::kInterpolation},
       {"auto, no hash index", 1, IndexSearch::kAuto},
       {"auto, hash index, snappy", 2, IndexSearch::kAuto},
+      {"auto, hash index, filter", 3, IndexSearch::kAuto},
+      {"binary, hash index, filter", 3, IndexSearch::kBinary},
+      {"interpolation, hash index, filter", 3, IndexSearch::kInterpolation},
   };
   for (size_t b = 0; b < std::size(builds); ++b) {
     const std::string path =
@@ -46,6 +54,8 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
     BlockBuildOptions options;
     options.hash_index = builds[b].hash_index;
     options.compression = builds[b].compression;
+    options.filter_bits_per_key = builds[b].filter_bits_per_key;
+    options.expected_keys = data.num_keys();  // as roost-load knows it
     const auto start = std::chrono::steady_clock::now();
     auto builder = BlockTableBuilder::Create(path, options);
     if (!builder.ok()) Die("roost block: " + builder.status().ToString());
