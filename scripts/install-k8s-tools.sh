@@ -67,17 +67,8 @@ if [ "$mode" = --check ]; then
   exit 1
 fi
 
-# The same Go as scripts/install-minio.sh: 1.21 or newer, on PATH or at
-# /usr/local/go/bin/go (Debian 12's golang-go, 1.19, is too old).
-go=""
-for candidate in "$(command -v go || true)" /usr/local/go/bin/go; do
-  [ -n "$candidate" ] && [ -x "$candidate" ] || continue
-  minor=$("$candidate" env GOVERSION 2>/dev/null | sed -nE 's/^go1\.([0-9]+).*/\1/p')
-  if [ -n "$minor" ] && [ "$minor" -ge 21 ]; then
-    go=$candidate
-    break
-  fi
-done
+# The same Go as scripts/install-minio.sh (scripts/find-go.sh).
+go=$("$(dirname "$0")/find-go.sh" || true)
 if [ -z "$go" ]; then
   echo "install-k8s-tools: building helm and kubeconform needs Go 1.21 or newer" \
        "(on PATH or at /usr/local/go/bin/go); install it from https://go.dev/dl/" >&2

@@ -21,15 +21,7 @@ fi
 
 # Go 1.21 or newer: it fetches the newer toolchain MinIO's go.mod asks for
 # by itself (GOTOOLCHAIN=auto). Debian 12's golang-go (1.19) is too old.
-go=""
-for candidate in "$(command -v go || true)" /usr/local/go/bin/go; do
-  [ -n "$candidate" ] && [ -x "$candidate" ] || continue
-  minor=$("$candidate" env GOVERSION 2>/dev/null | sed -nE 's/^go1\.([0-9]+).*/\1/p')
-  if [ -n "$minor" ] && [ "$minor" -ge 21 ]; then
-    go=$candidate
-    break
-  fi
-done
+go=$("$(dirname "$0")/find-go.sh" || true)
 if [ -z "$go" ]; then
   echo "install-minio: building MinIO needs Go 1.21 or newer (on PATH or at" \
        "/usr/local/go/bin/go); install it from https://go.dev/dl/, or put a" \
