@@ -82,15 +82,9 @@ void ExpectTheDocsDump(const std::string& path, const std::string& doc_name,
   }
 }
 
-TEST(FormatGoldenTest, TheBlockTableIsItsWorkedExample) {
-  // As the program in block_table.md ("Building it") builds it.
-  ScratchDir dir;
-  const std::string path = dir.File("example.sst");
-  BlockBuildOptions options;
-  options.block_size = 32;
-  options.restart_interval = 2;
-  options.hash_index = true;
-  options.compression = Compression::kNone;
+// The four pairs of block_table.md's worked example, built with `options`.
+void BuildTheBlockExample(const std::string& path,
+                          const BlockBuildOptions& options) {
   auto builder = BlockTableBuilder::Create(path, options);
   ASSERT_OK(builder);
   for (const auto& [key, value] :
@@ -101,6 +95,18 @@ TEST(FormatGoldenTest, TheBlockTableIsItsWorkedExample) {
     ASSERT_OK((*builder)->Add(key, value));
   }
   ASSERT_OK((*builder)->Finish());
+}
+
+TEST(FormatGoldenTest, TheBlockTableIsItsWorkedExample) {
+  // As the program in block_table.md ("Building it") builds it.
+  ScratchDir dir;
+  const std::string path = dir.File("example.sst");
+  BlockBuildOptions options;
+  options.block_size = 32;
+  options.restart_interval = 2;
+  options.hash_index = true;
+  options.compression = Compression::kNone;
+  ASSERT_NO_FATAL_FAILURE(BuildTheBlockExample(path, options));
   ExpectTheDocsDump(path, "block_table.md", 257);
 }
 
@@ -113,30 +119,12 @@ TEST(FormatGoldenTest, TheBlockTableWithAFilterIsItsWorkedExample) {
   options.block_size = 32;
   options.restart_interval = 2;
   options.filter_bits_per_key = 10;
-  auto builder = BlockTableBuilder::Create(path, options);
-  ASSERT_OK(builder);
-  for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"apple", "1"},
-                                                        {"apricot", "2"},
-                                                        {"banana", "3"},
-                                                        {"cherry", "4"}}) {
-    ASSERT_OK((*builder)->Add(key, value));
-  }
-  ASSERT_OK((*builder)->Finish());
+  ASSERT_NO_FATAL_FAILURE(BuildTheBlockExample(path, options));
   ExpectTheDocsDump(path, "block_table.md", 380);
   // Told the key count up front, the builder writes the same bytes.
   options.expected_keys = 4;
   const std::string again = dir.File("again.sst");
-  builder = BlockTableBuilder::Create(again, options);
-  ASSERT_OK(builder);
-  for (const auto& [key, value] :
-       std::vector<std::pair<std::string, std::string>>{{"apple", "1"},
-                                                        {"apricot", "2"},
-                                                        {"banana", "3"},
-                                                        {"cherry", "4"}}) {
-    ASSERT_OK((*builder)->Add(key, value));
-  }
-  ASSERT_OK((*builder)->Finish());
+  ASSERT_NO_FATAL_FAILURE(BuildTheBlockExample(again, options));
   EXPECT_EQ(ReadFile(again), ReadFile(path));
 }
 

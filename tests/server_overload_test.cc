@@ -398,6 +398,11 @@ TEST_F(OverloadTest, UnaryCallsPastMaxInFlightAreRefusedUntilSlotsFree) {
   const grpc::Status ok = server.Get("t", "k", &response);
   EXPECT_OK(ok) << ok.error_message();
   EXPECT_EQ(response.value(), "a value");
+  // That call's slot is freed when the server is done with it, which can
+  // be just after its answer reached the client.
+  AwaitMetrics(server, [](const Metrics& m) {
+    return MetricOr(m, "roost_calls_in_flight", -1) == 0;
+  });
 
   // An empty response (a missing key) holds its call's slot as well.
   request.set_key("absent");
