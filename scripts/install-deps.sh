@@ -35,19 +35,7 @@ packages=(
   python3-yaml
 )
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ ${#missing[@]} -ne 0 ]; then
-  sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo="sudo"
-  echo "installing: ${missing[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/apt-install.sh" "${packages[@]}"
 
 # MinIO for tests/object_store_*: a no-op once built (its path on stdout).
 "$(dirname "$0")/install-minio.sh" >/dev/null

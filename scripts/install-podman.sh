@@ -25,18 +25,7 @@ set -euo pipefail
 sudo=""
 [ "$(id -u)" -ne 0 ] && sudo="sudo"
 
-packages=(podman runc mmdebstrap)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
-    missing+=("$p")
-done
-if [ ${#missing[@]} -ne 0 ]; then
-  echo "installing: ${missing[*]}" >&2
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/apt-install.sh" podman runc mmdebstrap
 
 conf=/etc/containers/containers.conf
 # set_if_missing SECTION KEY VALUE: adds `KEY = VALUE` to [SECTION] of
