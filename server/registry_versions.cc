@@ -31,6 +31,7 @@ void TableRegistry::StartLoad(TableState* state, uint64_t version,
   // for byte before it is served again: another table's file, copied over
   // it, would pass every check of its own.
   options.open.check_file_checksum = state->recheck.count(version) > 0;
+  options.verified = verified_;
   Loaded job;
   job.table = state->entry->name;
   job.table_id = state->id;
@@ -135,6 +136,7 @@ TableRegistry::ServeResult TableRegistry::Serve(
       v->opened.shard ? StrCat(", shard ", *v->opened.shard, " of ",
                                v->opened.manifest.shards)
                       : std::string(),
+      v->verified_when_pulled ? ", its checksum checked as it was pulled" : "",
       ")");
   {
     std::lock_guard lock(mu_);

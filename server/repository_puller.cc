@@ -290,6 +290,7 @@ void RepositoryPuller::Pull(const std::string& table, uint64_t version) {
   job.rate = options_.repository.download_rate;
   job.min_free_bytes = options_.repository.min_free_bytes;
   job.stop = &stop_;
+  job.verified = registry_->verified_files();
   job.on_bytes = [this, table](uint64_t bytes) {
     std::lock_guard lock(mu_);
     tables_[table].bytes += bytes;

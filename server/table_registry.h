@@ -49,6 +49,7 @@
 #include "server/metrics.h"
 #include "server/server_options.h"
 #include "server/table_index.h"
+#include "server/verified_files.h"
 #include "server/version_loader.h"
 #include "server/version_slots.h"
 #include "server/watcher.h"
@@ -108,6 +109,10 @@ class TableRegistry {
   // progress; false when some were still running (then the process should
   // exit without running destructors of what they may use).
   bool Stop();
+
+  // Any thread: the files RepositoryPuller verified as it pulled them, which
+  // loads then trust (verified_files.h).
+  VerifiedFiles* verified_files() { return verified_.get(); }
 
   // Any thread, no lock: the tables by name.
   TableIndex<TableEntry>::Reader Tables() const { return index_.Read(); }
@@ -280,6 +285,8 @@ class TableRegistry {
   std::string pointers_waiting_logged_;
 
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
+  const std::shared_ptr<VerifiedFiles> verified_ =
+      std::make_shared<VerifiedFiles>();
   std::shared_ptr<Watcher> watcher_;
   LoadWorkers workers_;
   std::thread thread_;

@@ -27,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/file_lease.h"
+#include "server/verified_files.h"
 #include "storage/version_check.h"
 
 namespace roost {
@@ -49,6 +50,9 @@ struct ServingVersion {
   // No key is longer.
   uint32_t max_key_length = 0;
   uint64_t file_size = 0;
+  // Its file was one LoadOptions::verified vouched for, so its region
+  // checksums were not read again.
+  bool verified_when_pulled = false;
 
   const Table& table() const { return *opened.file; }
 
@@ -69,6 +73,11 @@ struct LoadOptions {
   // Take a read lease on the table file (the mmap load modes). The default
   // value is true.
   bool lease = true;
+  // Files verified whole as they were written (verified_files.h): one that
+  // is still as it was then opens without the pass over every region
+  // checksum that open.read.verify_checksums asks for. The default value
+  // is nullptr (none).
+  std::shared_ptr<const VerifiedFiles> verified;
 };
 
 struct LoadOutcome {

@@ -253,6 +253,12 @@ PullOutcome PullVersion(const PullJob& job) {
     ROOST_RETURN_IF_ERROR(WriteFileAtomically(manifest_path, *text, 0444));
     ROOST_RETURN_IF_ERROR(MakeReadOnly(staging.path));
     ROOST_RETURN_IF_ERROR(FsyncPath(staging.path));
+    // Noted as it is now, before the rename lets the registry see it: the
+    // rename changes the directory, not the file.
+    struct stat st;
+    if (job.verified != nullptr && ::stat(path.c_str(), &st) == 0) {
+      job.verified->Note((fs::path(target) / file->name).string(), st);
+    }
     if (::renameat2(AT_FDCWD, staging.path.c_str(), AT_FDCWD, target.c_str(),
                     RENAME_NOREPLACE) != 0) {
       return ErrnoError(StrCat("cannot rename ", staging.path, " to"), target,

@@ -34,6 +34,7 @@
 
 #include "absl/status/status.h"
 #include "repository/object_store.h"
+#include "server/verified_files.h"
 
 namespace roost {
 
@@ -52,6 +53,10 @@ struct PullJob {
   const std::atomic<bool>* stop = nullptr;
   // Called with each piece's size as it arrives.
   std::function<void(uint64_t bytes)> on_bytes;
+  // When set, the file pulled is noted here (verified_files.h) before the
+  // version appears: every byte of it was checked against the MANIFEST's
+  // XXH3-64 as it arrived. Not owned.
+  VerifiedFiles* verified = nullptr;
 };
 
 struct PullOutcome {
