@@ -15,7 +15,7 @@
 namespace roost {
 
 absl::StatusOr<std::unique_ptr<DownloadFile>> DownloadFile::Create(
-    const std::string& destination) {
+    const std::string& destination, DownloadObserver* observer) {
   const std::filesystem::path target(destination);
   if (!target.has_filename()) {
     return absl::InvalidArgumentError(
@@ -30,14 +30,16 @@ absl::StatusOr<std::unique_ptr<DownloadFile>> DownloadFile::Create(
   if (fd < 0) return ErrnoError("cannot create", staging, errno);
   ::fchmod(fd, 0644);  // mkostemp's 0600 would hide a table from its server
   return std::unique_ptr<DownloadFile>(
-      new DownloadFile(destination, std::move(staging), fd));
+      new DownloadFile(destination, std::move(staging), fd, observer));
 }
 
-DownloadFile::DownloadFile(std::string destination, std::string staging, int fd)
+DownloadFile::DownloadFile(std::string destination, std::string staging, int fd,
+                           DownloadObserver* observer)
     : destination_(std::move(destination)),
       staging_(std::move(staging)),
       fd_(fd),
-      checksum_(std::make_unique<StreamingChecksum>()) {}
+      checksum_(std::make_unique<StreamingChecksum>()),
+      observer_(observer) {}
 
 DownloadFile::~DownloadFile() {
   if (fd_ >= 0) ::close(fd_);
@@ -47,6 +49,7 @@ DownloadFile::~DownloadFile() {
 absl::Status DownloadFile::Append(std::string_view data) {
   ROOST_RETURN_IF_ERROR(WriteAll(fd_, data, staging_));
   checksum_->Update(data.data(), data.size());
+  if (observer_ != nullptr) observer_->Data(data);
   size_ += data.size();
   if (size_ - written_back_ >= kWritebackBytes) {
     // Starts writing what arrived to disk now, while more arrives, so that
@@ -66,6 +69,7 @@ absl::Status DownloadFile::Restart() {
     return ErrnoError("cannot truncate", staging_, errno);
   }
   checksum_ = std::make_unique<StreamingChecksum>();
+  if (observer_ != nullptr) observer_->Restart();
   size_ = 0;
   written_back_ = 0;
   return absl::OkStatus();

@@ -37,8 +37,10 @@ class DownloadFile {
  public:
   // Creates the staging file "DIR/.NAME.roost-download-XXXXXX" for the
   // destination DIR/NAME. The directory must exist.
+  // `observer`, when not null, sees every byte Append takes and every
+  // Restart (DownloadOptions::observer).
   static absl::StatusOr<std::unique_ptr<DownloadFile>> Create(
-      const std::string& destination);
+      const std::string& destination, DownloadObserver* observer = nullptr);
   ~DownloadFile();
   DownloadFile(const DownloadFile&) = delete;
   DownloadFile& operator=(const DownloadFile&) = delete;
@@ -52,7 +54,8 @@ class DownloadFile {
   absl::Status Commit(const DownloadOptions& options, std::string_view what);
 
  private:
-  DownloadFile(std::string destination, std::string staging, int fd);
+  DownloadFile(std::string destination, std::string staging, int fd,
+               DownloadObserver* observer);
 
   // Append starts the disk writes of every this many bytes as they arrive.
   static constexpr uint64_t kWritebackBytes = uint64_t{8} << 20;
@@ -63,6 +66,7 @@ class DownloadFile {
   uint64_t size_ = 0;
   uint64_t written_back_ = 0;  // bytes whose writeback Append started
   std::unique_ptr<StreamingChecksum> checksum_;
+  DownloadObserver* const observer_;
   bool committed_ = false;
 };
 

@@ -247,7 +247,7 @@ absl::Status LocalObjectStore::GetToFile(std::string_view key,
                                       size));
   }
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<DownloadFile> file,
-                         DownloadFile::Create(path));
+                         DownloadFile::Create(path, options.observer));
   for (uint64_t offset = 0;;) {
     if (stop_ != nullptr && stop_->load()) {
       return absl::CancelledError(StrCat(what, ": stopped before the end"));

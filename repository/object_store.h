@@ -76,6 +76,16 @@ struct ByteRange {
   uint64_t length = 0;
 };
 
+// Sees a download's bytes as they arrive (DownloadOptions::observer).
+class DownloadObserver {
+ public:
+  virtual ~DownloadObserver() = default;
+  // The next bytes of the object, in order.
+  virtual void Data(std::string_view bytes) = 0;
+  // A retried download starts again from the object's first byte.
+  virtual void Restart() = 0;
+};
+
 struct DownloadOptions {
   // When set, the download fails with DataLoss unless the object has
   // exactly this many bytes. The default value is unset (not checked).
@@ -84,6 +94,10 @@ struct DownloadOptions {
   // object's bytes (as a MANIFEST records them) is this. The default value
   // is unset (not checked).
   std::optional<uint64_t> expected_xxh3;
+  // When set, GetToFile shows it every byte as it arrives, beside the
+  // checksum (for checks of the file's own that would otherwise read it
+  // again). Not owned. The default value is nullptr.
+  DownloadObserver* observer = nullptr;
 };
 
 struct ListOptions {

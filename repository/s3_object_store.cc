@@ -211,7 +211,7 @@ absl::Status S3ObjectStore::GetToFile(std::string_view key,
                                       const DownloadOptions& options) {
   ROOST_RETURN_IF_ERROR(ValidateObjectKey(key));
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<DownloadFile> file,
-                         DownloadFile::Create(path));
+                         DownloadFile::Create(path, options.observer));
   S3Request request;
   request.key = FullKey(key);
   // A retry starts the file again: each attempt downloads the whole object.

@@ -136,7 +136,7 @@ TableRegistry::ServeResult TableRegistry::Serve(
       v->opened.shard ? StrCat(", shard ", *v->opened.shard, " of ",
                                v->opened.manifest.shards)
                       : std::string(),
-      v->verified_when_pulled ? ", its checksum checked as it was pulled" : "",
+      v->verified_when_pulled ? ", its checksums checked as it was pulled" : "",
       ")");
   {
     std::lock_guard lock(mu_);

@@ -1,17 +1,20 @@
-// VerifiedFiles: table files whose every byte this server checked as it
-// wrote them, so that loading them need not read them all again.
+// VerifiedFiles: table files whose region checksums this server checked as
+// it wrote them, so that loading them need not read them all again.
 //
 // RepositoryPuller downloads a version's file feeding each byte to the
-// XXH3-64 its MANIFEST gives and refuses the file unless they agree; the
-// registry's load would then check every region checksum of the same
-// bytes again (a pass over the whole file, about a tenth of the pull of a
-// large table on a fast link). The puller notes the file here, just before
-// the version appears in the data directory, with what identifies it as it
-// was verified: device, inode, size, and the times of its last write and
-// last change (any write, truncate or chmod moves them, and no one can set
-// a change time back). A load whose file still matches opens it without
-// the region pass (the header, footer and MANIFEST checks stay); any other
-// file, or one changed since, is verified in full as always.
+// XXH3-64 its MANIFEST gives (the file is the one published) and, for a
+// cuckoo table, to a RegionStreamCheck (storage/region_stream_check.h):
+// every region's checksum (the table is whole inside). The registry's load
+// would then check those same region checksums of the same bytes again (a
+// pass over the whole file, about a tenth of the pull of a large table on
+// a fast link). The puller notes a file whose regions all matched, just
+// before the version appears in the data directory, with what identifies
+// it as it was checked: device, inode, size, and the times of its last
+// write and last change (any write, truncate or chmod moves them, and no
+// one can set a change time back). A load whose file still matches opens
+// it without the region pass (the header and every check against the
+// MANIFEST stay); any other file, or one changed since, is checked in full
+// as always.
 //
 // Thread-safe. Holds the newest kCapacity notes.
 //

@@ -18,6 +18,7 @@
 #include "storage/data_dir.h"
 #include "storage/manifest.h"
 #include "storage/partition.h"
+#include "storage/region_stream_check.h"
 #include "util/file.h"
 #include "util/owned_dir.h"
 #include "util/status_macros.h"
@@ -97,7 +98,7 @@ absl::Status PacedDownload(const PullJob& job, const std::string& key,
                            const DownloadOptions& expect) {
   const std::string what = StrCat(job.store->uri(), "/", key);
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<DownloadFile> file,
-                         DownloadFile::Create(path));
+                         DownloadFile::Create(path, expect.observer));
   const uint64_t size = expect.expected_size.value_or(0);
   // About four pieces a second, so that the pace is even.
   const uint64_t piece =
@@ -145,6 +146,19 @@ absl::Status MakeReadOnly(const std::string& dir) {
   }
   return absl::OkStatus();
 }
+
+// Checks the table file's region checksums as it downloads
+// (storage/region_stream_check.h).
+class RegionObserver : public DownloadObserver {
+ public:
+  void Data(std::string_view bytes) override { check_->Update(bytes); }
+  void Restart() override { check_ = std::make_unique<RegionStreamCheck>(); }
+  bool Passed() const { return check_->Passed(); }
+
+ private:
+  std::unique_ptr<RegionStreamCheck> check_ =
+      std::make_unique<RegionStreamCheck>();
+};
 
 // Removes the staging directory unless it was published.
 struct StagingDir {
@@ -231,6 +245,8 @@ PullOutcome PullVersion(const PullJob& job) {
   DownloadOptions expect;
   expect.expected_size = file->size;
   expect.expected_xxh3 = file->xxh3;
+  RegionObserver regions;
+  if (job.verified != nullptr) expect.observer = &regions;
   absl::Status downloaded;
   if (job.rate == 0) {
     downloaded = job.store->GetToFile(key, path, expect);
@@ -256,7 +272,8 @@ PullOutcome PullVersion(const PullJob& job) {
     // Noted as it is now, before the rename lets the registry see it: the
     // rename changes the directory, not the file.
     struct stat st;
-    if (job.verified != nullptr && ::stat(path.c_str(), &st) == 0) {
+    if (job.verified != nullptr && regions.Passed() &&
+        ::stat(path.c_str(), &st) == 0) {
       job.verified->Note((fs::path(target) / file->name).string(), st);
     }
     if (::renameat2(AT_FDCWD, staging.path.c_str(), AT_FDCWD, target.c_str(),

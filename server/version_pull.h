@@ -54,8 +54,8 @@ struct PullJob {
   // Called with each piece's size as it arrives.
   std::function<void(uint64_t bytes)> on_bytes;
   // When set, the file pulled is noted here (verified_files.h) before the
-  // version appears: every byte of it was checked against the MANIFEST's
-  // XXH3-64 as it arrived. Not owned.
+  // version appears if every region checksum of it was checked as it
+  // arrived (a cuckoo table: storage/region_stream_check.h). Not owned.
   VerifiedFiles* verified = nullptr;
 };
 

@@ -90,6 +90,22 @@ std::string CuckooHeader::Encode() const {
   return out;
 }
 
+std::optional<std::array<Region, 3>> CuckooHeader::RegionsOf(
+    std::string_view header) {
+  if (header.size() < kCuckooHeaderSize ||
+      header.substr(0, kCuckooMagic.size()) != kCuckooMagic) {
+    return std::nullopt;
+  }
+  const char* p = header.data();
+  if (DecodeFixed16(p + kMajorOffset) != kCuckooMajorVersion ||
+      DecodeFixed64(p + kChecksumOffset) != Checksum64(p, kChecksumOffset)) {
+    return std::nullopt;
+  }
+  return std::array<Region, 3>{Region::DecodeFrom(p + kBucketsRegionOffset),
+                               Region::DecodeFrom(p + kOverflowRegionOffset),
+                               Region::DecodeFrom(p + kHeapRegionOffset)};
+}
+
 absl::StatusOr<CuckooHeader> CuckooHeader::Decode(std::string_view path,
                                                   std::string_view file) {
   auto corrupt = [&](std::string_view what) {

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -84,6 +85,14 @@ struct CuckooHeader {
   // or truncated file, FailedPrecondition for an unsupported version).
   static absl::StatusOr<CuckooHeader> Decode(std::string_view path,
                                              std::string_view file);
+
+  // The buckets, overflow and heap regions (in that order) of the header
+  // in `header`, the first kCuckooHeaderSize bytes of a file, checking only
+  // the magic number, the major version and the header checksum: for a
+  // reader that sees the file go by before it has all of it
+  // (RegionStreamCheck). nullopt when those checks fail.
+  static std::optional<std::array<Region, 3>> RegionsOf(
+      std::string_view header);
 };
 
 }  // namespace roost

@@ -43,7 +43,7 @@ TEST_F(ServerRepositoryTest, PullsItsShardSwapsAndFollowsThePointerBack) {
   EXPECT_TRUE(ServesVersion(server, mine, 2));
   EXPECT_EQ(server.Table("t")->repository_version(), "v000002");
   // Each checked once, as it arrived (server/verified_files.h).
-  EXPECT_EQ(server.CountLogLines("its checksum checked as it was pulled"), 2)
+  EXPECT_EQ(server.CountLogLines("its checksums checked as it was pulled"), 2)
       << server.Log();
 
   // The pointer moved back: the old version serves again, from disk.
