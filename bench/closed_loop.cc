@@ -144,6 +144,13 @@ int Finish(std::string_view program, std::string_view request,
            const LoadReport& report, const std::string& first_error) {
   fmt::print("{}\n", LoadReportJson(report));
   std::fflush(stdout);
+  if (report.open && report.open->dropped > 0) {
+    fmt::print(stderr,
+               "{}: the rate was not sustained: {} of the {} {}s due in the "
+               "window were dropped (already {} outstanding)\n",
+               program, report.open->dropped, report.open->offered, request,
+               report.concurrency);
+  }
   const uint64_t errors = report.rpc_errors + report.misses + report.bad_values;
   if (errors > 0) {
     fmt::print(stderr,

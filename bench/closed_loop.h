@@ -49,7 +49,8 @@ using Clock = std::chrono::steady_clock;
 
 // The flags both load generators take, with their defaults. Each program
 // binds --addr, --method, --batch, --keys and --timeout itself (their help
-// speaks of its own server), and AddWindowFlags binds the rest.
+// speaks of its own server), AddWindowFlags binds the window's, and
+// AddRateFlag (open_loop.h) --rate, in the programs that have an open loop.
 struct LoadFlags {
   std::string addr;              // a loopback HOST:PORT
   std::string method = "get";    // "get", or the batched method's name
@@ -60,6 +61,7 @@ struct LoadFlags {
   uint64_t seed = kDefaultSeed;  // gen_records's seed
   int server_pid = 0;            // 0, or the server whose CPU is reported
   double timeout = 10;           // longest wait for an answer, seconds
+  double rate = 0;  // the open loop's requests/s (open_loop.h); 0: closed
 };
 
 // Binds --duration, --warmup, --seed and --server-pid to `flags`.
@@ -177,9 +179,11 @@ class LoadCounts {
   std::string first_error_;  // guarded by mu_
 };
 
-// Prints the report's JSON line on stdout, and on stderr what went wrong;
-// the exit status: 0, or 1 when a request failed or was answered wrong, or
-// none completed in the window. `program` starts the stderr lines and
+// Prints the report's JSON line on stdout, and on stderr what went wrong
+// (and an open loop's drops); the exit status: 0, or 1 when a request
+// failed or was answered wrong, or none completed in the window. Drops
+// alone are a finding, not a failure: the line says the rate was not
+// sustained. `program` starts the stderr lines and
 // `request` names one request ("RPC").
 int Finish(std::string_view program, std::string_view request,
            const LoadReport& report, const std::string& first_error);

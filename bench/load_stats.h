@@ -115,8 +115,17 @@ inline std::string JsonNumber(std::optional<double> v, int decimals) {
   return v ? fmt::format("{:.{}f}", *v, decimals) : "null";
 }
 
+// What an open loop (--rate, bench/open_loop.h) adds to a run's figures.
+struct OpenLoopFigures {
+  double rate = 0;              // requests/s asked for, in total
+  uint64_t offered = 0;         // requests due in the measured window
+  uint64_t dropped = 0;         // of those, not sent: too many outstanding
+  uint64_t peak_in_flight = 0;  // the most outstanding at once
+};
+
 // One run's figures. Requests count in `rpcs` and `keys` (and in `latency`)
-// when they completed without error in the measured window; the errors are
+// when they completed without error in the measured window (in the open
+// loop: when they were due in it, answered then or later); the errors are
 // the whole run's.
 struct LoadReport {
   std::string method;   // as given on the command line: "get", "multiget"...
@@ -131,7 +140,8 @@ struct LoadReport {
   uint64_t misses = 0;      // present keys answered as absent
   uint64_t bad_values = 0;  // present keys answered with a wrong value
   double client_cpu_s = 0;  // the load generator's, over the window
-  std::optional<double> server_cpu_s;  // the server's, over the window
+  std::optional<double> server_cpu_s;   // the server's, over the window
+  std::optional<OpenLoopFigures> open;  // nullopt: the closed loop
 };
 
 // The report as one line of JSON (without the newline):
@@ -141,12 +151,27 @@ struct LoadReport {
 //    "errors":0,"rpc_errors":0,"misses":0,"bad_values":0,
 //    "client_cpu_s":...,"server_cpu_s":...,"server_cpu_us_per_key":...}
 // server_cpu_s and server_cpu_us_per_key are null without server_cpu_s.
+// An open loop adds, before the closing brace:
+//   "rate":...,"offered_qps":...,"dropped":0,"peak_in_flight":...,
+//   "sustained":true
+// where qps is the achieved rate (requests due in the window and answered
+// right, over its seconds), offered_qps the requests due in it over the
+// same seconds (Poisson arrivals at `rate`), and sustained means none was
+// dropped.
 inline std::string LoadReportJson(const LoadReport& r) {
   std::optional<double> server_us_per_key;
   if (r.server_cpu_s && r.keys > 0) {
     server_us_per_key = *r.server_cpu_s * 1e6 / r.keys;
   }
   const Histogram& h = *r.latency;
+  std::string open;
+  if (r.open) {
+    open = fmt::format(
+        ",\"rate\":{:.1f},\"offered_qps\":{:.1f},\"dropped\":{},"
+        "\"peak_in_flight\":{},\"sustained\":{}",
+        r.open->rate, r.open->offered / r.seconds, r.open->dropped,
+        r.open->peak_in_flight, r.open->dropped == 0);
+  }
   return fmt::format(
       "{{\"method\":\"{}\",\"batch\":{},\"channels\":{},\"concurrency\":{},"
       "\"seconds\":{:.3f},\"rpcs\":{},\"keys\":{},\"qps\":{:.1f},"
@@ -154,13 +179,13 @@ inline std::string LoadReportJson(const LoadReport& r) {
       "\"p99_us\":{:.1f},\"p999_us\":{:.1f},\"max_us\":{:.1f},"
       "\"errors\":{},\"rpc_errors\":{},\"misses\":{},\"bad_values\":{},"
       "\"client_cpu_s\":{:.3f},\"server_cpu_s\":{},"
-      "\"server_cpu_us_per_key\":{}}}",
+      "\"server_cpu_us_per_key\":{}{}}}",
       r.method, r.batch, r.channels, r.concurrency, r.seconds, r.rpcs, r.keys,
       r.rpcs / r.seconds, r.keys / r.seconds, h.Quantile(0.5) / 1e3,
       h.Quantile(0.9) / 1e3, h.Quantile(0.99) / 1e3, h.Quantile(0.999) / 1e3,
       h.Max() / 1e3, r.rpc_errors + r.misses + r.bad_values, r.rpc_errors,
       r.misses, r.bad_values, r.client_cpu_s, JsonNumber(r.server_cpu_s, 3),
-      JsonNumber(server_us_per_key, 4));
+      JsonNumber(server_us_per_key, 4), open);
 }
 
 }  // namespace roost::bench

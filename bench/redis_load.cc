@@ -33,13 +33,22 @@
 // hand-written RESP client this program had before hiredis). A second
 // client thread would only compete with Redis for the cores.
 //
+// run --rate R: the open loop instead (bench/open_loop.h): requests are
+// sent at Poisson arrival times, R a second in total, each on the next
+// connection round-robin, pipelined behind any still out on it, whatever
+// the replies do; a request's latency runs from when it was due, and the
+// line adds "rate", "offered_qps", "dropped", "peak_in_flight" and
+// "sustained" ("qps" being the achieved rate, "concurrency" the bound on
+// requests outstanding).
+//
 // Every reply is checked whole. A nil for a key of the set is a miss, a
 // wrong value a bad value; an error reply, a malformed reply, no reply
 // within --timeout or a broken connection is a failed request (and, but for
 // an error reply, the connection is opened anew: its stream is out of
 // step). After --warmup seconds, the loop measures for --duration seconds:
-// latencies, from a request's first byte sent to its reply's last byte
-// parsed, of the requests that completed in the window without error. One
+// latencies, from a request's first byte sent (open loop: from when it was
+// due) to its reply's last byte parsed, of the requests that completed in
+// the window (open loop: that were due in it) without error. One
 // JSON line with server_load's fields (bench/load_stats.h), "channels" and
 // "concurrency" both being --connections; --server-pid adds Redis's CPU over
 // the window (/proc/PID/stat). Exit status, as server_load's: 0 when the run
@@ -61,12 +70,14 @@
 
 #include "bench/closed_loop.h"
 #include "bench/generated_pairs.h"
+#include "bench/open_loop.h"
 #include "bench/redis_client.h"
 #include "bench/redis_loop.h"
 #include "fmt/format.h"
 
 namespace {
 
+using roost::bench::AddRateFlag;
 using roost::bench::AddWindowFlags;
 using roost::bench::CheckLoadFlags;
 using roost::bench::Clock;
@@ -215,8 +226,9 @@ int RunFill(const FillFlags& f, const Loopback& endpoint) {
 int main(int argc, char** argv) {
   CLI::App app{
       "redis_load: Redis's counterpart of server_load, over loopback: fill "
-      "loads gen_records's pairs with MSET; run loads Redis closed-loop with "
-      "GET or MGET and prints one JSON line with server_load's fields. Exits "
+      "loads gen_records's pairs with MSET; run loads Redis closed-loop (or, "
+      "with --rate, open-loop) with GET or MGET and prints one JSON line with "
+      "server_load's fields. Exits "
       "1 when a request failed or an answer was wrong, 2 on bad usage or an "
       "unreachable server."};
   // A flag given twice: the last one wins.
@@ -255,7 +267,8 @@ int main(int argc, char** argv) {
   CLI::App* run_cmd = app.add_subcommand(
       "run",
       "Closed-loop load: --connections connections with one GET or MGET in "
-      "flight each; every reply checked; one JSON line as server_load's.");
+      "flight each (or, with --rate, requests sent when due over them); "
+      "every reply checked; one JSON line as server_load's.");
   run_cmd->add_option("--addr", run.addr, addr_help)->required();
   run_cmd->add_option("--method", run.method, "get or mget")
       ->check(CLI::IsMember({"get", "mget"}))
@@ -266,7 +279,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20));
   run_cmd
       ->add_option("--connections", connections,
-                   "TCP connections, each with one request in flight")
+                   "TCP connections, each with one request in flight "
+                   "(open loop: requests spread over them, pipelined)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   run_cmd
@@ -275,6 +289,7 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   AddWindowFlags(run_cmd, &run);
+  AddRateFlag(run_cmd, &run);
   run_cmd
       ->add_option("--timeout", run.timeout,
                    "Longest wait for a reply, seconds")

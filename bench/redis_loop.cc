@@ -1,12 +1,18 @@
-// The closed loop of `redis_load run`: one thread drives every connection
-// from one epoll loop, each connection a non-blocking redisContext with one
-// request in flight. A request is appended with redisAppendCommandArgv
-// (its arguments point at the slot's key numbers, rewritten per request)
-// and written with redisBufferWrite, now or when EPOLLOUT says the socket
-// takes more; when EPOLLIN says bytes came, redisBufferRead reads them and
-// redisGetReplyFromReader hands over each whole reply, which is checked
-// key by key. A connection out of step (a malformed reply, a reply of the
-// wrong shape, no reply within --timeout) is closed and opened anew.
+// The loop of `redis_load run`: one thread drives every connection from one
+// epoll loop, each connection a non-blocking redisContext. In the closed
+// loop each connection has one request in flight, the next sent when its
+// reply is parsed; in the open loop (--rate, open_loop.h) a request is sent
+// when it is due, on the next connection round-robin, pipelined behind
+// those already out on it. A request is appended with
+// redisAppendCommandArgv (its arguments point at the slot's key numbers,
+// rewritten per request; hiredis copies them) and written with
+// redisBufferWrite, now or when EPOLLOUT says the socket takes more; when
+// EPOLLIN says bytes came, redisBufferRead reads them and
+// redisGetReplyFromReader hands over each whole reply, which answers the
+// oldest request out on the connection and is checked key by key. A
+// connection out of step (a malformed reply, a reply of the wrong shape, no
+// reply within --timeout) is closed, its requests out failed, and opened
+// anew.
 
 #include "bench/redis_loop.h"
 
@@ -20,6 +26,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,6 +37,7 @@
 #include "bench/closed_loop.h"
 #include "bench/generated_pairs.h"
 #include "bench/load_stats.h"
+#include "bench/open_loop.h"
 #include "bench/redis_client.h"
 #include "fmt/format.h"
 
@@ -38,24 +47,29 @@ namespace {
 constexpr int kExitErrors = 1;
 constexpr int kExitUsage = 2;  // also: the server does not answer at all
 
-// One connection of the closed loop, and its one request in flight.
+// A request sent on a connection, its reply not parsed yet.
+struct Sent {
+  Clock::time_point start;  // when sent; in the open loop, when it was due
+  Phase phase;              // the open loop's: the window's, when it was due
+};
+
+// One connection, and its requests out: at most one in the closed loop.
 struct Slot {
   Context conn;                   // null: broken, and not reopened
-  bool want_write = false;        // EPOLLOUT on: the request only partly sent
-  bool in_flight = false;         // a request sent, its reply not parsed
-  std::vector<uint64_t> picked;   // the key numbers of the request
-  std::vector<uint64_t> keys;     // their keys, where argv points
+  bool want_write = false;        // EPOLLOUT on: requests only partly sent
+  std::deque<Sent> sent;          // the requests out, oldest first
+  std::deque<uint64_t> picked;    // their key numbers, --batch each
+  std::vector<uint64_t> keys;     // the keys of the one appended, for argv
   std::vector<const char*> argv;  // GET k, or MGET k1 ... kB
   std::vector<size_t> argvlen;
-  bool answer_ok = true;  // no error in the reply so far
-  Clock::time_point start;
+  bool answer_ok = true;  // no error in the reply being checked so far
   std::optional<KeySchedule> schedule;
 };
 
-// The closed loop: every connection, the phase, and what was counted.
-class ClosedLoop {
+// The loop: every connection, the phase, and what was counted.
+class RedisLoop {
  public:
-  ClosedLoop(const LoadFlags& flags, int connections, const Loopback& endpoint)
+  RedisLoop(const LoadFlags& flags, int connections, const Loopback& endpoint)
       : flags_(flags),
         endpoint_(endpoint),
         pairs_(flags.seed),
@@ -64,9 +78,9 @@ class ClosedLoop {
             std::chrono::duration<double>(flags.timeout))),
         window_(flags),
         slots_(static_cast<size_t>(connections)) {
+    if (flags.rate > 0) open_.emplace(flags, &window_);
     for (size_t i = 0; i < slots_.size(); ++i) {
       Slot& s = slots_[i];
-      s.picked.resize(flags.batch);
       s.keys.resize(flags.batch);
       s.argv.push_back(mget_ ? "MGET" : "GET");
       s.argvlen.push_back(mget_ ? 4 : 3);
@@ -77,9 +91,9 @@ class ClosedLoop {
       s.schedule.emplace(flags.seed, i);
     }
   }
-  ClosedLoop(const ClosedLoop&) = delete;
-  ClosedLoop& operator=(const ClosedLoop&) = delete;
-  ~ClosedLoop() {
+  RedisLoop(const RedisLoop&) = delete;
+  RedisLoop& operator=(const RedisLoop&) = delete;
+  ~RedisLoop() {
     slots_.clear();
     if (epoll_ >= 0) close(epoll_);
   }
@@ -117,13 +131,22 @@ class ClosedLoop {
   // Warm-up, measured window, then the requests still in flight.
   void Run() {
     Clock::time_point now = Clock::now();
-    window_.Start(now);
-    for (Slot& s : slots_) Issue(s);
+    if (open_) {
+      open_->Start(now);
+    } else {
+      window_.Start(now);
+      for (Slot& s : slots_) Issue(s, std::nullopt, Phase::kWarmup);
+    }
     Clock::time_point last_deadline_check = now;
     std::vector<epoll_event> events(256);
     while (true) {
       now = Clock::now();
-      const Phase phase = window_.Tick(now);
+      const Phase phase =
+          open_ ? open_->Dispatch(now,
+                                  [this](Clock::time_point due, Phase phase) {
+                                    SendDue(due, phase);
+                                  })
+                : window_.Tick(now);
       if (phase == Phase::kStop && in_flight_ == 0) break;
       if (now - last_deadline_check >= std::chrono::milliseconds(50)) {
         CheckDeadlines(now);
@@ -132,16 +155,35 @@ class ClosedLoop {
       while (!reopened_.empty()) {
         Slot& s = slots_[reopened_.back()];
         reopened_.pop_back();
-        if (window_.phase() != Phase::kStop && s.conn != nullptr) Issue(s);
+        if (!open_ && window_.phase() != Phase::kStop && s.conn != nullptr) {
+          Issue(s, std::nullopt, Phase::kWarmup);
+        }
       }
-      int wait_ms = 50;
-      if (window_.phase() != Phase::kStop) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(
-            window_.phase_end() - now);
-        wait_ms = std::clamp<int>(static_cast<int>(left.count()), 0, 50);
+      int n = 0;
+      if (open_) {
+        // Until the next request is due, to the nanosecond: epoll_wait's
+        // milliseconds would send each one up to 1 ms late.
+        Clock::duration wait = std::chrono::milliseconds(50);
+        if (phase != Phase::kStop) {
+          wait = std::clamp<Clock::duration>(open_->next() - Clock::now(),
+                                             Clock::duration::zero(), wait);
+        }
+        const auto ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(wait).count();
+        const timespec ts{static_cast<time_t>(ns / 1000000000),
+                          static_cast<long>(ns % 1000000000)};
+        n = epoll_pwait2(epoll_, events.data(), static_cast<int>(events.size()),
+                         &ts, nullptr);
+      } else {
+        int wait_ms = 50;
+        if (window_.phase() != Phase::kStop) {
+          const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+              window_.phase_end() - now);
+          wait_ms = std::clamp<int>(static_cast<int>(left.count()), 0, 50);
+        }
+        n = epoll_wait(epoll_, events.data(), static_cast<int>(events.size()),
+                       wait_ms);
       }
-      const int n = epoll_wait(epoll_, events.data(),
-                               static_cast<int>(events.size()), wait_ms);
       if (n < 0 && errno != EINTR) {
         fmt::print(stderr, "redis_load: epoll_wait: {}\n",
                    std::strerror(errno));
@@ -161,8 +203,14 @@ class ClosedLoop {
 
   // The run's figures.
   LoadReport Report() const {
-    return counts_.Report(flags_, static_cast<int>(slots_.size()),
-                          static_cast<int>(slots_.size()), window_);
+    if (!open_) {
+      return counts_.Report(flags_, static_cast<int>(slots_.size()),
+                            static_cast<int>(slots_.size()), window_);
+    }
+    LoadReport r = counts_.Report(flags_, static_cast<int>(slots_.size()),
+                                  static_cast<int>(kMaxOutstanding), window_);
+    open_->AddTo(&r);
+    return r;
   }
   std::string first_error() const { return counts_.first_error(); }
   // Connections that broke before the window ended and could not be opened
@@ -183,15 +231,28 @@ class ClosedLoop {
     return true;
   }
 
-  void Issue(Slot& s) {
-    for (size_t j = 0; j < s.picked.size(); ++j) {
-      s.picked[j] = s.schedule->Next(flags_.keys);
-      s.keys[j] = pairs_.Key(s.picked[j]);
+  // The open loop's: sends a request due at `due`, when the window was in
+  // `phase`, on the next connection that is open.
+  void SendDue(Clock::time_point due, Phase phase) {
+    for (size_t tried = 0; tried < slots_.size(); ++tried) {
+      Slot& s = slots_[next_slot_];
+      next_slot_ = (next_slot_ + 1) % slots_.size();
+      if (s.conn != nullptr) return Issue(s, due, phase);
     }
-    s.in_flight = true;
-    s.answer_ok = true;
+    counts_.RpcError("every connection broke and could not be opened anew");
+    open_->Finished();
+  }
+
+  // Sends a request on `s`, timed from `due` in the open loop (where
+  // `phase` is the window's then), else from now.
+  void Issue(Slot& s, std::optional<Clock::time_point> due, Phase phase) {
+    for (uint64_t& key : s.keys) {
+      const uint64_t i = s.schedule->Next(flags_.keys);
+      s.picked.push_back(i);
+      key = pairs_.Key(i);
+    }
+    s.sent.push_back({due ? *due : Clock::now(), phase});
     ++in_flight_;
-    s.start = Clock::now();
     if (redisAppendCommandArgv(s.conn.get(), static_cast<int>(s.argv.size()),
                                s.argv.data(), s.argvlen.data()) != REDIS_OK) {
       return Broken(s, ContextError(*s.conn));
@@ -231,7 +292,7 @@ class ClosedLoop {
       }
       if (r == nullptr) return;
       const Reply reply(static_cast<redisReply*>(r));
-      if (!s.in_flight) {
+      if (s.sent.empty()) {
         return Broken(s, fmt::format("a reply that answers no request: {}",
                                      Describe(*reply)));
       }
@@ -239,8 +300,10 @@ class ClosedLoop {
     }
   }
 
+  // Checks the reply to the oldest request out on `s`.
   void OnReply(Slot& s, const redisReply& r) {
     const char* command = mget_ ? "MGET" : "GET";
+    s.answer_ok = true;
     if (r.type == REDIS_REPLY_ERROR) {
       RpcError(s, fmt::format("{} answered {}", command, Describe(r)));
       return Complete(s);
@@ -251,7 +314,7 @@ class ClosedLoop {
       }
       return Complete(s);
     }
-    if (r.type != REDIS_REPLY_ARRAY || r.elements != s.picked.size()) {
+    if (r.type != REDIS_REPLY_ARRAY || r.elements != flags_.batch) {
       return Broken(s, fmt::format("MGET answered {}", Describe(r)));
     }
     for (size_t j = 0; j < r.elements; ++j) {
@@ -285,27 +348,35 @@ class ClosedLoop {
     return true;
   }
 
+  // The oldest request out on `s` is answered.
   void Complete(Slot& s) {
     const Clock::time_point now = Clock::now();
-    s.in_flight = false;
+    const Sent done = s.sent.front();
+    s.sent.pop_front();
+    s.picked.erase(s.picked.begin(), s.picked.begin() + flags_.batch);
     --in_flight_;
-    if (s.want_write) {
+    if (open_) open_->Finished();
+    // Its reply came while it was the last one out and not all written.
+    if (s.want_write && s.sent.empty()) {
       return Broken(s, "a reply before the whole request was sent");
     }
-    const Phase phase = window_.Tick(now);
+    // The closed loop's window moves on as requests complete; the open
+    // loop's, as they fall due.
+    const Phase phase = open_ ? done.phase : window_.Tick(now);
     if (s.answer_ok) {
-      counts_.Done(phase, s.picked.size(),
+      counts_.Done(phase, flags_.batch,
                    static_cast<uint64_t>(
                        std::chrono::duration_cast<std::chrono::nanoseconds>(
-                           now - s.start)
+                           now - done.start)
                            .count()));
     }
-    // One request in flight: more bytes now answer nothing.
-    if (const std::string_view more = Unparsed(*s.conn); !more.empty()) {
+    // No request out: more bytes now answer nothing.
+    if (const std::string_view more = Unparsed(*s.conn);
+        s.sent.empty() && !more.empty()) {
       return Broken(
           s, fmt::format("bytes that answer no request: {}", Excerpt(more)));
     }
-    if (phase != Phase::kStop) Issue(s);
+    if (!open_ && phase != Phase::kStop) Issue(s, std::nullopt, phase);
   }
 
   // A failed request whose connection stays in step (an error reply).
@@ -314,14 +385,18 @@ class ClosedLoop {
     counts_.RpcError(std::move(what));
   }
 
-  // A failed request, or a connection out of step: closes the connection
-  // and, but in the stop phase, opens a new one (issued from the loop).
+  // A failed request, or a connection out of step: fails every request out
+  // on it (one error at least), closes the connection and, but in the stop
+  // phase, opens a new one (the closed loop issues on it from the loop).
   void Broken(Slot& s, std::string what) {
-    if (s.in_flight) {
-      s.in_flight = false;
+    const size_t failed = std::max<size_t>(1, s.sent.size());
+    for (size_t k = 0; k < failed; ++k) counts_.RpcError(what);
+    for (size_t k = 0; k < s.sent.size(); ++k) {
       --in_flight_;
+      if (open_) open_->Finished();
     }
-    counts_.RpcError(std::move(what));
+    s.sent.clear();
+    s.picked.clear();
     s.conn.reset();  // closing the socket takes it out of the epoll set
     s.want_write = false;
     if (window_.phase() == Phase::kStop) return;
@@ -338,7 +413,7 @@ class ClosedLoop {
 
   void CheckDeadlines(Clock::time_point now) {
     for (Slot& s : slots_) {
-      if (s.in_flight && now - s.start > timeout_) {
+      if (!s.sent.empty() && now - s.sent.front().start > timeout_) {
         Broken(s, fmt::format("no reply within {} s", flags_.timeout));
       }
     }
@@ -350,11 +425,13 @@ class ClosedLoop {
   const bool mget_;
   const Clock::duration timeout_;
   Window window_;
+  std::optional<OpenLoop> open_;  // with --rate
   LoadCounts counts_;
   std::vector<Slot> slots_;
   std::vector<size_t> reopened_;  // slots reconnected, to issue from
+  size_t next_slot_ = 0;          // the open loop's next connection
   int epoll_ = -1;
-  int in_flight_ = 0;
+  int in_flight_ = 0;  // requests out, over every connection
   int lost_connections_ = 0;
 };
 
@@ -362,7 +439,7 @@ class ClosedLoop {
 
 int RunRedisLoad(const LoadFlags& flags, int connections,
                  const Loopback& endpoint) {
-  ClosedLoop loop(flags, connections, endpoint);
+  RedisLoop loop(flags, connections, endpoint);
   std::string error;
   if (!loop.Connect(&error)) {
     fmt::print(stderr, "redis_load: {}: {}\n", flags.addr, error);

@@ -21,6 +21,10 @@ Input, all written by bench/run.sh (*.jsonl: one JSON object per line):
   network.jsonl  loopback load: system, table_keys, method, batch, qps,
                  keys_per_s, p50_us .. max_us, errors, rpc_errors, bad_values,
                  server_cpu_us_per_key
+  openloop.jsonl open-loop load (--rate) at a share of each system's maximum:
+                 system, table_keys, load_pct, max_qps, rate, offered_qps,
+                 qps (achieved), p50_us .. max_us, dropped, sustained, and
+                 the fields of network.jsonl
   memory.jsonl   system, keys, bytes, bytes_per_key, what
   build.jsonl    system, keys, seconds, keys_per_s, peak_rss_bytes,
                  output_bytes, note
@@ -33,7 +37,8 @@ Every number in the report comes from these files; a missing file becomes
 Optional text under each section heading: bench/report_notes/<section>.md.
 
 The work is split by section: report_lookup.py, report_scaling.py,
-report_network.py, report_memory.py and report_build.py each add one
+report_network.py (and report_openloop.py, its open-loop part),
+report_memory.py, report_build.py and report_cluster.py each add one
 section to the document of report_doc.py; report_check.py is --check;
 report_common.py and report_plot.py are what they share.
 """
@@ -41,22 +46,25 @@ report_common.py and report_plot.py are what they share.
 import argparse, sys, tempfile
 from pathlib import Path
 
-import report_build, report_cluster, report_lookup, report_memory, report_network, report_scaling
+import report_build, report_cluster, report_lookup, report_memory, report_network
+import report_openloop, report_scaling
 from report_check import check
 from report_common import ReportError, fkeys, load_results
 from report_doc import Report
 
 # The sections, in the order the report has them.
 SECTIONS = [report_lookup.section, report_scaling.section, report_network.section,
-            report_memory.section, report_build.section, report_cluster.section]
+            report_openloop.section, report_memory.section, report_build.section,
+            report_cluster.section]
 
 
 def main():
     ap = argparse.ArgumentParser(
         description="Write docs/benchmarks.md and its plots from a bench/run.sh "
                     "results directory, or check that directory.",
-        epilog="Input files: machine.json, lookup.jsonl, network.jsonl, memory.jsonl, "
-               "build.jsonl (see the docstring at the top of this script).")
+        epilog="Input files: machine.json, lookup.jsonl, network.jsonl, openloop.jsonl, "
+               "memory.jsonl, build.jsonl, cluster.jsonl (see the docstring at the top "
+               "of this script).")
     ap.add_argument("results_dir", metavar="RESULTS_DIR")
     ap.add_argument("--out", type=Path, help="the Markdown file to write")
     ap.add_argument("--img-dir", type=Path,
@@ -80,7 +88,8 @@ def main():
             print(f"OK: {a.results_dir}: {len(lk)} lookup rows "
                   f"({len({r['dataset'] for r in lk})} datasets, sizes "
                   f"{'/'.join(fkeys(n) for n in sorted({r['keys'] for r in lk}))}), "
-                  f"{len(res['network'])} network, {len(res['memory'])} memory, "
+                  f"{len(res['network'])} network, {len(res['openloop'] or [])} open-loop, "
+                  f"{len(res['memory'])} memory, "
                   f"{len(res['build'])} build rows; no errors")
             return 0
         img = a.img_dir or a.out.parent / "img"

@@ -4,7 +4,8 @@ required system, batch and file) and free of lookup and RPC errors."""
 from report_common import (ALLOWED_SKIPS, CEILING, REQUIRED_BUILD_SYSTEMS,
                            REQUIRED_CEILING_CONFIGS, REQUIRED_LOOKUP_SYSTEMS,
                            REQUIRED_MEMORY_SYSTEMS, REQUIRED_NETWORK_BATCHES,
-                           REQUIRED_NETWORK_SYSTEMS, label)
+                           REQUIRED_NETWORK_SYSTEMS, REQUIRED_OPENLOOP_LEVELS,
+                           REQUIRED_OPENLOOP_SYSTEMS, label)
 from report_lookup import main_keys
 
 def check(res):
@@ -12,7 +13,7 @@ def check(res):
     who = lambda r: label(r) if "config" in r else r["system"]
     if res["machine"] is None:
         problems.append("machine.json: missing")
-    for name in ("lookup", "network", "memory", "build"):
+    for name in ("lookup", "network", "openloop", "memory", "build"):
         if res[name] is None:
             problems.append(f"{name}.jsonl: missing")
         for r in res[name] or []:
@@ -47,6 +48,11 @@ def check(res):
         problems += [f"network.jsonl: no {s} row at batch {b}"
                      for s in REQUIRED_NETWORK_SYSTEMS for b in REQUIRED_NETWORK_BATCHES
                      if (s, b) not in ran]
+    if res["openloop"] is not None:
+        ran = {(r["system"], r["load_pct"]) for r in res["openloop"] if "skipped" not in r}
+        problems += [f"openloop.jsonl: no {s} row at {p}% of its maximum"
+                     for s in REQUIRED_OPENLOOP_SYSTEMS for p in REQUIRED_OPENLOOP_LEVELS
+                     if (s, p) not in ran]
     for name, req in (("memory", REQUIRED_MEMORY_SYSTEMS), ("build", REQUIRED_BUILD_SYSTEMS)):
         if res[name] is not None:
             got = {r["system"] for r in res[name] if "skipped" not in r}

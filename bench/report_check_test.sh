@@ -2,7 +2,8 @@
 # Shows that `report.py --check` can fail: given the results of a passing
 # smoke run, it must accept them as they are, and reject each of these
 # damaged copies: a lookup row with an error, a row checked short, a system
-# missing, a network row with a wrong value, a build row missing.
+# missing, a network row with a wrong value, roost's open-loop rows
+# missing, an open-loop row with a failed request, a build row missing.
 #
 # Usage: bench/report_check_test.sh RESULTS_DIR
 set -euo pipefail
@@ -36,5 +37,7 @@ damaged "a lookup error" lookup.jsonl '0,/"errors":0/ s//"errors":1/'
 damaged "a short check" lookup.jsonl '0,/"checked":[0-9]*/ s//"checked":1/'
 damaged "tinycdb missing" lookup.jsonl '/"system":"tinycdb"/d'
 damaged "a wrong Redis value" network.jsonl '/"system":"Redis"/ s/"bad_values":0/"bad_values":3/'
+damaged "roost's open-loop rows missing" openloop.jsonl '/"system":"roost","table_keys"/d'
+damaged "a failed open-loop request" openloop.jsonl '0,/"rpc_errors":0/ s//"rpc_errors":2/'
 damaged "a build row missing" build.jsonl '/RocksDB SstFileWriter/d'
 exit "$failed"

@@ -17,6 +17,8 @@ REQUIRED_CEILING_CONFIGS = ["independent 64-byte reads", "dependent 64-byte read
 ALLOWED_SKIPS = {("variable", "RocksDB CuckooTable")}
 REQUIRED_NETWORK_SYSTEMS = ["roost", "Redis"]
 REQUIRED_NETWORK_BATCHES = [1, 10, 100, 1000]
+REQUIRED_OPENLOOP_SYSTEMS = ["roost", "Redis"]
+REQUIRED_OPENLOOP_LEVELS = [25, 50, 75]
 REQUIRED_MEMORY_SYSTEMS = ["roost", "Redis"]
 REQUIRED_BUILD_SYSTEMS = ["roost-load cuckoo", "roost-load block",
                           "RocksDB SstFileWriter", "Redis (MSET, pipelined)"]
@@ -41,6 +43,9 @@ FIELDS = {
                       "keys_per_s": N, "p50_us": N, "p99_us": N,
                       "server_cpu_us_per_key": N + "?"},
     "network.jsonl skipped": {"system": S, "batch": N, "skipped": S},
+    "openloop.jsonl": {"system": S, "load_pct": N, "max_qps": N, "rate": N,
+                       "offered_qps": N, "qps": N, "p50_us": N, "p99_us": N,
+                       "p999_us": N, "max_us": N, "dropped": N},
     "memory.jsonl": {"system": S, "keys": N, "bytes": N, "bytes_per_key": N},
     "build.jsonl": {"system": S, "keys": N, "seconds": N, "keys_per_s": N,
                     "peak_rss_bytes": N, "output_bytes": N + "?"},
@@ -105,7 +110,7 @@ def load_results(d):
             raise ReportError(f"{m}:{e.lineno}: not JSON ({e.msg})")
         if not isinstance(r["machine"], dict):
             raise ReportError(f"{m}:1: not a JSON object")
-    for name in ("lookup", "network", "memory", "build", "cluster"):
+    for name in ("lookup", "network", "openloop", "memory", "build", "cluster"):
         r[name] = load_jsonl(d / f"{name}.jsonl")
     c = d / "cluster.json"
     r["cluster_meta"] = json.loads(c.read_text()) if c.exists() else None

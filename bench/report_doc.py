@@ -91,8 +91,9 @@ class Report:
         for section in self.sections:
             section(self)
         titles = {"lookup": "In-process lookups", "scaling": "Scaling",
-                  "network": "Over the network", "memory": "Memory", "build": "Build",
-                  "cluster": "A sharded cluster"}
+                  "network": "Over the network",
+                  "openloop": "Latency at fixed rates (open loop)", "memory": "Memory",
+                  "build": "Build", "cluster": "A sharded cluster"}
         summ = ["## Summary", ""]
         for k, t in titles.items():
             sents = self.summary.get(k) or ["no comparison with a peer in this run."]

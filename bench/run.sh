@@ -14,6 +14,8 @@
 #            with --io-threads 2 (GET, MGET; bench/redis_load), and against
 #            the no-op server (bench/noop_server: gRPC's ceiling), on loopback,
 #            same keys, batch sizes and requests in flight; memory per key;
+#            then single-key lookups open loop (--rate) at 25%, 50% and 75%
+#            of each system's own maximum Get throughput just measured;
 #   build    roost-load (cuckoo, block) against RocksDB's SstFileWriter and
 #            loading Redis: keys/s and peak RSS;
 #   cluster  the routing clients over sharded servers (bench/cluster_bench.sh):
@@ -275,11 +277,12 @@ printf '{"system":"Redis","keys":%d,"bytes":%d,"bytes_per_key":%.2f,"what":"used
   "$net_keys" "$((after - before))" "$(awk -v b="$((after - before))" -v k="$net_keys" 'BEGIN { print b / k }')" \
   >>"$results/memory.jsonl"
 
-# net SYSTEM COMMAND...: one load run; its JSON line, with the system and
-# table size added, goes to network.jsonl.
-net() {
-  local system="$1" out rc=0
-  shift
+# record FILE FIELDS SYSTEM COMMAND...: one load run; its JSON line, with
+# the system, table size and FIELDS (more "name":value, each ending in a
+# comma) added, goes to FILE in the results.
+record() {
+  local file="$1" fields="$2" system="$3" out rc=0
+  shift 3
   out=$("$@" 2>"$work/load.err") || rc=$?
   echo "  $system: $out" >&2
   if [ -z "$out" ]; then
@@ -288,8 +291,10 @@ net() {
     return
   fi
   [ "$rc" = 0 ] || failures+=("$system $* (exit $rc: $(head -c 300 "$work/load.err"))")
-  echo "{\"system\":\"$system\",\"table_keys\":$net_keys,${out#\{}" >>"$results/network.jsonl"
+  echo "{\"system\":\"$system\",\"table_keys\":$net_keys,$fields${out#\{}" >>"$results/$file"
 }
+# net SYSTEM COMMAND...: a closed-loop run, into network.jsonl.
+net() { record network.jsonl "" "$@"; }
 common=(--keys "$net_keys" --seed "$seed" --duration "$duration" --warmup "$warmup")
 # Interleaved, so that drift in the machine's speed touches both sides alike.
 for batch in 1 10 100 1000; do
@@ -326,6 +331,47 @@ for batch in 1 10 100 1000; do
   net "Redis, io-threads 2" "$bin_dir/bench/redis_load" run \
     --addr "127.0.0.1:$redis_io_port" --method "$method" --batch "$batch" \
     --connections "$concurrency" --server-pid "$redis_io_pid" "${common[@]}"
+done
+
+# Open loop: single-key lookups sent at fixed rates (Poisson arrivals, each
+# timed from when it was due: bench/open_loop.h), at 25%, 50% and 75% of
+# each system's own maximum, its batch-1 requests/s just measured above.
+# max_qps SYSTEM: that maximum, or nothing when the system's run failed.
+max_qps() {
+  local line
+  line=$(grep -F "{\"system\":\"$1\"," "$results/network.jsonl" |
+    grep -F '"batch":1,' | tail -n 1)
+  [ -z "$line" ] || json_field "$line" qps
+}
+# open_loop SYSTEM PERCENT COMMAND...: COMMAND --rate at PERCENT of SYSTEM's
+# maximum, into openloop.jsonl.
+open_loop() {
+  local system="$1" pct="$2" max rate
+  shift 2
+  max=$(max_qps "$system")
+  if [ -z "$max" ]; then
+    echo "  $system: no maximum measured; no open-loop run at $pct%" >&2
+    failures+=("$system open loop at $pct% (no maximum)")
+    return
+  fi
+  rate=$(awk -v m="$max" -v p="$pct" 'BEGIN { printf "%.1f", m * p / 100 }')
+  record openloop.jsonl "\"load_pct\":$pct,\"max_qps\":$max," "$system" "$@" \
+    --rate "$rate"
+}
+# Interleaved as above: every system at one level, then the next level.
+for pct in 25 50 75; do
+  echo "network: open loop at $pct% of each system's maximum..." >&2
+  open_loop roost "$pct" "$bin_dir/bench/server_load" --addr "127.0.0.1:$roost_port" \
+    --table bench --method get --channels "$channels" --server-pid "$roost_pid" \
+    "${common[@]}"
+  open_loop "roost, coalesced Gets" "$pct" "$bin_dir/bench/server_load" \
+    --addr "127.0.0.1:$roost_port" --table bench --method get --coalesce 2 \
+    --channels "$channels" --server-pid "$roost_pid" "${common[@]}"
+  open_loop Redis "$pct" "$bin_dir/bench/redis_load" run --addr "127.0.0.1:$redis_port" \
+    --method get --connections "$concurrency" --server-pid "$redis_pid" "${common[@]}"
+  open_loop "Redis, io-threads 2" "$pct" "$bin_dir/bench/redis_load" run \
+    --addr "127.0.0.1:$redis_io_port" --method get --connections "$concurrency" \
+    --server-pid "$redis_io_pid" "${common[@]}"
 done
 kill "$roost_pid" "$noop_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
 

@@ -14,10 +14,18 @@
 //    "errors":0,"rpc_errors":0,"misses":0,"bad_values":0,
 //    "client_cpu_s":...,"server_cpu_s":...,"server_cpu_us_per_key":...}
 //
-// Latencies are those of the RPCs completed in the measured window, in a
-// log-linear histogram (64 buckets per power of two: within 1.6%). With
-// --server-pid, the server's user + system CPU (/proc/PID/stat) over the
-// window is reported too (null without it).
+// With --rate R, the load is an open loop instead (bench/open_loop.h):
+// RPCs are sent at Poisson arrival times, R a second in total, round-robin
+// over the channels, whatever the answers do, each timed from when it was
+// due; --concurrency is not taken, and the line adds "rate", "offered_qps",
+// "dropped", "peak_in_flight" and "sustained" ("qps" being the achieved
+// rate, "concurrency" the bound on requests outstanding). With --coalesce,
+// the Gets due go through the GetCoalescer as they come.
+//
+// Latencies are those of the RPCs completed in the measured window (open
+// loop: due in it), in a log-linear histogram (64 buckets per power of
+// two: within 1.6%). With --server-pid, the server's user + system CPU
+// (/proc/PID/stat) over the window is reported too (null without it).
 //
 // The keys are those bench/gen_records.cc writes for the same --keys and
 // --seed (key i = Mix(base + i), 8 bytes, value = Mix(key ^ c)), computed
@@ -53,6 +61,7 @@
 
 #include "bench/closed_loop.h"
 #include "bench/generated_pairs.h"
+#include "bench/open_loop.h"
 #include "client/get_coalescer.h"
 #include "client/multiget_answer.h"
 #include "fmt/format.h"
@@ -60,6 +69,7 @@
 
 namespace {
 
+using roost::bench::AddRateFlag;
 using roost::bench::AddWindowFlags;
 using roost::bench::CheckLoadFlags;
 using roost::bench::Clock;
@@ -68,6 +78,8 @@ using roost::bench::GeneratedPairs;
 using roost::bench::KeySchedule;
 using roost::bench::LoadCounts;
 using roost::bench::LoadFlags;
+using roost::bench::LoadReport;
+using roost::bench::OpenLoop;
 using roost::bench::Phase;
 using roost::bench::Window;
 
@@ -129,16 +141,39 @@ struct Config {
   std::chrono::milliseconds timeout{10000};
 };
 
+class Caller;
+
 // What the callers share: the window, the counts, and the count of callers
-// still running.
+// still running; or, in the open loop, the callers idle.
 class Load {
  public:
-  Load(const Config& config, const KeySet& keys, const Window& window)
-      : config_(config), keys_(keys), window_(window) {}
+  // `open`: null for the closed loop.
+  Load(const Config& config, const KeySet& keys, const Window& window,
+       OpenLoop* open)
+      : config_(config), keys_(keys), window_(window), open_(open) {}
 
   const Config& config() const { return config_; }
   const KeySet& keys() const { return keys_; }
   Phase phase() const { return window_.phase(); }
+  bool open_loop() const { return open_ != nullptr; }
+
+  // The open loop's: a caller with no request out, or null.
+  Caller* TakeIdle() {
+    std::lock_guard lock(mu_);
+    if (idle_.empty()) return nullptr;
+    Caller* c = idle_.back();
+    idle_.pop_back();
+    return c;
+  }
+  // The open loop's: `c`'s request is over; it must not touch itself
+  // afterwards.
+  void Release(Caller* c) {
+    {
+      std::lock_guard lock(mu_);
+      idle_.push_back(c);
+    }
+    open_->Finished();
+  }
 
   void AddRunning(int n) {
     std::lock_guard lock(mu_);
@@ -162,13 +197,17 @@ class Load {
   const Config& config_;
   const KeySet& keys_;
   const Window& window_;
+  OpenLoop* const open_;
   std::mutex mu_;
   std::condition_variable cv_;
-  int running_ = 0;
+  int running_ = 0;            // guarded by mu_
+  std::vector<Caller*> idle_;  // guarded by mu_
 };
 
 // One slot of the fixed concurrency: one RPC in flight at a time, the next
-// one issued from the completion callback of the last.
+// one issued from the completion callback of the last. In the open loop,
+// one RPC's state, taken when the RPC is due and handed back when it is
+// over.
 class Caller {
  public:
   // With `coalescer`, each Get goes through it (--coalesce) instead of
@@ -188,13 +227,27 @@ class Caller {
     }
   }
 
-  void Issue() {
+  // The closed loop's: sends the next RPC.
+  void Issue() { Send(std::nullopt); }
+
+  // The open loop's: sends an RPC due at `due`, when the window was in
+  // `phase`, over `stub`.
+  void IssueDue(Clock::time_point due, Phase phase,
+                roost::v1::Lookup::Stub* stub) {
+    due_phase_ = phase;
+    stub_ = stub;
+    Send(due);
+  }
+
+ private:
+  // Sends an RPC, timed from `due` (open loop) or from now.
+  void Send(std::optional<Clock::time_point> due) {
     const Config& config = load_->config();
     const KeySet& keys = load_->keys();
     for (uint64_t& i : picked_) i = schedule_.Next(keys.size());
     if (coalescer_ != nullptr) {
       keys.Key(picked_[0], &coalesced_key_);
-      start_ = Clock::now();
+      start_ = due ? *due : Clock::now();
       coalescer_->Get(config.table, coalesced_key_,
                       [this](absl::StatusOr<roost::GetResult> r) {
                         Coalesced(std::move(r));
@@ -203,7 +256,7 @@ class Caller {
     }
     context_.emplace();
     context_->set_deadline(std::chrono::system_clock::now() + config.timeout);
-    start_ = Clock::now();
+    start_ = due ? *due : Clock::now();
     if (config.multiget) {
       for (uint32_t j = 0; j < config.batch; ++j) {
         keys.Key(picked_[j], multiget_request_.mutable_keys(j));
@@ -218,7 +271,6 @@ class Caller {
     }
   }
 
- private:
   void Done(const grpc::Status& s) {
     if (!s.ok()) {
       load_->counts.RpcError(fmt::format("RPC failed: code {}: {}",
@@ -239,11 +291,17 @@ class Caller {
     Next(r.ok() && Check());
   }
 
-  // Counts the request that completed (when `ok`), and issues the next.
+  // Counts the request that completed (when `ok`), and issues the next
+  // (closed loop) or goes idle (open loop).
   void Next(bool ok) {
     const uint64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                             Clock::now() - start_)
                             .count();
+    if (load_->open_loop()) {
+      if (ok) load_->counts.Done(due_phase_, picked_.size(), ns);
+      load_->Release(this);
+      return;
+    }
     if (ok) load_->counts.Done(load_->phase(), picked_.size(), ns);
     if (load_->phase() == Phase::kStop) {
       load_->CallerDone();
@@ -309,12 +367,54 @@ class Caller {
   KeySchedule schedule_;
   std::vector<uint64_t> picked_;  // the key numbers of the RPC in flight
   std::optional<grpc::ClientContext> context_;  // one per RPC
-  Clock::time_point start_;
+  Clock::time_point start_;           // when sent; in the open loop, when due
+  Phase due_phase_ = Phase::kWarmup;  // the open loop's: the window's, when due
   roost::v1::GetRequest get_request_;
   roost::v1::GetResponse get_response_;
   roost::v1::MultiGetRequest multiget_request_;
   roost::v1::MultiGetResponse multiget_response_;
 };
+
+// The open loop (--rate): RPCs sent from this thread when they are due,
+// each on a caller taken from the idle ones (or a new one), round-robin
+// over `stubs`; then waits for those outstanding. The exit status.
+int RunOpenLoop(
+    const LoadFlags& flags, const Config& config, Load* load, Window* window,
+    OpenLoop* open,
+    const std::vector<std::unique_ptr<roost::v1::Lookup::Stub>>& stubs,
+    roost::GetCoalescer* coalescer) {
+  std::vector<std::unique_ptr<Caller>> callers;
+  uint64_t sent = 0;
+  auto send = [&](Clock::time_point due, Phase phase) {
+    Caller* c = load->TakeIdle();
+    if (c == nullptr) {
+      callers.push_back(std::make_unique<Caller>(
+          load, nullptr, coalescer, KeySchedule(flags.seed, callers.size())));
+      c = callers.back().get();
+    }
+    c->IssueDue(due, phase, stubs[sent++ % stubs.size()].get());
+  };
+  open->Start(Clock::now());
+  while (open->Dispatch(Clock::now(), send) != Phase::kStop) {
+    std::this_thread::sleep_until(open->next());
+  }
+  const Clock::time_point give_up =
+      Clock::now() + config.timeout + std::chrono::seconds(5);
+  while (open->outstanding() > 0) {
+    if (Clock::now() > give_up) {
+      fmt::print(stderr,
+                 "server_load: RPCs still in flight after their "
+                 "deadline; giving up\n");
+      std::_Exit(1);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  LoadReport report = load->counts.Report(
+      flags, static_cast<int>(stubs.size()),
+      static_cast<int>(roost::bench::kMaxOutstanding), *window);
+  open->AddTo(&report);
+  return Finish("server_load", "RPC", report, load->counts.first_error());
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -338,9 +438,10 @@ int main(int argc, char** argv) {
   bool packed = false;
 
   CLI::App app{
-      "server_load: a closed-loop gRPC load generator for roost.v1.Lookup, "
-      "over loopback. Prints one JSON line; exits 1 when any RPC failed or "
-      "any answer was wrong, 2 on bad usage or an unreachable server."};
+      "server_load: a closed-loop (or, with --rate, open-loop) gRPC load "
+      "generator for roost.v1.Lookup, over loopback. Prints one JSON line; "
+      "exits 1 when any RPC failed or any answer was wrong, 2 on bad usage "
+      "or an unreachable server."};
   // A flag given twice: the last one wins.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--addr", flags.addr,
@@ -356,10 +457,12 @@ int main(int argc, char** argv) {
   app.add_option("--channels", channels, "gRPC channels (connections)")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--concurrency", concurrency, "RPCs in flight, in total")
+  app.add_option("--concurrency", concurrency,
+                 "RPCs in flight, in total (the closed loop's)")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
   AddWindowFlags(&app, &flags);
+  AddRateFlag(&app, &flags);
   app.add_option("--keys", flags.keys,
                  "Keys in the table: gen_records's first N (without "
                  "--records), or the first N records of --records")
@@ -409,6 +512,13 @@ int main(int argc, char** argv) {
   if (packed && flags.method != "multiget") {
     return usage_error("--packed is for --method multiget");
   }
+  if (flags.rate > 0 && app.count("--concurrency") > 0) {
+    return usage_error(fmt::format(
+        "--concurrency is the closed loop's: with --rate, the RPCs in flight "
+        "are as many as the rate and the server's speed make them (at most "
+        "{})",
+        roost::bench::kMaxOutstanding));
+  }
   std::optional<KeySet> keys;
   if (records.empty()) {
     if (key_size != 8) return usage_error("gen_records's keys are 8 bytes");
@@ -444,7 +554,9 @@ int main(int argc, char** argv) {
   config.timeout =
       std::chrono::milliseconds(static_cast<int64_t>(flags.timeout * 1e3));
   Window window(flags);
-  Load load(config, *keys, window);
+  std::optional<OpenLoop> open;
+  if (flags.rate > 0) open.emplace(flags, &window);
+  Load load(config, *keys, window, open ? &*open : nullptr);
 
   std::vector<std::shared_ptr<grpc::Channel>> chans;
   std::vector<std::unique_ptr<roost::v1::Lookup::Stub>> stubs;
@@ -492,6 +604,10 @@ int main(int argc, char** argv) {
     options.max_in_flight = coalesce;
     options.timeout_seconds = flags.timeout;
     coalescer = std::make_unique<roost::GetCoalescer>(replicas, 0, options);
+  }
+  if (open) {
+    return RunOpenLoop(flags, config, &load, &window, &*open, stubs,
+                       coalescer.get());
   }
   std::vector<std::unique_ptr<Caller>> callers;
   for (int i = 0; i < concurrency; ++i) {
