@@ -35,6 +35,7 @@
 #include "client/multiget_answer.h"
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "util/mutex_mode.h"
 
 namespace {
 
@@ -96,6 +97,7 @@ void RunCaller(int index, const LoadFlags& flags, const Window& window,
 }  // namespace
 
 int main(int argc, char** argv) {
+  roost::TurnOffMutexDeadlockDetection();
   LoadFlags flags;
   flags.method = "multiget";
   flags.batch = 1000;

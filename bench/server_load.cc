@@ -66,6 +66,7 @@
 #include "client/multiget_answer.h"
 #include "fmt/format.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "util/mutex_mode.h"
 
 namespace {
 
@@ -425,6 +426,7 @@ std::string ReadFile(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  roost::TurnOffMutexDeadlockDetection();
   LoadFlags flags;
   flags.keys = 10000000;
   std::string table = "bench";

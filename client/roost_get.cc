@@ -17,6 +17,7 @@
 #include "util/build_info.h"
 #include "util/encoding.h"
 #include "util/escape.h"
+#include "util/mutex_mode.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -225,6 +226,7 @@ int RunGet(const Flags& f) {
 }  // namespace roost
 
 int main(int argc, char** argv) {
+  roost::TurnOffMutexDeadlockDetection();
   using namespace roost;
   CLI::App app{
       "roost-get: looks keys up in a table served by roost-server (one key: "

@@ -37,6 +37,7 @@
 #include "server/table_registry.h"
 #include "server/tls.h"
 #include "util/build_info.h"
+#include "util/mutex_mode.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -145,6 +146,7 @@ std::unique_ptr<grpc::Server> BuildServer(
 }
 
 int Main(int argc, char** argv) {
+  TurnOffMutexDeadlockDetection();
   ServerOptions options;
   if (auto rc = ParseServerOptions(argc, argv, &options)) return *rc;
 
