@@ -378,7 +378,7 @@ kill "$roost_pid" "$noop_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
 # --- cluster: the routing clients and shards (bench/cluster_bench.sh) --------
 echo "cluster..." >&2
 ROOST_BUILD_DIR="$bin_dir" "$repo/bench/cluster_bench.sh" --results "$results" \
-  --keys "$net_keys" --seed "$seed" --duration "$duration" --warmup "$warmup" \
+  --keys "$net_keys" --seed "$seed" --duration "$duration" --warmup "$warmup" --rounds 5 \
   --work "$work/cluster" || failures+=("cluster_bench.sh")
 
 # --- report -----------------------------------------------------------------
