@@ -5,6 +5,21 @@
 #include "storage/cuckoo_format.h"
 
 namespace roost {
+namespace {
+
+// After the header, one after another, none wrapping around: as far as can
+// be told before the file's size is known (CuckooHeader::Decode checks them
+// against it at open).
+bool InFileOrder(const std::array<Region, 3>& regions) {
+  uint64_t end = kCuckooHeaderSize;
+  for (const Region& r : regions) {
+    if (r.offset < end || !r.IsWithin(UINT64_MAX)) return false;
+    end = r.end();
+  }
+  return true;
+}
+
+}  // namespace
 
 RegionStreamCheck::RegionStreamCheck()
     : checksum_(std::make_unique<StreamingChecksum>()) {}
@@ -20,17 +35,8 @@ void RegionStreamCheck::Update(std::string_view bytes) {
         std::min<size_t>(bytes.size(), kCuckooHeaderSize - header_.size());
     header_.append(bytes.substr(0, take));
     if (header_.size() < kCuckooHeaderSize) return;
-    auto regions = CuckooHeader::RegionsOf(header_);
-    // In file order, after the header, each inside the file as far as can
-    // be told yet (CuckooHeader::Decode checks them against the file's
-    // size at open).
-    uint64_t end = kCuckooHeaderSize;
-    for (const Region& r : regions ? *regions : std::array<Region, 3>{}) {
-      if (r.offset < end || !r.IsWithin(UINT64_MAX)) regions.reset();
-      if (!regions) break;
-      end = r.end();
-    }
-    if (!regions) {
+    const auto regions = CuckooHeader::RegionsOf(header_);
+    if (!regions || !InFileOrder(*regions)) {
       failed_ = true;
       return;
     }
