@@ -1,6 +1,7 @@
 #include "storage/data_block.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "storage/coding.h"
 #include "storage/data_block_builder.h"
@@ -9,6 +10,12 @@
 
 namespace roost {
 namespace {
+
+// Get's prefetches (see PrefetchEntries and the collision case): at most
+// this many bytes of a restart interval, and the restart keys of blocks with
+// at most this many restarts (a 4 KiB block of 16-byte pairs has 14).
+constexpr uint32_t kPrefetchEntryBytes = 512;
+constexpr uint32_t kPrefetchRestartsMax = 32;
 
 // Decodes one entry header at p: shared, unshared and value lengths. Returns
 // the start of the key delta, or nullptr if it does not fit before `limit`.
@@ -148,6 +155,17 @@ DataBlock::Result DataBlock::ScanFor(std::string_view key, uint32_t offset,
   return kNotFound;
 }
 
+void DataBlock::PrefetchEntries(uint32_t offset, uint32_t limit) const {
+  if (offset >= limit || limit > entries_size_) return;  // ScanFor says why
+  const uintptr_t first = reinterpret_cast<uintptr_t>(data_ + offset) &
+                          ~uintptr_t{kCacheLineSize - 1};
+  const uintptr_t last = reinterpret_cast<uintptr_t>(
+      data_ + std::min(limit, offset + kPrefetchEntryBytes) - 1);
+  for (uintptr_t line = first; line <= last; line += kCacheLineSize) {
+    __builtin_prefetch(reinterpret_cast<const void*>(line));
+  }
+}
+
 DataBlock::Result DataBlock::Get(std::string_view key, bool use_hash,
                                  std::string_view* value) const {
   if (num_restarts_ == 0) return kNotFound;
@@ -159,17 +177,31 @@ DataBlock::Result DataBlock::Get(std::string_view key, bool use_hash,
     if (b == kHashEmpty) return kNotFound;
     if (b != kHashCollision) {
       if (b >= num_restarts_) return kCorrupt;
+      const uint32_t offset = RestartOffset(b);
       const uint32_t limit = uint32_t{b} + 1 < num_restarts_
                                  ? RestartOffset(b + 1)
                                  : entries_size_;
-      return ScanFor(key, RestartOffset(b), limit, value);
+      PrefetchEntries(offset, limit);
+      return ScanFor(key, offset, limit, value);
+    }
+  }
+  // A binary search of the restart keys (no hash index, or a collision in
+  // it). Each probe reads a line of its own, which would wait for the one
+  // before it: ask for all the restart keys' lines at once instead, in a
+  // block of a few dozen restarts at most (the restart array is in cache).
+  if (num_restarts_ <= kPrefetchRestartsMax) {
+    for (uint32_t i = 0; i < num_restarts_; ++i) {
+      const uint32_t offset = RestartOffset(i);
+      if (offset < entries_size_) __builtin_prefetch(data_ + offset);
     }
   }
   const Result r = FindRestart(key, &restart);
   if (r != kFound) return r;
+  const uint32_t offset = RestartOffset(restart);
   const uint32_t limit =
       restart + 1 < num_restarts_ ? RestartOffset(restart + 1) : entries_size_;
-  return ScanFor(key, RestartOffset(restart), limit, value);
+  PrefetchEntries(offset, limit);
+  return ScanFor(key, offset, limit, value);
 }
 
 void DataBlock::Iterator::SeekToRestart(uint32_t i) {
