@@ -172,40 +172,76 @@ ROOST_ALWAYS_INLINE bool CuckooTable::ProbeBlock(
 
 template <CuckooTable::Shape kShape>
 ROOST_ALWAYS_INLINE bool CuckooTable::GetImpl(std::string_view key,
+                                              uint64_t hash0, int first,
                                               std::string_view* value,
                                               int* blocks_touched) const {
-  int touched = 0;
+  int touched = first;
   bool found = false;
-  if (CanHold<kShape>(key)) {
-    const uint64_t hash0 = HashKey<kShape>(key, 0);
-    const uint32_t fingerprint = CuckooFingerprint(hash0);
-    const uint32_t tag = CuckooOverflowTag(hash0, overflow_bits_);
-    for (int i = 0; i < num_hashes_; ++i) {
-      const uint64_t block = BlockIndex<kShape>(key, i, hash0);
-      ++touched;
-      if (ProbeBlock<kShape>(Block(block), fingerprint, key, value)) {
-        found = true;
-        break;
-      }
-      if (!Overflowed(block, tag)) break;
+  const uint32_t fingerprint = CuckooFingerprint(hash0);
+  const uint32_t tag = CuckooOverflowTag(hash0, overflow_bits_);
+  for (int i = first; i < num_hashes_; ++i) {
+    const uint64_t block = BlockIndex<kShape>(key, i, hash0);
+    ++touched;
+    if (ProbeBlock<kShape>(Block(block), fingerprint, key, value)) {
+      found = true;
+      break;
     }
+    if (!Overflowed(block, tag)) break;
   }
   if (blocks_touched != nullptr) *blocks_touched = touched;
   return found;
 }
 
-__attribute__((flatten)) bool CuckooTable::Get(std::string_view key,
-                                               std::string_view* value,
-                                               int* blocks_touched) const {
+bool CuckooTable::Get(std::string_view key, std::string_view* value,
+                      int* blocks_touched) const {
+  // The common case, 8-byte keys and values, answered in its first block
+  // (about 80% of hits, and most misses) by a short path of its own: a
+  // lone Get's block miss overlaps with the lookups around it only as far
+  // as the CPU can run ahead, and that is further the fewer instructions a
+  // lookup takes (the general path below saves and restores six registers
+  // and spills to the stack on its way).
+  if (shape_ == kInline8x8Shape && key.size() == 8 && num_blocks_ != 0) {
+    const uint64_t hash0 = HashKey<kInline8x8Shape>(key, 0);
+    const uint64_t block = FastRange64(hash0, num_blocks_);
+    if (ProbeBlock<kInline8x8Shape>(Block(block), 0, key, value)) {
+      if (blocks_touched != nullptr) *blocks_touched = 1;
+      return true;
+    }
+    if (num_hashes_ > 1 &&
+        Overflowed(block, CuckooOverflowTag(hash0, overflow_bits_))) {
+      return GetInline8x8After(key, hash0, value, blocks_touched);
+    }
+    if (blocks_touched != nullptr) *blocks_touched = 1;
+    return false;
+  }
+  return GetAnyShape(key, value, blocks_touched);
+}
+
+__attribute__((noinline, flatten)) bool CuckooTable::GetInline8x8After(
+    std::string_view key, uint64_t hash0, std::string_view* value,
+    int* blocks_touched) const {
+  return GetImpl<kInline8x8Shape>(key, hash0, 1, value, blocks_touched);
+}
+
+__attribute__((noinline, flatten)) bool CuckooTable::GetAnyShape(
+    std::string_view key, std::string_view* value, int* blocks_touched) const {
+  auto get = [&]<Shape kShape>() {
+    if (!CanHold<kShape>(key)) {
+      if (blocks_touched != nullptr) *blocks_touched = 0;
+      return false;
+    }
+    return GetImpl<kShape>(key, HashKey<kShape>(key, 0), 0, value,
+                           blocks_touched);
+  };
   switch (shape_) {
     case kInline8x8Shape:
-      return GetImpl<kInline8x8Shape>(key, value, blocks_touched);
+      return get.template operator()<kInline8x8Shape>();
     case kInlineShape:
-      return GetImpl<kInlineShape>(key, value, blocks_touched);
+      return get.template operator()<kInlineShape>();
     case kHeapShape:
       break;
   }
-  return GetImpl<kHeapShape>(key, value, blocks_touched);
+  return get.template operator()<kHeapShape>();
 }
 
 absl::Status CuckooTable::MultiGet(std::span<const std::string_view> keys,

@@ -96,9 +96,18 @@ class CuckooTable final : public Table {
   // The bucket shapes lookups are compiled for.
   enum Shape { kHeapShape, kInlineShape, kInline8x8Shape };
 
+  // Get for any shape, the first block included.
+  bool GetAnyShape(std::string_view key, std::string_view* value,
+                   int* blocks_touched) const;
+  // Get of an 8x8 key whose first block (function 0, whose hash is `hash0`)
+  // did not hold it and overflowed: the blocks from function 1 on.
+  bool GetInline8x8After(std::string_view key, uint64_t hash0,
+                         std::string_view* value, int* blocks_touched) const;
+  // Probes the blocks of functions `first` on; `hash0` is the key's
+  // function-0 hash.
   template <Shape kShape>
-  bool GetImpl(std::string_view key, std::string_view* value,
-               int* blocks_touched) const;
+  bool GetImpl(std::string_view key, uint64_t hash0, int first,
+               std::string_view* value, int* blocks_touched) const;
   template <Shape kShape>
   void MultiGetImpl(std::span<const std::string_view> keys,
                     std::span<LookupResult> results) const;
