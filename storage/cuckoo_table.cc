@@ -59,9 +59,10 @@ CuckooTable::CuckooTable(std::unique_ptr<MappedFile> file,
   key_width_ = header_.key_width;
   overflow_bits_ = header_.overflow_bits;
   num_hashes_ = header_.num_hashes;
-  shape_ = header_.layout == CuckooLayout::kHeap   ? kHeapShape
-           : key_width_ == 8 && bucket_size_ == 16 ? kInline8x8Shape
-                                                   : kInlineShape;
+  shape_ = header_.layout == CuckooLayout::kHeap ? kHeapShape
+           : key_width_ == 8 && bucket_size_ == 16 && num_blocks_ > 0
+               ? kInline8x8Shape
+               : kInlineShape;
   for (int i = 0; i < kMaxHashFunctions; ++i) seeds_[i] = header_.seeds[i];
 }
 
@@ -190,31 +191,6 @@ ROOST_ALWAYS_INLINE bool CuckooTable::GetImpl(std::string_view key,
   }
   if (blocks_touched != nullptr) *blocks_touched = touched;
   return found;
-}
-
-bool CuckooTable::Get(std::string_view key, std::string_view* value,
-                      int* blocks_touched) const {
-  // The common case, 8-byte keys and values, answered in its first block
-  // (about 80% of hits, and most misses) by a short path of its own: a
-  // lone Get's block miss overlaps with the lookups around it only as far
-  // as the CPU can run ahead, and that is further the fewer instructions a
-  // lookup takes (the general path below saves and restores six registers
-  // and spills to the stack on its way).
-  if (shape_ == kInline8x8Shape && key.size() == 8 && num_blocks_ != 0) {
-    const uint64_t hash0 = HashKey<kInline8x8Shape>(key, 0);
-    const uint64_t block = FastRange64(hash0, num_blocks_);
-    if (ProbeBlock<kInline8x8Shape>(Block(block), 0, key, value)) {
-      if (blocks_touched != nullptr) *blocks_touched = 1;
-      return true;
-    }
-    if (num_hashes_ > 1 &&
-        Overflowed(block, CuckooOverflowTag(hash0, overflow_bits_))) {
-      return GetInline8x8After(key, hash0, value, blocks_touched);
-    }
-    if (blocks_touched != nullptr) *blocks_touched = 1;
-    return false;
-  }
-  return GetAnyShape(key, value, blocks_touched);
 }
 
 __attribute__((noinline, flatten)) bool CuckooTable::GetInline8x8After(
