@@ -147,7 +147,9 @@ ROOST_ALWAYS_INLINE bool CuckooTable::ProbeBlock(
     const uint32_t buckets = k8x8 ? 4 : buckets_per_block_;
     const uint32_t key_width = k8x8 ? 8 : key_width_;
     uint64_t match = 0;
-    if (key_width == 8) {
+    if constexpr (k8x8) {
+      match = MatchInline8x8(block, DecodeFixed64(key.data()));
+    } else if (key_width == 8) {
       const uint64_t want = DecodeFixed64(key.data());
       for (uint32_t s = 0; s < buckets; ++s) {
         match |= static_cast<uint64_t>(DecodeFixed64(block + s * bucket_size) ==

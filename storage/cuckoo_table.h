@@ -112,17 +112,13 @@ class CuckooTable final : public Table {
   // a lone Get's block miss overlaps with the lookups around it only as far
   // as the CPU can run ahead, and that is further the fewer instructions a
   // lookup takes (GetAnyShape saves and restores six registers and spills
-  // to the stack on its way). The compares are ProbeBlock's.
+  // to the stack on its way).
   bool GetInline8x8(std::string_view key, std::string_view* value,
                     int* blocks_touched) const {
     const uint64_t hash0 = XXH3_64bits_withSeed(key.data(), 8, seeds_[0]);
     const uint64_t block = FastRange64(hash0, num_blocks_);
     const char* b = Block(block);
-    const uint64_t want = DecodeFixed64(key.data());
-    uint32_t match = 0;
-    for (uint32_t s = 0; s < 4; ++s) {
-      match |= static_cast<uint32_t>(DecodeFixed64(b + 16 * s) == want) << s;
-    }
+    const uint32_t match = MatchInline8x8(b, DecodeFixed64(key.data()));
     if (match != 0) {
       *value = std::string_view(b + 16 * std::countr_zero(match) + 8, 8);
       if (blocks_touched != nullptr) *blocks_touched = 1;
@@ -134,6 +130,17 @@ class CuckooTable final : public Table {
     }
     if (blocks_touched != nullptr) *blocks_touched = 1;
     return false;
+  }
+  // Which of an 8x8 block's four 16-byte buckets hold the key `want` (bit s
+  // for bucket s): every bucket compared, with no branch on the data, so the
+  // CPU can run ahead into the next lookup while the block is in flight.
+  static uint32_t MatchInline8x8(const char* block, uint64_t want) {
+    uint32_t match = 0;
+    for (uint32_t s = 0; s < 4; ++s) {
+      match |= static_cast<uint32_t>(DecodeFixed64(block + 16 * s) == want)
+               << s;
+    }
+    return match;
   }
   // Get for any shape, the first block included.
   bool GetAnyShape(std::string_view key, std::string_view* value,

@@ -11,7 +11,7 @@
 namespace roost {
 namespace {
 
-// Get's prefetches (see PrefetchEntries and the collision case): at most
+// Get's prefetches (see ScanInterval and the binary search): at most
 // this many bytes of a restart interval, and the restart keys of blocks with
 // at most this many restarts (a 4 KiB block of 16-byte pairs has 14).
 constexpr uint32_t kPrefetchEntryBytes = 512;
@@ -155,15 +155,24 @@ DataBlock::Result DataBlock::ScanFor(std::string_view key, uint32_t offset,
   return kNotFound;
 }
 
-void DataBlock::PrefetchEntries(uint32_t offset, uint32_t limit) const {
-  if (offset >= limit || limit > entries_size_) return;  // ScanFor says why
-  const uintptr_t first = reinterpret_cast<uintptr_t>(data_ + offset) &
-                          ~uintptr_t{kCacheLineSize - 1};
-  const uintptr_t last = reinterpret_cast<uintptr_t>(
-      data_ + std::min(limit, offset + kPrefetchEntryBytes) - 1);
-  for (uintptr_t line = first; line <= last; line += kCacheLineSize) {
-    __builtin_prefetch(reinterpret_cast<const void*>(line));
+DataBlock::Result DataBlock::ScanInterval(std::string_view key, uint32_t i,
+                                          std::string_view* value) const {
+  const uint32_t offset = RestartOffset(i);
+  const uint32_t limit =
+      i + 1 < num_restarts_ ? RestartOffset(i + 1) : entries_size_;
+  // The scan reads the interval's lines in turn, each one otherwise waiting
+  // for the one before it: ask for them (up to kPrefetchEntryBytes) at once.
+  // Bad bounds are left to ScanFor, which reports them.
+  if (offset < limit && limit <= entries_size_) {
+    const uintptr_t first = reinterpret_cast<uintptr_t>(data_ + offset) &
+                            ~uintptr_t{kCacheLineSize - 1};
+    const uintptr_t last = reinterpret_cast<uintptr_t>(
+        data_ + std::min(limit, offset + kPrefetchEntryBytes) - 1);
+    for (uintptr_t line = first; line <= last; line += kCacheLineSize) {
+      __builtin_prefetch(reinterpret_cast<const void*>(line));
+    }
   }
+  return ScanFor(key, offset, limit, value);
 }
 
 DataBlock::Result DataBlock::Get(std::string_view key, bool use_hash,
@@ -177,12 +186,7 @@ DataBlock::Result DataBlock::Get(std::string_view key, bool use_hash,
     if (b == kHashEmpty) return kNotFound;
     if (b != kHashCollision) {
       if (b >= num_restarts_) return kCorrupt;
-      const uint32_t offset = RestartOffset(b);
-      const uint32_t limit = uint32_t{b} + 1 < num_restarts_
-                                 ? RestartOffset(b + 1)
-                                 : entries_size_;
-      PrefetchEntries(offset, limit);
-      return ScanFor(key, offset, limit, value);
+      return ScanInterval(key, b, value);
     }
   }
   // A binary search of the restart keys (no hash index, or a collision in
@@ -197,11 +201,7 @@ DataBlock::Result DataBlock::Get(std::string_view key, bool use_hash,
   }
   const Result r = FindRestart(key, &restart);
   if (r != kFound) return r;
-  const uint32_t offset = RestartOffset(restart);
-  const uint32_t limit =
-      restart + 1 < num_restarts_ ? RestartOffset(restart + 1) : entries_size_;
-  PrefetchEntries(offset, limit);
-  return ScanFor(key, offset, limit, value);
+  return ScanInterval(key, restart, value);
 }
 
 void DataBlock::Iterator::SeekToRestart(uint32_t i) {

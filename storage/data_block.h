@@ -80,11 +80,10 @@ class DataBlock {
   uint32_t RestartOffset(uint32_t i) const;
   // Index of the last restart whose key is <= key (0 if none is).
   Result FindRestart(std::string_view key, uint32_t* index) const;
-  // Asks for the lines of entries [offset, limit) at once, up to
-  // kPrefetchEntryBytes: a scan of a restart interval reads them in turn,
-  // each one otherwise waiting for the one before it. Nothing if the bounds
-  // are bad (ScanFor reports them).
-  void PrefetchEntries(uint32_t offset, uint32_t limit) const;
+  // Scans restart interval i (REQUIRES: i < num_restarts_) for `key`, its
+  // lines asked for at once first.
+  Result ScanInterval(std::string_view key, uint32_t i,
+                      std::string_view* value) const;
   // Scans entries from `offset` up to `limit` for `key`.
   Result ScanFor(std::string_view key, uint32_t offset, uint32_t limit,
                  std::string_view* value) const;
