@@ -75,8 +75,11 @@ done
 if grep -v '^\./usr/' <<<"$listing" | grep -vqx './'; then
   fail "files outside /usr: $(grep -v '^\./usr/' <<<"$listing")"
 fi
-dpkg-deb --fsys-tarfile "$deb" |
-  tar -xOf - ./usr/lib/systemd/system/roost-server.service |
-  grep -qx 'ExecStart=/usr/bin/roost-server --config /etc/roost/server.toml' ||
+# Unpacked to a directory, not piped through tar: tar stops reading at the
+# archive's end marker, and dpkg-deb, still writing the padding after it,
+# then failed on the broken pipe now and then.
+dpkg-deb -x "$deb" "$tmp/unpacked"
+grep -qx 'ExecStart=/usr/bin/roost-server --config /etc/roost/server.toml' \
+  "$tmp/unpacked/usr/lib/systemd/system/roost-server.service" ||
   fail "the package's unit does not start /usr/bin/roost-server"
 echo "install_test: ok ($(basename "$deb"), $(stat -c %s "$deb") bytes; Depends: $depends)"
