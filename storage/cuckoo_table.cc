@@ -1,7 +1,9 @@
 #include "storage/cuckoo_table.h"
 
 #include <fmt/format.h>
+#include <immintrin.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -29,6 +31,28 @@ inline void PrefetchLine(const void* p) { __builtin_prefetch(p, 0, 3); }
 // branches on the table's layout and widths are hoisted out of the loops.
 #define ROOST_ALWAYS_INLINE inline __attribute__((always_inline))
 
+// CuckooTable::MatchInline8x8 with two 32-byte loads and compares instead of
+// four 8-byte ones; bucket s is bit 2s. A probe whose block has not arrived
+// yet holds a load-queue entry for each of its loads while it waits, and
+// those entries are what keeps the next lookups' loads from issuing: with
+// half the loads MultiGet measured 5-10% faster. Not always_inline (it
+// could not be inlined into code compiled without AVX2): the function
+// compiled for AVX2, MultiGetInline8x8Avx2, is flattened and takes it in.
+__attribute__((target("avx2"))) inline uint32_t MatchInline8x8Avx2(
+    const char* block, uint64_t want) {
+  const __m256i w = _mm256_set1_epi64x(static_cast<int64_t>(want));
+  const __m256i lo =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block));
+  const __m256i hi =
+      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + 32));
+  // Lanes 0 and 2 of each half are keys, 1 and 3 their values.
+  const int lo_bits =
+      _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(lo, w)));
+  const int hi_bits =
+      _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(hi, w)));
+  return static_cast<uint32_t>((lo_bits & 5) | ((hi_bits & 5) << 4));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CuckooTable>> CuckooTable::Open(
@@ -37,7 +61,8 @@ absl::StatusOr<std::unique_ptr<CuckooTable>> CuckooTable::Open(
                          MappedFile::Open(path, options.load_mode));
   ROOST_ASSIGN_OR_RETURN(CuckooHeader header,
                          CuckooHeader::Decode(path, file->data()));
-  std::unique_ptr<CuckooTable> table(new CuckooTable(std::move(file), header));
+  std::unique_ptr<CuckooTable> table(
+      new CuckooTable(std::move(file), header, options.vector_compares));
   if (options.verify_checksums) {
     ROOST_RETURN_IF_ERROR(table->VerifyChecksums());
   }
@@ -45,7 +70,7 @@ absl::StatusOr<std::unique_ptr<CuckooTable>> CuckooTable::Open(
 }
 
 CuckooTable::CuckooTable(std::unique_ptr<MappedFile> file,
-                         const CuckooHeader& header)
+                         const CuckooHeader& header, bool vector_compares)
     : file_(std::move(file)), header_(header) {
   const char* base = file_->data().data();
   buckets_ = base + header_.buckets.offset;
@@ -64,6 +89,7 @@ CuckooTable::CuckooTable(std::unique_ptr<MappedFile> file,
                ? kInline8x8Shape
                : kInlineShape;
   for (int i = 0; i < kMaxHashFunctions; ++i) seeds_[i] = header_.seeds[i];
+  avx2_ = vector_compares && __builtin_cpu_supports("avx2");
 }
 
 absl::Status CuckooTable::VerifyChecksums() const {
@@ -292,7 +318,8 @@ __attribute__((flatten)) void CuckooTable::MultiGet(
     std::span<LookupResult> results) const {
   switch (shape_) {
     case kInline8x8Shape:
-      return MultiGetImpl<kInline8x8Shape>(keys, results);
+      if (avx2_) return MultiGetInline8x8Avx2(keys, results);
+      return MultiGetInline8x8<false>(keys, results);
     case kInlineShape:
       return MultiGetImpl<kInlineShape>(keys, results);
     case kHeapShape:
@@ -355,6 +382,108 @@ ROOST_ALWAYS_INLINE void CuckooTable::MultiGetImpl(
     p.block = BlockIndex<kShape>(key, p.function, p.hash0);
     PrefetchLine(Block(p.block));
     ring[tail++ % kRing] = p;
+  }
+}
+
+__attribute__((target("avx2"), flatten)) void
+CuckooTable::MultiGetInline8x8Avx2(std::span<const std::string_view> keys,
+                                   std::span<LookupResult> results) const {
+  MultiGetInline8x8<true>(keys, results);
+}
+
+template <bool kAvx2>
+ROOST_ALWAYS_INLINE void CuckooTable::MultiGetInline8x8(
+    std::span<const std::string_view> keys,
+    std::span<LookupResult> results) const {
+  // A fixed distance instead of MultiGetImpl's window: key i + kAhead is
+  // hashed and its first block prefetched as key i's is probed, with no
+  // branch on what the probe finds. A key its first block did not hold,
+  // where that block overflowed, has its second block prefetched there and
+  // then and is listed; the listed keys of each chunk are probed after the
+  // chunk, when their blocks have had the rest of it to arrive. MultiGetImpl's
+  // one window for first and later blocks mispredicted its branches for
+  // every lookup that went on: this measured 15-25% faster (cuckoo_bench,
+  // hits and misses, 4 KiB pages and huge pages).
+  constexpr size_t kAhead = 24;  // 16 and 32 measured slower
+  constexpr size_t kChunk = 256;
+  static_assert(kAhead < kRing);
+  constexpr int kBitsPerBucket = kAvx2 ? 2 : 1;
+  struct Listed {
+    uint64_t hash0;
+    uint64_t block;  // of function 1
+    size_t index;    // into keys / results
+  };
+  uint64_t hashes[kRing];  // of keys i to i + kAhead
+  Listed listed[kChunk];
+  // The fields the loops read, in registers: a store to a result's one-byte
+  // fields may alias anything, and would have them loaded again.
+  const char* const buckets = buckets_;
+  const uint64_t num_blocks = num_blocks_;
+  const uint64_t seed0 = seeds_[0];
+  const uint32_t overflow_bits = overflow_bits_;
+  const int num_hashes = num_hashes_;
+  auto match = [](const char* block, std::string_view key) {
+    const uint64_t want = DecodeFixed64(key.data());
+    if constexpr (kAvx2) return MatchInline8x8Avx2(block, want);
+    return MatchInline8x8(block, want);
+  };
+  auto value = [](const char* block, uint32_t match) {
+    return block + 16 * (std::countr_zero(match) / kBitsPerBucket) + 8;
+  };
+  const size_t n = keys.size();
+  auto start = [&](size_t i) {
+    const std::string_view key = keys[i];
+    // A key of another width is not probed: hash 0 prefetches block 0.
+    const uint64_t hash0 =
+        key.size() == 8 ? XXH3_64bits_withSeed(key.data(), 8, seed0) : 0;
+    hashes[i % kRing] = hash0;
+    PrefetchLine(buckets + FastRange64(hash0, num_blocks) * 64);
+  };
+  for (size_t i = 0; i < std::min(kAhead, n); ++i) start(i);
+  for (size_t chunk = 0; chunk < n; chunk += kChunk) {
+    const size_t end = std::min(n, chunk + kChunk);
+    size_t num_listed = 0;
+    for (size_t i = chunk; i < end; ++i) {
+      if (i + kAhead < n) start(i + kAhead);
+      const std::string_view key = keys[i];
+      LookupResult& r = results[i];
+      if (key.size() != 8) [[unlikely]] {
+        r = LookupResult{};
+        continue;
+      }
+      const uint64_t hash0 = hashes[i % kRing];
+      const uint64_t block = FastRange64(hash0, num_blocks);
+      const char* b = buckets + block * 64;
+      const uint32_t m = match(b, key);
+      const bool hit = m != 0;
+      r.value = std::string_view(hit ? value(b, m) : nullptr, hit ? 8 : 0);
+      r.found = hit;
+      r.blocks_touched = 1;
+      if (!hit && num_hashes > 1 &&
+          Overflowed(block, CuckooOverflowTag(hash0, overflow_bits))) {
+        const uint64_t next =
+            FastRange64(HashKey<kInline8x8Shape>(key, 1), num_blocks);
+        PrefetchLine(buckets + next * 64);
+        listed[num_listed++] = Listed{hash0, next, i};
+      }
+    }
+    for (size_t j = 0; j < num_listed; ++j) {
+      const Listed& l = listed[j];
+      LookupResult& r = results[l.index];
+      const std::string_view key = keys[l.index];
+      const char* b = buckets + l.block * 64;
+      r.blocks_touched = 2;
+      if (const uint32_t m = match(b, key); m != 0) {
+        r.found = true;
+        r.value = std::string_view(value(b, m), 8);
+      } else if (num_hashes > 2 &&
+                 Overflowed(l.block,
+                            CuckooOverflowTag(l.hash0, overflow_bits))) {
+        int touched = 0;
+        r.found = GetImpl<kInline8x8Shape>(key, l.hash0, 2, &r.value, &touched);
+        r.blocks_touched = static_cast<uint8_t>(touched);
+      }
+    }
   }
 }
 

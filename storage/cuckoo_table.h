@@ -45,6 +45,11 @@ struct CuckooReadOptions {
   // outside the file, but a flipped byte in a value goes unnoticed. The
   // default value is true.
   bool verify_checksums = true;
+  // Let MultiGet on a table of 8-byte keys and values compare a block's four
+  // keys with two AVX2 loads where the CPU has AVX2 (checked at Open()),
+  // rather than with four 8-byte loads. The answers are the same either way;
+  // tests turn it off to cover the portable code. The default value is true.
+  bool vector_compares = true;
 };
 
 class CuckooTable final : public Table {
@@ -102,7 +107,8 @@ class CuckooTable final : public Table {
   std::string Describe() const override;
 
  private:
-  CuckooTable(std::unique_ptr<MappedFile> file, const CuckooHeader& header);
+  CuckooTable(std::unique_ptr<MappedFile> file, const CuckooHeader& header,
+              bool vector_compares);
   // The bucket shapes lookups are compiled for.
   enum Shape { kHeapShape, kInlineShape, kInline8x8Shape };
 
@@ -157,6 +163,14 @@ class CuckooTable final : public Table {
   template <Shape kShape>
   void MultiGetImpl(std::span<const std::string_view> keys,
                     std::span<LookupResult> results) const;
+  // MultiGet of a kInline8x8Shape table, its block compares with
+  // MatchInline8x8 or (kAvx2) with two vector loads; MultiGetInline8x8Avx2
+  // is the latter compiled for AVX2.
+  template <bool kAvx2>
+  void MultiGetInline8x8(std::span<const std::string_view> keys,
+                         std::span<LookupResult> results) const;
+  void MultiGetInline8x8Avx2(std::span<const std::string_view> keys,
+                             std::span<LookupResult> results) const;
   // Whether `key` could be in the table at all (its length fits).
   template <Shape kShape>
   bool CanHold(std::string_view key) const;
@@ -195,6 +209,7 @@ class CuckooTable final : public Table {
   uint32_t overflow_bits_;
   int num_hashes_;
   Shape shape_;
+  bool avx2_;  // MultiGet of kInline8x8Shape is MultiGetInline8x8Avx2
   uint64_t seeds_[kMaxHashFunctions];
 };
 

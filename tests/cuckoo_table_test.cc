@@ -14,6 +14,7 @@
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/escape.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {
@@ -343,17 +344,24 @@ TEST(CuckooTableTest, ManyThreadsReadAtOnce) {
 // layout and in the 8-byte inline one (where Get takes a short path of its
 // own for keys its first block answers), for hits and for misses.
 void ExpectMultiGetLikeGet(const Pairs& pairs, size_t miss_length,
-                           CuckooHeader* header = nullptr) {
+                           CuckooHeader* header = nullptr,
+                           const CuckooBuildOptions& build = {},
+                           const CuckooReadOptions& read = {}) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
-  ASSERT_OK(Build(pairs, path));
-  auto table = OpenOrDie(path);
+  ASSERT_OK(Build(pairs, path, build));
+  auto table = OpenOrDie(path, read);
   ASSERT_NE(table, nullptr);
   if (header != nullptr) *header = table->header();
   std::vector<std::string> keys;
   std::mt19937_64 rng(13);
   for (const auto& p : pairs) keys.push_back(p.first);
   for (int i = 0; i < 20000; ++i) keys.push_back(RandomBytes(rng, miss_length));
+  // Keys of other widths between the others: certain misses, 0 blocks.
+  for (size_t i = 0; i < keys.size(); i += 997) {
+    keys.insert(keys.begin() + i, RandomBytes(rng, miss_length + 1 + i % 3));
+  }
+  std::shuffle(keys.begin(), keys.end(), rng);
   std::vector<std::string_view> views(keys.begin(), keys.end());
   std::vector<LookupResult> results(keys.size());
   table->MultiGet(views, results);
@@ -374,12 +382,26 @@ TEST(CuckooTableTest, MultiGetReportsBlocksTouchedLikeGet) {
 }
 
 TEST(CuckooTableTest, MultiGetReportsBlocksTouchedLikeGetInline8x8) {
-  CuckooHeader header;
-  ExpectMultiGetLikeGet(RandomFixedPairs(14, 50000, 8, 8), 8, &header);
-  // Some hits needed a second block, so Get's short path and its way on
-  // were both compared.
-  EXPECT_EQ(header.key_width, 8u);
-  EXPECT_GT(header.keys_per_hash[1], 0u);
+  // With and without the AVX2 compares (on a CPU without AVX2 both runs
+  // take the portable code); with two hash functions and with three.
+  for (const bool vector_compares : {true, false}) {
+    for (const int functions : {2, 3}) {
+      SCOPED_TRACE(StrCat(vector_compares ? "vector" : "portable",
+                          " compares, ", functions, " functions"));
+      CuckooBuildOptions build;
+      build.num_hash_functions = functions;
+      build.utilization = functions == 2 ? 0.9 : 0.97;
+      CuckooReadOptions read;
+      read.vector_compares = vector_compares;
+      CuckooHeader header;
+      ExpectMultiGetLikeGet(RandomFixedPairs(14, 50000, 8, 8), 8, &header,
+                            build, read);
+      // Some hits needed a later block (the third too, with three), so
+      // Get's short path and its way on were both compared.
+      EXPECT_EQ(header.key_width, 8u);
+      EXPECT_GT(header.keys_per_hash[functions - 1], 0u);
+    }
+  }
 }
 
 TEST(CuckooTableTest, OpenNamesAMissingFile) {
