@@ -71,7 +71,9 @@ def section(rep):
     # keys/s (each in the same form) and >= 1.5x the classic form's.
     at1000 = {r["system"]: r for r in rows if r["batch"] == 1000 and "skipped" not in r}
     for form, roost_row, noop_row in (("classic", NET_REF, NOOP),
-                                      ("packed", f"{NET_REF}, packed", f"{NOOP}, packed")):
+                                      ("packed", f"{NET_REF}, packed", f"{NOOP}, packed"),
+                                      ("packed, the table in huge pages",
+                                       f"{NET_REF}, packed, huge pages", f"{NOOP}, packed")):
         a, b = at1000.get(roost_row), at1000.get(noop_row)
         if a and b:
             rep.add(f"MultiGet(1000), {form} answer: roost at **{a['keys_per_s'] / b['keys_per_s']:.2f}×** "

@@ -10,7 +10,8 @@
 #            values 20-200), hits and misses;
 #   scaling  the uniform lookups at 1M, 10M and (full run only) 100M keys;
 #   network  roost-server (Get, coalesced Gets, MultiGet of 10/100/1000,
-#            packed too; bench/server_load) against redis-server, plain and
+#            packed too, and packed from a second roost-server with
+#            --load-mode huge-pages; bench/server_load) against redis-server, plain and
 #            with --io-threads 2 (GET, MGET; bench/redis_load), and against
 #            the no-op server (bench/noop_server: gRPC's ceiling), on loopback,
 #            same keys, batch sizes and requests in flight; memory per key;
@@ -242,6 +243,15 @@ start roost "roost-server: ready: " "$bin_dir/server/roost-server" --data-dir "$
 roost_pid=$started_pid
 roost_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
   "$work/roost.log" | head -n 1)
+# The same table served with --load-mode huge-pages (copied into
+# transparent huge pages): its packed MultiGet rows show what 4 KiB pages'
+# page walks cost a server whose caches gRPC's own work keeps churning.
+start roost-hp "roost-server: ready: " "$bin_dir/server/roost-server" --data-dir "$work/data" \
+  --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' --drain-period 0 \
+  --shutdown-timeout 1 --load-mode huge-pages
+roost_hp_pid=$started_pid
+roost_hp_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
+  "$work/roost-hp.log" | head -n 1)
 # gRPC's ceiling: a server that answers every key without looking it up
 # (bench/noop_server.cc), the same codec and message sizes as roost-server.
 start noop "noop_server: listening on " "$bin_dir/bench/noop_server" --listen 127.0.0.1:0
@@ -317,6 +327,10 @@ for batch in 1 10 100 1000; do
     net "roost, packed" "$bin_dir/bench/server_load" --addr "127.0.0.1:$roost_port" \
       --table bench --method multiget --packed --batch "$batch" --channels "$channels" \
       --concurrency "$concurrency" --server-pid "$roost_pid" "${common[@]}"
+    net "roost, packed, huge pages" "$bin_dir/bench/server_load" \
+      --addr "127.0.0.1:$roost_hp_port" --table bench --method multiget --packed \
+      --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
+      --server-pid "$roost_hp_pid" "${common[@]}"
     for form in "" --packed; do
       net "no-op server${form:+, packed}" "$bin_dir/bench/server_load" \
         --addr "127.0.0.1:$noop_port" --table bench --method multiget $form --check size \
@@ -373,7 +387,7 @@ for pct in 25 50 75; do
     --addr "127.0.0.1:$redis_io_port" --method get --connections "$concurrency" \
     --server-pid "$redis_io_pid" "${common[@]}"
 done
-kill "$roost_pid" "$noop_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
+kill "$roost_pid" "$roost_hp_pid" "$noop_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
 
 # --- cluster: the routing clients and shards (bench/cluster_bench.sh) --------
 echo "cluster..." >&2
