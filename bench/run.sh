@@ -237,21 +237,26 @@ rm -f "$work/block.sst" "$work/rocksdb.sst"
 rm -f "$work/cuckoo.sst"
 
 echo "network: roost-server and redis-server, $net_keys keys..." >&2
-start roost "roost-server: ready: " "$bin_dir/server/roost-server" --data-dir "$work/data" \
-  --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' --drain-period 0 \
-  --shutdown-timeout 1
+# start_roost NAME FLAG...: a roost-server on the data directory, its log
+# $work/NAME.log; sets started_pid and started_port.
+start_roost() {
+  local name="$1"
+  shift
+  start "$name" "roost-server: ready: " "$bin_dir/server/roost-server" \
+    --data-dir "$work/data" --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' \
+    --drain-period 0 --shutdown-timeout 1 "$@"
+  started_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
+    "$work/$name.log" | head -n 1)
+}
+start_roost roost
 roost_pid=$started_pid
-roost_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
-  "$work/roost.log" | head -n 1)
+roost_port=$started_port
 # The same table served with --load-mode huge-pages (copied into
 # transparent huge pages): its packed MultiGet rows show what 4 KiB pages'
 # page walks cost a server whose caches gRPC's own work keeps churning.
-start roost-hp "roost-server: ready: " "$bin_dir/server/roost-server" --data-dir "$work/data" \
-  --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' --drain-period 0 \
-  --shutdown-timeout 1 --load-mode huge-pages
+start_roost roost-hp --load-mode huge-pages
 roost_hp_pid=$started_pid
-roost_hp_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
-  "$work/roost-hp.log" | head -n 1)
+roost_hp_port=$started_port
 # gRPC's ceiling: a server that answers every key without looking it up
 # (bench/noop_server.cc), the same codec and message sizes as roost-server.
 start noop "noop_server: listening on " "$bin_dir/bench/noop_server" --listen 127.0.0.1:0

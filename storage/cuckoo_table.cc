@@ -419,6 +419,8 @@ ROOST_ALWAYS_INLINE void CuckooTable::MultiGetInline8x8(
   // fields may alias anything, and would have them loaded again.
   const char* const buckets = buckets_;
   const uint64_t num_blocks = num_blocks_;
+  // Block(), with the 8x8 shape's block size (4 buckets of 16 bytes).
+  auto block_at = [buckets](uint64_t index) { return buckets + index * 64; };
   const uint64_t seed0 = seeds_[0];
   const uint32_t overflow_bits = overflow_bits_;
   const int num_hashes = num_hashes_;
@@ -437,7 +439,7 @@ ROOST_ALWAYS_INLINE void CuckooTable::MultiGetInline8x8(
     const uint64_t hash0 =
         key.size() == 8 ? XXH3_64bits_withSeed(key.data(), 8, seed0) : 0;
     hashes[i % kRing] = hash0;
-    PrefetchLine(buckets + FastRange64(hash0, num_blocks) * 64);
+    PrefetchLine(block_at(FastRange64(hash0, num_blocks)));
   };
   for (size_t i = 0; i < std::min(kAhead, n); ++i) start(i);
   for (size_t chunk = 0; chunk < n; chunk += kChunk) {
@@ -453,7 +455,7 @@ ROOST_ALWAYS_INLINE void CuckooTable::MultiGetInline8x8(
       }
       const uint64_t hash0 = hashes[i % kRing];
       const uint64_t block = FastRange64(hash0, num_blocks);
-      const char* b = buckets + block * 64;
+      const char* b = block_at(block);
       const uint32_t m = match(b, key);
       const bool hit = m != 0;
       r.value = std::string_view(hit ? value(b, m) : nullptr, hit ? 8 : 0);
@@ -463,7 +465,7 @@ ROOST_ALWAYS_INLINE void CuckooTable::MultiGetInline8x8(
           Overflowed(block, CuckooOverflowTag(hash0, overflow_bits))) {
         const uint64_t next =
             FastRange64(HashKey<kInline8x8Shape>(key, 1), num_blocks);
-        PrefetchLine(buckets + next * 64);
+        PrefetchLine(block_at(next));
         listed[num_listed++] = Listed{hash0, next, i};
       }
     }
@@ -471,7 +473,7 @@ ROOST_ALWAYS_INLINE void CuckooTable::MultiGetInline8x8(
       const Listed& l = listed[j];
       LookupResult& r = results[l.index];
       const std::string_view key = keys[l.index];
-      const char* b = buckets + l.block * 64;
+      const char* b = block_at(l.block);
       r.blocks_touched = 2;
       if (const uint32_t m = match(b, key); m != 0) {
         r.found = true;
