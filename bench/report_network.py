@@ -8,6 +8,8 @@ from report_plot import style
 COALESCED = "roost, coalesced Gets"
 GET_TARGET = 2.0
 NOOP = "no-op server"
+# bench/run.sh --baseline REV: roost-server as it was at REV, same run.
+BASELINE = f"{NET_REF} at "
 NOOP_TARGET = 0.85
 PACKED_GAIN_TARGET = 1.5
 
@@ -40,6 +42,7 @@ def section(rep):
         # Each peer against every roost row of its batch (at batch 1: Get,
         # and Gets through the coalescing client).
         for b in (x for x in rows if x["system"].startswith(NET_REF)
+                  and not x["system"].startswith(BASELINE)
                   and x["batch"] == r["batch"] and "skipped" not in x):
             what = (f"batch {r['batch']} ({r['system']} {r['method']}, "
                     f"{b['system']} {b['method']})")
@@ -83,6 +86,24 @@ def section(rep):
     if a and b:
         rep.add(f"MultiGet(1000), packed against classic: **{a['keys_per_s'] / b['keys_per_s']:.2f}×** "
                 f"the keys/s (target {PACKED_GAIN_TARGET:.1f}× the classic form's).", "")
+    # ... and >= 1.5x the keys/s of the server of the filing, whose
+    # figure was its classic answer: with --baseline, that server in this run.
+    base = sorted(s for s in at1000 if s.startswith(BASELINE) and not s.endswith(", packed"))
+    for name in base:
+        old, old_packed = at1000[name], at1000.get(f"{name}, packed")
+        parts = []
+        for form, row in (("classic", NET_REF), ("packed", f"{NET_REF}, packed"),
+                          ("packed, huge pages", f"{NET_REF}, packed, huge pages")):
+            if row in at1000:
+                parts.append(f"{form} **{at1000[row]['keys_per_s'] / old['keys_per_s']:.2f}×**"
+                             f" ({fmops(at1000[row]['keys_per_s'])} M)")
+        if parts:
+            rep.add(f"MultiGet(1000) against roost-server at {name[len(BASELINE):]} (this run; "
+                    f"its classic answer {fmops(old['keys_per_s'])} M keys/s): this tree's "
+                    + ", ".join(parts) + f" (target {PACKED_GAIN_TARGET:.1f}×)"
+                    + (f"; in the packed form on both sides, "
+                       f"{fratio(at1000[f'{NET_REF}, packed']['keys_per_s'], old_packed['keys_per_s'])}."
+                       if old_packed and f"{NET_REF}, packed" in at1000 else "."), "")
     batches = sorted({r["batch"] for r in rows})
     pts = lambda s, f: [(r["batch"], r[f]) for r in rows
                         if r["system"] == s and "skipped" not in r]

@@ -25,6 +25,7 @@
 #
 # Usage: bench/run.sh [--quick | --smoke] [--report FILE] [--img-dir DIR]
 #                     [--results DIR] [--work DIR] [--no-build] [--keep]
+#                     [--baseline REV]
 #   (default)   the full run: lookups at 10M keys, scaling to 100M, network
 #               and build at 10M, 10 s per network run; within an hour on 2
 #               cores, about 30 GB of disk at its peak
@@ -43,6 +44,12 @@
 #               must be new, empty or made by this script
 #   --no-build  use the binaries in $ROOST_BUILD_DIR (default build/release)
 #   --keep      keep WORK afterwards
+#   --baseline REV  also serve the network table with roost-server as it was
+#               at git revision REV (built once into build/baseline-REV, its
+#               source from `git archive`), and run its MultiGet rows at
+#               batches 100 and 1000, classic and packed, interleaved with
+#               the others: a gain over an earlier server, measured in the
+#               same run (the table format must be one REV can open)
 # Exits non-zero when any system gives a wrong answer or fails to run.
 set -euo pipefail
 
@@ -54,6 +61,7 @@ results=
 work="${ROOST_BENCH_WORK:-/tmp/roost-bench}"
 build=1
 keep=0
+baseline=
 command_line="bench/run.sh${*:+ $*}"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -73,6 +81,7 @@ while [ $# -gt 0 ]; do
     --work) need_arg "$@" && work="$2" && shift 2 ;;
     --no-build) build=0 && shift ;;
     --keep) keep=1 && shift ;;
+    --baseline) need_arg "$@" && baseline="$2" && shift 2 ;;
     -h | --help) usage && exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
@@ -115,6 +124,21 @@ for b in server/roost-server loader/roost-load bench/gen_records bench/server_lo
   [ -x "$bin_dir/$b" ] || die "missing $bin_dir/$b (build it, or drop --no-build)"
 done
 command -v redis-server >/dev/null || die "redis-server is not installed"
+baseline_server=
+if [ -n "$baseline" ]; then
+  baseline=$(git -C "$repo" rev-parse --short "$baseline^{commit}" 2>/dev/null) ||
+    die "--baseline: not a git revision of $repo"
+  baseline_dir="$repo/build/baseline-$baseline"
+  baseline_server="$baseline_dir/build/release/server/roost-server"
+  if [ ! -x "$baseline_server" ]; then
+    echo "building roost-server at $baseline (release, $baseline_dir)..." >&2
+    rm -rf "$baseline_dir"
+    mkdir -p "$baseline_dir"
+    git -C "$repo" archive "$baseline" | tar -x -C "$baseline_dir"
+    (cd "$baseline_dir" && scripts/build.sh roost-server >/dev/null) ||
+      die "building roost-server at $baseline failed"
+  fi
+fi
 
 marker=.roost-bench
 if [ -d "$work" ] && [ -n "$(ls -A "$work")" ] && [ ! -e "$work/$marker" ]; then
@@ -238,11 +262,12 @@ rm -f "$work/cuckoo.sst"
 
 echo "network: roost-server and redis-server, $net_keys keys..." >&2
 # start_roost NAME FLAG...: a roost-server on the data directory, its log
-# $work/NAME.log; sets started_pid and started_port.
+# $work/NAME.log; sets started_pid and started_port. $server, when set, is
+# the binary (default: this tree's).
 start_roost() {
   local name="$1"
   shift
-  start "$name" "roost-server: ready: " "$bin_dir/server/roost-server" \
+  start "$name" "roost-server: ready: " "${server:-$bin_dir/server/roost-server}" \
     --data-dir "$work/data" --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' \
     --drain-period 0 --shutdown-timeout 1 "$@"
   started_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
@@ -257,6 +282,12 @@ roost_port=$started_port
 start_roost roost-hp --load-mode huge-pages
 roost_hp_pid=$started_pid
 roost_hp_port=$started_port
+baseline_pid=
+if [ -n "$baseline_server" ]; then
+  server="$baseline_server" start_roost roost-baseline
+  baseline_pid=$started_pid
+  baseline_port=$started_port
+fi
 # gRPC's ceiling: a server that answers every key without looking it up
 # (bench/noop_server.cc), the same codec and message sizes as roost-server.
 start noop "noop_server: listening on " "$bin_dir/bench/noop_server" --listen 127.0.0.1:0
@@ -337,6 +368,11 @@ for batch in 1 10 100 1000; do
       --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
       --server-pid "$roost_hp_pid" "${common[@]}"
     for form in "" --packed; do
+      [ -z "$baseline_pid" ] ||
+        net "roost at $baseline${form:+, packed}" "$bin_dir/bench/server_load" \
+          --addr "127.0.0.1:$baseline_port" --table bench --method multiget $form \
+          --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
+          --server-pid "$baseline_pid" "${common[@]}"
       net "no-op server${form:+, packed}" "$bin_dir/bench/server_load" \
         --addr "127.0.0.1:$noop_port" --table bench --method multiget $form --check size \
         --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
@@ -392,7 +428,8 @@ for pct in 25 50 75; do
     --addr "127.0.0.1:$redis_io_port" --method get --connections "$concurrency" \
     --server-pid "$redis_io_pid" "${common[@]}"
 done
-kill "$roost_pid" "$roost_hp_pid" "$noop_pid" "$redis_pid" "$redis_io_pid" 2>/dev/null || true
+kill "$roost_pid" "$roost_hp_pid" $baseline_pid "$noop_pid" "$redis_pid" "$redis_io_pid" \
+  2>/dev/null || true
 
 # --- cluster: the routing clients and shards (bench/cluster_bench.sh) --------
 echo "cluster..." >&2
@@ -408,7 +445,7 @@ cat >"$results/machine.json" <<EOF
 {"date_utc":"$(date -u '+%Y-%m-%d %H:%M UTC')","command":"$command_line","mode":"$mode",
  "nproc":$(nproc),"mem_total_gib":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),
  "cpu_model":"$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)",
- "kernel":"$(uname -r)","git_rev":"$rev",
+ "kernel":"$(uname -r)","git_rev":"$rev","baseline_rev":"$baseline",
  "versions":{"rocksdb":"$(version_of librocksdb-dev)","redis":"$(version_of redis-server)",
    "tinycdb":"$(version_of libcdb-dev)","gnuplot":"$(version_of gnuplot-nox)"},
  "thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)",
