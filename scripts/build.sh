@@ -13,7 +13,11 @@ if [ "${1:-}" = "--sanitize" ]; then
   shift
   dir=build/sanitize
   # The benchmarks measure speed; a sanitized build has none to measure.
-  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_SANITIZE=ON -DROOST_BUILD_BENCH=OFF)
+  # -O1 and line tables only (-g1), not RelWithDebInfo's -O2 -g: the
+  # sanitizers' reports keep their file:line stacks, and a test file that
+  # includes gRPC compiles in half the time (58 s -> 26 s measured).
+  flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_SANITIZE=ON -DROOST_BUILD_BENCH=OFF
+         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
 elif [ "${1:-}" = "--fuzz" ]; then
   shift
   dir=build/fuzz
