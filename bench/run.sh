@@ -111,6 +111,10 @@ seed=20261122
 channels=4 concurrency=64
 
 # --- set-up -----------------------------------------------------------------
+# The revision measured, read before this run writes its own results into
+# the tree (docs/results, docs/benchmarks.md), which would count as changes.
+rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -z "$(git -C "$repo" status --porcelain 2>/dev/null)" ] || rev="$rev (with local changes)"
 "$repo/scripts/install-deps.sh"
 bin_dir="${ROOST_BUILD_DIR:-$repo/build/release}"
 if [ "$build" = 1 ]; then
@@ -438,8 +442,6 @@ ROOST_BUILD_DIR="$bin_dir" "$repo/bench/cluster_bench.sh" --results "$results" \
   --work "$work/cluster" || failures+=("cluster_bench.sh")
 
 # --- report -----------------------------------------------------------------
-rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git -C "$repo" status --porcelain 2>/dev/null)" ] || rev="$rev (with local changes)"
 version_of() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
 cat >"$results/machine.json" <<EOF
 {"date_utc":"$(date -u '+%Y-%m-%d %H:%M UTC')","command":"$command_line","mode":"$mode",
