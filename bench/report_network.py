@@ -90,20 +90,20 @@ def section(rep):
     # figure was its classic answer: with --baseline, that server in this run.
     base = sorted(s for s in at1000 if s.startswith(BASELINE) and not s.endswith(", packed"))
     for name in base:
-        old, old_packed = at1000[name], at1000.get(f"{name}, packed")
-        parts = []
-        for form, row in (("classic", NET_REF), ("packed", f"{NET_REF}, packed"),
-                          ("packed, huge pages", f"{NET_REF}, packed, huge pages")):
-            if row in at1000:
-                parts.append(f"{form} **{at1000[row]['keys_per_s'] / old['keys_per_s']:.2f}×**"
-                             f" ({fmops(at1000[row]['keys_per_s'])} M)")
+        old = at1000[name]["keys_per_s"]
+        parts = [f"{form} **{at1000[row]['keys_per_s'] / old:.2f}×** "
+                 f"({fmops(at1000[row]['keys_per_s'])} M)"
+                 for form, row in (("classic", NET_REF), ("packed", f"{NET_REF}, packed"),
+                                   ("packed, huge pages", f"{NET_REF}, packed, huge pages"))
+                 if row in at1000]
+        old_packed, packed = at1000.get(f"{name}, packed"), at1000.get(f"{NET_REF}, packed")
         if parts:
             rep.add(f"MultiGet(1000) against roost-server at {name[len(BASELINE):]} (this run; "
-                    f"its classic answer {fmops(old['keys_per_s'])} M keys/s): this tree's "
+                    f"its classic answer {fmops(old)} M keys/s): this tree's "
                     + ", ".join(parts) + f" (target {PACKED_GAIN_TARGET:.1f}×)"
                     + (f"; in the packed form on both sides, "
-                       f"{fratio(at1000[f'{NET_REF}, packed']['keys_per_s'], old_packed['keys_per_s'])}."
-                       if old_packed and f"{NET_REF}, packed" in at1000 else "."), "")
+                       f"{fratio(packed['keys_per_s'], old_packed['keys_per_s'])}."
+                       if old_packed and packed else "."), "")
     batches = sorted({r["batch"] for r in rows})
     pts = lambda s, f: [(r["batch"], r[f]) for r in rows
                         if r["system"] == s and "skipped" not in r]

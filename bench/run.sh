@@ -364,23 +364,22 @@ for batch in 1 10 100 1000; do
   if [ "$batch" -ge 100 ]; then
     # The packed answer (MultiGetRequest.packed), and the no-op server's
     # answers in both forms: the gRPC ceiling for each.
-    net "roost, packed" "$bin_dir/bench/server_load" --addr "127.0.0.1:$roost_port" \
-      --table bench --method multiget --packed --batch "$batch" --channels "$channels" \
-      --concurrency "$concurrency" --server-pid "$roost_pid" "${common[@]}"
-    net "roost, packed, huge pages" "$bin_dir/bench/server_load" \
-      --addr "127.0.0.1:$roost_hp_port" --table bench --method multiget --packed \
-      --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
-      --server-pid "$roost_hp_pid" "${common[@]}"
+    # multiget_row SYSTEM PORT PID FLAG...: MultiGets of this batch from one
+    # server, with FLAG... (--packed, --check size) added.
+    multiget_row() {
+      local system="$1" port="$2" pid="$3"
+      shift 3
+      net "$system" "$bin_dir/bench/server_load" --addr "127.0.0.1:$port" --table bench \
+        --method multiget --batch "$batch" --channels "$channels" \
+        --concurrency "$concurrency" --server-pid "$pid" "${common[@]}" "$@"
+    }
+    multiget_row "roost, packed" "$roost_port" "$roost_pid" --packed
+    multiget_row "roost, packed, huge pages" "$roost_hp_port" "$roost_hp_pid" --packed
     for form in "" --packed; do
       [ -z "$baseline_pid" ] ||
-        net "roost at $baseline${form:+, packed}" "$bin_dir/bench/server_load" \
-          --addr "127.0.0.1:$baseline_port" --table bench --method multiget $form \
-          --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
-          --server-pid "$baseline_pid" "${common[@]}"
-      net "no-op server${form:+, packed}" "$bin_dir/bench/server_load" \
-        --addr "127.0.0.1:$noop_port" --table bench --method multiget $form --check size \
-        --batch "$batch" --channels "$channels" --concurrency "$concurrency" \
-        --server-pid "$noop_pid" "${common[@]}"
+        multiget_row "roost at $baseline${form:+, packed}" "$baseline_port" "$baseline_pid" \
+          $form
+      multiget_row "no-op server${form:+, packed}" "$noop_port" "$noop_pid" $form --check size
     done
   fi
   method=mget && [ "$batch" = 1 ] && method=get

@@ -9,22 +9,23 @@ cd "$(dirname "$0")/.."
 
 dir=build/release
 flags=(-DCMAKE_BUILD_TYPE=Release)
+# The sanitized builds' optimization and debug information: -O1 and line
+# tables only (-g1), not RelWithDebInfo's -O2 -g. The sanitizers' reports
+# keep their file:line stacks, and a test file that includes gRPC compiles
+# in half the time (58 s -> 26 s measured).
+checked_flags="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
 if [ "${1:-}" = "--sanitize" ]; then
   shift
   dir=build/sanitize
   # The benchmarks measure speed; a sanitized build has none to measure.
-  # -O1 and line tables only (-g1), not RelWithDebInfo's -O2 -g: the
-  # sanitizers' reports keep their file:line stacks, and a test file that
-  # includes gRPC compiles in half the time (58 s -> 26 s measured).
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_SANITIZE=ON -DROOST_BUILD_BENCH=OFF
-         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+         "$checked_flags")
 elif [ "${1:-}" = "--fuzz" ]; then
   shift
   dir=build/fuzz
-  # -O1 -g1 as for --sanitize: line tables are all a finding's stack needs.
   flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DROOST_FUZZ=ON -DROOST_BUILD_BENCH=OFF
          -DROOST_BUILD_TESTS=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
-         "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
+         "$checked_flags")
   [ $# -gt 0 ] || set -- fuzzers
 fi
 
