@@ -68,7 +68,22 @@ struct PartState {
   Clock::time_point last_start;
   Clock::time_point retry_at = Clock::time_point::max();
   std::vector<Attempt*> attempts;
+  // The last retryable failure, and the replica that gave it: what the part
+  // ends with when the deadline cuts its retries short.
+  grpc::Status last_failure;
+  size_t last_failure_replica = 0;
 };
+
+// The status a part that no replica answered ends with: the last retryable
+// failure (UNAVAILABLE, say), not the DEADLINE_EXCEEDED of an attempt the
+// deadline caught still connecting, so that all replicas down reads the
+// same on an idle machine and a busy one; with how many attempts were made.
+grpc::Status GaveUp(const PartState& s) {
+  return grpc::Status(s.last_failure.error_code(),
+                      StrCat(s.last_failure.error_message(), " (last of ",
+                             s.tries, s.tries == 1 ? " attempt" : " attempts",
+                             "; no replica answered before the deadline)"));
+}
 
 }  // namespace
 
@@ -136,7 +151,12 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
     if (s.in_flight > 0) return;  // its hedge may still answer
     const size_t n = shard.replicas.size();
     const Clock::time_point now = Clock::now();
-    if (IsRetryable(a->status.error_code()) && now < policy.deadline) {
+    const bool retryable = IsRetryable(a->status.error_code());
+    if (retryable) {
+      s.last_failure = a->status;
+      s.last_failure_replica = a->replica;
+    }
+    if (retryable && now < policy.deadline) {
       if (s.tries % n != 0) {
         start(a->part);  // the next replica, at once
         return;
@@ -152,8 +172,16 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
         return;
       }
     }
-    failure =
-        ShardError(part.shard, shard.replicas[a->replica].target, a->status);
+    const bool cut_short =
+        retryable ||
+        (a->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
+         !s.last_failure.ok());
+    failure = cut_short
+                  ? ShardError(part.shard,
+                               shard.replicas[s.last_failure_replica].target,
+                               GaveUp(s))
+                  : ShardError(part.shard, shard.replicas[a->replica].target,
+                               a->status);
     cancel_all();
   };
 

@@ -22,7 +22,12 @@
 // replica; after every replica of the shard failed once, the next round
 // waits a backoff (doubling from `backoff` up to `max_backoff`). Anything
 // else, DEADLINE_EXCEEDED included, is final: the deadline is the caller's
-// for the whole call.
+// for the whole call. A part that the deadline cuts short after a
+// retryable failure ends with that failure ("... (last of 3 attempts; no
+// replica answered before the deadline)"), not with the DEADLINE_EXCEEDED
+// of an attempt still connecting when the time ran out: every replica
+// down is UNAVAILABLE on a busy machine as on an idle one, as in the
+// Python client.
 //
 // Thread-safe: Shards is shared by every call of a client.
 //

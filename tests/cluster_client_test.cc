@@ -16,6 +16,7 @@
 namespace roost::testing {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 constexpr int kShards = 3;
@@ -335,6 +336,44 @@ TEST_F(ClusterFailoverTest, AReplicaThatNeverRanIsSkipped) {
     ASSERT_OK(r);
     EXPECT_EQ(r->value, kvs.begin()->second);
   }
+}
+
+// A shard whose replicas are all gone is UNAVAILABLE even when the deadline
+// ends the last attempt: on a busy machine the attempt that the last
+// backoff leaves time for can still be connecting when the deadline comes
+// (ClusterFailoverTest.AKilledReplicaIsRetriedOnTheOther once failed so,
+// with DEADLINE_EXCEEDED). Here that is made certain: the first replica
+// refuses at once, the second never answers, and no retry fits.
+TEST_F(ClusterFailoverTest, AShardThatRefusedIsUnavailableWhenTheDeadlineEnds) {
+  LoopbackCluster cluster(scratch_, {1});
+  const KeyValues kvs = Data(50);
+  ASSERT_NE(BuildTable(cluster.data_dir(0), "t", kvs), "");
+  ASSERT_TRUE(cluster.Start());
+  ClusterLayout layout = cluster.layout();
+  // A fresh client's first call goes to the shard's first replica.
+  layout.shards[0].insert(layout.shards[0].begin(), "127.0.0.1:1");
+  auto client = Connect(layout);
+  ASSERT_NE(client, nullptr);
+  cluster.server(0, 0).SendSignal(SIGSTOP);
+  CallOptions call;
+  call.timeout_seconds = 0.5;
+  EXPECT_THAT(client->MultiGet("t", KeysOf(kvs), call),
+              StatusIs(absl::StatusCode::kUnavailable,
+                       AllOf(HasSubstr("shard 0 (127.0.0.1:1)"),
+                             HasSubstr("last of 2 attempts; no replica "
+                                       "answered before the deadline"))));
+  cluster.server(0, 0).SendSignal(SIGCONT);
+
+  // A replica that only hangs is still DEADLINE_EXCEEDED: nothing refused.
+  ClusterLayout hung = cluster.layout();
+  auto plain = Connect(hung);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_OK(plain->MultiGet("t", KeysOf(kvs)));
+  cluster.server(0, 0).SendSignal(SIGSTOP);
+  EXPECT_THAT(
+      plain->MultiGet("t", KeysOf(kvs), call),
+      StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("shard 0 (")));
+  cluster.server(0, 0).SendSignal(SIGCONT);
 }
 
 }  // namespace
