@@ -231,8 +231,9 @@ int Main(int argc, char** argv) {
     Log("access policy ", options.access_policy, ": ",
         access->policy()->num_clients(), " clients");
   }
+  // With TLS, gRPC serves only what tls_watch has read and checked.
   const std::shared_ptr<grpc::ServerCredentials> credentials =
-      ServerCredentials(tls_files, options.tls_refresh_seconds);
+      tls_watch ? tls_watch->Credentials() : grpc::InsecureServerCredentials();
 
   const uint64_t file_limit = RaiseFileLimit();
   const uint64_t max_connections =
@@ -441,7 +442,7 @@ int Main(int argc, char** argv) {
         collector, static_cast<int>(options.metrics_threads),
         options.metrics_request_timeout_seconds, metrics_tls);
     if (metrics_tls) {
-      auto context = MakeSslContext(tls_files);
+      auto context = MakeSslContext(tls_watch->material());
       if (!context.ok()) {
         Log("cannot serve /metrics over TLS: ", context.status().message());
         return 1;
@@ -466,16 +467,24 @@ int Main(int argc, char** argv) {
   const auto send_timeout =
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::duration<double>(options.send_timeout_seconds));
+  uint32_t seconds_since_tls_refresh = 0;
   int signal = 0;
   for (;;) {
     const timespec second = {1, 0};
     signal = sigtimedwait(&signals, nullptr, &second);
     if (signal == SIGINT || signal == SIGTERM) break;
-    if (tls_watch && tls_watch->Refresh() && metrics_tls) {
-      if (auto context = MakeSslContext(tls_files); context.ok()) {
-        metrics_http->SetContext(std::move(*context));
-      } else {
-        Log("/metrics keeps its TLS context: ", context.status().message());
+    // The TLS files, every --tls-refresh: a good change goes to the gRPC
+    // listeners (tls_watch's credentials) and to /metrics alike.
+    if (tls_watch &&
+        ++seconds_since_tls_refresh >= options.tls_refresh_seconds) {
+      seconds_since_tls_refresh = 0;
+      if (tls_watch->Refresh() && metrics_tls) {
+        if (auto context = MakeSslContext(tls_watch->material());
+            context.ok()) {
+          metrics_http->SetContext(std::move(*context));
+        } else {
+          Log("/metrics keeps its TLS context: ", context.status().message());
+        }
       }
     }
     if (access) access->Reload();

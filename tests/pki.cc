@@ -3,7 +3,10 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <filesystem>
+#include <iomanip>
+#include <sstream>
 #include <utility>
 
 #include "tests/child_process.h"
@@ -36,6 +39,18 @@ void Pki::Issue(const std::string& name, const std::string& ca,
   WriteFile(ext, "subjectAltName=" + san + "\n");
   Run({kOpenssl, "x509", "-req", "-in", csr, "-CA", Pem(ca), "-CAkey", Key(ca),
        "-out", Pem(name), "-days", std::to_string(days), "-extfile", ext});
+}
+
+int64_t Pki::NotAfter(const std::string& name) const {
+  const ProcessResult r =
+      RunProcess({kOpenssl, "x509", "-noout", "-enddate", "-dateopt",
+                  "iso_8601", "-in", Pem(name)});
+  // "notAfter=2026-03-01 10:00:00Z"
+  std::tm tm{};
+  std::istringstream in(r.out);
+  in >> std::get_time(&tm, "notAfter=%Y-%m-%d %H:%M:%SZ");
+  EXPECT_TRUE(r.exit_code == 0 && !in.fail()) << r.out << r.err;
+  return in.fail() ? 0 : static_cast<int64_t>(::timegm(&tm));
 }
 
 std::shared_ptr<grpc::ChannelCredentials> Pki::Credentials(

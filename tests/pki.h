@@ -13,6 +13,7 @@
 
 #include <grpcpp/security/credentials.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ class Pki {
   // expired yesterday).
   void Issue(const std::string& name, const std::string& ca,
              const std::string& san, int days = 30);
+
+  // When `name`'s certificate stops being valid, in seconds since the
+  // epoch (0, with a test failure, when openssl cannot say).
+  int64_t NotAfter(const std::string& name) const;
 
   std::string Pem(const std::string& name) const { return File(name + ".pem"); }
   std::string Key(const std::string& name) const { return File(name + ".key"); }

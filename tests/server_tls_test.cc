@@ -4,6 +4,7 @@
 // HTTPS fetched with curl. Who may read which table is
 // server_access_policy_test.cc's.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <csignal>
@@ -218,6 +219,13 @@ TEST_F(SecurityTest, AnAdminOffLoopbackNeedsMutualTlsOrAnExplicitFlag) {
 
 TEST_F(SecurityTest, BadTlsFilesStopTheStartWithAClearMessage) {
   pki_.Issue("other", "ca", "DNS:localhost");
+  // A FIFO where the certificate should be (reading it would wait for a
+  // writer forever), and a chain whose second certificate is cut short.
+  const std::string fifo = scratch_.File("fifo.crt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string cut = scratch_.File("cut.crt");
+  const std::string ca = ReadFile(pki_.Pem("ca"));
+  WriteFile(cut, ReadFile(pki_.Pem("server")) + ca.substr(0, ca.size() / 2));
   const struct {
     std::vector<std::string> flags;
     int exit_code;
@@ -243,6 +251,12 @@ TEST_F(SecurityTest, BadTlsFilesStopTheStartWithAClearMessage) {
         "--tls-client-ca", pki_.Key("ca")},
        1,
        "--tls-client-ca " + pki_.Key("ca") + ": holds no PEM certificate"},
+      {{"--tls-cert", fifo, "--tls-key", pki_.Key("server")},
+       1,
+       "--tls-cert " + fifo + ": cannot open " + fifo + ": not a regular file"},
+      {{"--tls-cert", cut, "--tls-key", pki_.Key("server")},
+       1,
+       "--tls-cert " + cut + ": PEM block 2 is cut short or malformed"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {
@@ -336,6 +350,200 @@ TEST_F(SecurityTest, RotationWhileClientsHammerDropsNoCall) {
       [&] { return Curl(server.metrics_port(), "other-ca").exit_code == 0; }));
   EXPECT_TRUE(server.WaitForLog("TLS files reloaded"));
 }
+
+// What an operator (or a tool) can do wrong to the TLS files of a running
+// server.
+enum class BadWrite {
+  kGarbage,               // --tls-cert overwritten with what is not PEM
+  kHalfWritten,           // --tls-cert holds half of a new certificate
+  kCertificateBeforeKey,  // a rotation as two cp's, seen between them
+  kCaWithoutCertificate,  // --tls-client-ca holds a key, no certificate
+  kCutChain,              // the leaf, then half of the next certificate
+  kFifo,                  // a FIFO at --tls-cert
+};
+
+std::string BadWriteName(const ::testing::TestParamInfo<BadWrite>& info) {
+  switch (info.param) {
+    case BadWrite::kGarbage:
+      return "Garbage";
+    case BadWrite::kHalfWritten:
+      return "HalfWritten";
+    case BadWrite::kCertificateBeforeKey:
+      return "CertificateBeforeKey";
+    case BadWrite::kCaWithoutCertificate:
+      return "CaWithoutCertificate";
+    case BadWrite::kCutChain:
+      return "CutChain";
+    case BadWrite::kFifo:
+      return "Fifo";
+  }
+  return "Unknown";
+}
+
+void PrintTo(BadWrite what, std::ostream* os) {
+  *os << BadWriteName(::testing::TestParamInfo<BadWrite>(what, 0));
+}
+
+// A server with mutual TLS whose files are re-read every second, and then
+// broken in one of the ways above: new connections on the lookup, admin
+// and metrics ports keep the last good pair, /metrics counts the rejected
+// change and keeps describing the pair in use, a good rotation afterwards
+// reaches new connections, and SIGTERM still stops the server.
+class BadTlsFileTest : public SecurityTest,
+                       public ::testing::WithParamInterface<BadWrite> {
+ protected:
+  void SetUp() override {
+    SecurityTest::SetUp();
+    // The next pair: another CA, so that a client tells them apart, and
+    // another expiry.
+    pki_.Issue("server2", "other-ca", "DNS:localhost,IP:127.0.0.1", 20);
+    std::filesystem::create_directories(scratch_.File("tls"));
+    Replace(cert_, ReadFile(pki_.Pem("server")));
+    Replace(key_, ReadFile(pki_.Key("server")));
+    Replace(ca_, ReadFile(pki_.Pem("ca")));
+  }
+
+  ServerFlags FileFlags() {
+    ServerFlags flags = Flags();
+    flags.metrics_listen = "127.0.0.1:0";
+    flags.extra = {"--tls-cert",      cert_, "--tls-key",     key_,
+                   "--tls-client-ca", ca_,   "--tls-refresh", "1"};
+    return flags;
+  }
+
+  // Puts `text` at `path` in one rename, as a careful tool does.
+  static void Replace(const std::string& path, const std::string& text) {
+    WriteFile(path + ".new", text);
+    std::filesystem::rename(path + ".new", path);
+  }
+
+  // Does `what` to the files.
+  void Break(BadWrite what) {
+    const std::string next_cert = ReadFile(pki_.Pem("server2"));
+    switch (what) {
+      case BadWrite::kGarbage:
+        WriteFile(cert_, "not a certificate\n");
+        break;
+      case BadWrite::kHalfWritten:
+        WriteFile(cert_, next_cert.substr(0, next_cert.size() / 2));
+        break;
+      case BadWrite::kCertificateBeforeKey:
+        WriteFile(cert_, next_cert);
+        break;
+      case BadWrite::kCaWithoutCertificate:
+        WriteFile(ca_, ReadFile(pki_.Key("ca")));
+        break;
+      case BadWrite::kCutChain: {
+        const std::string ca = ReadFile(pki_.Pem("ca"));
+        WriteFile(cert_,
+                  ReadFile(pki_.Pem("server")) + ca.substr(0, ca.size() / 2));
+        break;
+      }
+      case BadWrite::kFifo:
+        std::filesystem::remove(cert_);
+        ASSERT_EQ(::mkfifo(cert_.c_str(), 0600), 0);
+        break;
+    }
+  }
+
+  // The certificate /metrics describes and whose client trusts only `ca`,
+  // over a new connection to each port: a Get on the lookup port, an Unpin
+  // on the admin port, a scrape of /metrics (returned).
+  Metrics ExpectNewConnectionsTrust(ServerProcess& server,
+                                    const std::string& ca) {
+    const auto credentials = pki_.Credentials({ca}, "client-a");
+    EXPECT_OK(GetOver(server.lookup_address(), credentials, "t", "k"))
+        << "lookup port, trusting " << ca;
+    auto admin = v1::Admin::NewStub(
+        CreateTestChannel(server.admin_address(), credentials));
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    v1::UnpinRequest request;
+    request.set_table("nosuch");
+    v1::UnpinResponse response;
+    const grpc::Status unpin = admin->Unpin(&context, request, &response);
+    EXPECT_EQ(unpin.error_code(), grpc::StatusCode::NOT_FOUND)
+        << "admin port, trusting " << ca << ": " << unpin.error_message();
+    const ProcessResult scrape = Curl(server.metrics_port(), ca, "client-a");
+    EXPECT_EQ(scrape.exit_code, 0)
+        << "/metrics, trusting " << ca << ": " << scrape.err;
+    return ParsePrometheusText(scrape.out);
+  }
+
+  const std::string cert_ = scratch_.File("tls/tls.crt");
+  const std::string key_ = scratch_.File("tls/tls.key");
+  const std::string ca_ = scratch_.File("tls/client-ca.crt");
+};
+
+constexpr char kExpiry[] = "roost_tls_certificate_expiry_timestamp_seconds";
+constexpr char kReloadsOk[] = R"(roost_tls_reloads_total{result="ok"})";
+constexpr char kReloadsError[] = R"(roost_tls_reloads_total{result="error"})";
+constexpr char kRejected[] = "roost_tls_files_rejected";
+
+TEST_P(BadTlsFileTest, TheLastGoodPairStaysInUseUntilAGoodRotation) {
+  ServerProcess server(FileFlags(), LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}, "client-a"));
+  ASSERT_TRUE(server.WaitReady());
+  Metrics m = ExpectNewConnectionsTrust(server, "ca");
+  EXPECT_EQ(MetricOr(m, kExpiry), pki_.NotAfter("server"));
+
+  Break(GetParam());
+  // roost sees the change within a second (--tls-refresh 1) and refuses it.
+  EXPECT_TRUE(WaitFor([&] {
+    return MetricOr(ParsePrometheusText(
+                        Curl(server.metrics_port(), "ca", "client-a").out),
+                    kReloadsError) >= 1;
+  })) << server.Log();
+  // For three refresh periods after, new connections on every port get the
+  // last good pair, and /metrics describes it.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < until && !HasFailure()) {
+    m = ExpectNewConnectionsTrust(server, "ca");
+    EXPECT_EQ(MetricOr(m, kExpiry), pki_.NotAfter("server"));
+    EXPECT_EQ(MetricOr(m, kReloadsOk), 0);
+    EXPECT_EQ(MetricOr(m, kRejected, -1), 1);
+    EXPECT_EQ(MetricOr(m, "roost_ready"), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_TRUE(server.WaitForLog("the last good TLS files stay in use"));
+
+  // A good rotation (certificate first, each file in one rename; the CA
+  // bundle put right) reaches new connections on every port.
+  Replace(ca_, ReadFile(pki_.Pem("ca")));
+  Replace(cert_, ReadFile(pki_.Pem("server2")));
+  Replace(key_, ReadFile(pki_.Key("server2")));
+  const auto next = pki_.Credentials({"other-ca"}, "client-a");
+  EXPECT_TRUE(WaitFor([&] {
+    return GetOver(server.lookup_address(), next, "t", "k").ok();
+  })) << server.Log();
+  EXPECT_TRUE(WaitFor([&] {
+    return Curl(server.metrics_port(), "other-ca", "client-a").exit_code == 0;
+  }));
+  m = ExpectNewConnectionsTrust(server, "other-ca");
+  EXPECT_EQ(MetricOr(m, kExpiry), pki_.NotAfter("server2"));
+  EXPECT_GE(MetricOr(m, kReloadsOk), 1);
+  EXPECT_EQ(MetricOr(m, kRejected, -1), 0);
+  EXPECT_EQ(GetOver(server.lookup_address(),
+                    pki_.Credentials({"ca"}, "client-a"), "t", "k")
+                .error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+
+  // SIGTERM stops the server promptly (gRPC's certificate reader, stuck on
+  // a FIFO, once kept it from exiting).
+  server.Disconnect();
+  server.SendSignal(SIGTERM);
+  EXPECT_EQ(server.WaitExit(std::chrono::seconds(10)), 0) << server.Log();
+}
+
+INSTANTIATE_TEST_SUITE_P(Writes, BadTlsFileTest,
+                         ::testing::Values(BadWrite::kGarbage,
+                                           BadWrite::kHalfWritten,
+                                           BadWrite::kCertificateBeforeKey,
+                                           BadWrite::kCaWithoutCertificate,
+                                           BadWrite::kCutChain,
+                                           BadWrite::kFifo),
+                         BadWriteName);
 
 }  // namespace
 }  // namespace roost::testing
