@@ -23,9 +23,9 @@
 // Example:
 //   MetricsHttp http(collector, /*threads=*/4, /*timeout_seconds=*/2,
 //                    /*tls=*/true);
-//   http.SetContext(*MakeSslContext(files));   // with TLS only
+//   http.SetContext(*MakeSslContext(watch->material()));  // with TLS only
 //   listener->Start([&](int, int fd) { http.Serve(fd); }, &limit);
-//   on rotation: http.SetContext(*MakeSslContext(files));
+//   on rotation: http.SetContext(*MakeSslContext(watch->material()));
 #ifndef ROOST_SERVER_METRICS_HTTP_H_
 #define ROOST_SERVER_METRICS_HTTP_H_
 
