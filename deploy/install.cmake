@@ -2,7 +2,8 @@
 # top-level CMakeLists.txt.
 #
 #   cmake --install build/release --prefix DIR   bin/ (the four binaries),
-#       share/doc/roost/ (README, operations guide, formats),
+#       share/doc/roost/ (README, operations guide, formats, and the
+#       copyright file in Debian's machine-readable format: Apache-2.0),
 #       share/roost/server.toml (the example config),
 #       lib/systemd/system/roost-server.service (ExecStart in DIR/bin)
 #   cd build/release && cpack -G DEB              roost_VERSION_ARCH.deb,
@@ -18,6 +19,7 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 install(TARGETS roost-server roost-load roost-get roost-admin
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES README.md docs/operations.md docs/architecture.md
+              deploy/deb/copyright
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES deploy/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/deploy)
 install(DIRECTORY docs/format/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/format

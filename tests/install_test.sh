@@ -15,11 +15,22 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 for f in bin/roost-server bin/roost-load bin/roost-get bin/roost-admin; do
   [ -x "$prefix/$f" ] || fail "$f not installed, or not executable"
 done
-for f in share/doc/roost/README.md share/doc/roost/operations.md \
+for f in share/doc/roost/README.md share/doc/roost/operations.md share/doc/roost/copyright \
          share/doc/roost/deploy/README.md share/doc/roost/format/manifest.md \
          share/roost/server.toml lib/systemd/system/roost-server.service; do
   [ -f "$prefix/$f" ] || fail "$f not installed"
 done
+# The copyright file, in Debian's machine-readable format (DEP-5): a
+# header paragraph, then Files paragraphs, each with Copyright and
+# License, and the license's own paragraph.
+copyright=$prefix/share/doc/roost/copyright
+[ "$(head -n 1 "$copyright")" = \
+  "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/" ] ||
+  fail "copyright: not a machine-readable copyright file: $(head -n 1 "$copyright")"
+awk -v RS= '/^Files: \*\nCopyright: [0-9]+ .+\nLicense: Apache-2\.0$/ { files = 1 }
+            /^License: Apache-2\.0\n .*\/usr\/share\/common-licenses\/Apache-2\.0/ { text = 1 }
+            END { exit !(files && text) }' "$copyright" ||
+  fail "copyright: no Files: * paragraph under Apache-2.0 with its license paragraph: $(cat "$copyright")"
 unit=$prefix/lib/systemd/system/roost-server.service
 grep -qx "ExecStart=$prefix/bin/roost-server --config /etc/roost/server.toml" \
   "$unit" || fail "the installed unit's ExecStart is not in $prefix/bin: $(grep ExecStart= "$unit")"
@@ -68,6 +79,7 @@ listing=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/roost-server ./usr/bin/roost-load ./usr/bin/roost-get \
          ./usr/bin/roost-admin ./usr/lib/systemd/system/roost-server.service \
          ./usr/share/doc/roost/README.md ./usr/share/doc/roost/operations.md \
+         ./usr/share/doc/roost/copyright \
          ./usr/share/roost/server.toml; do
   grep -qx -- "$f" <<<"$listing" || fail "$f not in the package: $listing"
 done

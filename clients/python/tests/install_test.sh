@@ -23,6 +23,7 @@ rm -rf "$copy/python/build" "$copy/python"/src/*.egg-info
 cd /
 "$venv/bin/python" - "$venv" <<'PY'
 import os, sys
+from importlib.metadata import metadata
 import roost, roost.v1.lookup_pb2, roost.v1.lookup_pb2_grpc
 venv = os.path.realpath(sys.argv[1])
 where = os.path.realpath(roost.__file__)
@@ -31,6 +32,10 @@ here = os.path.dirname(where)
 for name in ("py.typed", "v1/lookup_pb2.pyi"):
     assert os.path.exists(os.path.join(here, name)), f"{name} was not installed"
 assert roost.partition_of(b"user1", 4) == 3
+meta = metadata("roost-client")
+assert meta["License"] == "Apache-2.0", f"License: {meta['License']}"
+assert "License :: OSI Approved :: Apache Software License" in meta.get_all("Classifier", []), \
+    meta.get_all("Classifier")
 client = roost.Client(shards=[["127.0.0.1:1"]])
 client.close()
 print(f"roost {roost.__version__} installed in {venv}: 1 passed, 0 failed")
