@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs what tests/helm_test.sh checks the Helm chart (deploy/helm/roost)
 # with, offline, into ${ROOST_TOOLS_DIR:-$HOME/.cache/roost/tools}/k8s/:
-#   helm-VERSION/helm                 go install helm.sh/helm/v3/cmd/helm
+#   helm-VERSION-kKUBE/helm           go install helm.sh/helm/v3/cmd/helm,
+#     with the version and the default Kubernetes version (KUBE) that
+#     helm's own Makefile builds in: a plain `go install` leaves helm at
+#     Kubernetes 1.20, whose `helm template` (no --kube-version) refuses
+#     any chart that needs a newer Kubernetes, as deploy/helm/roost does
 #   kubeconform-VERSION/kubeconform   go install github.com/yannh/kubeconform/cmd/kubeconform
 #   schemas-VERSION/vK-standalone[-strict]/KIND-GROUP-VERSION.json
 #     Kubernetes' JSON schemas for each Kubernetes version K below, from the
@@ -27,13 +31,17 @@
 set -euo pipefail
 
 helm_version=v3.22.0
+# The Kubernetes version of helm's client-go (k8s.io/client-go v0.37.0 in
+# helm v3.22.0's go.mod: 1.37), its default for --kube-version as helm's
+# Makefile computes it.
+helm_kube_version=1.37
 kubeconform_version=v0.8.0
 kubernetes_validate_version=1.37.0
 kubernetes_versions=(1.29.0 1.31.0)   # the Kubernetes versions the chart is checked against
 
 tools_dir=${ROOST_TOOLS_DIR:-$HOME/.cache/roost/tools}
 k8s_dir=$tools_dir/k8s
-helm=$k8s_dir/helm-$helm_version/helm
+helm=$k8s_dir/helm-$helm_version-k$helm_kube_version/helm
 kubeconform=$k8s_dir/kubeconform-$kubeconform_version/kubeconform
 schemas=$k8s_dir/schemas-$kubernetes_validate_version
 
@@ -83,23 +91,28 @@ scratch=$(mktemp -d "$k8s_dir/.build.XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 
 # Builds the Go command PACKAGE@VERSION into DEST (a directory of its own),
-# unless it is there.
+# unless it is there; LDFLAGS as go's -ldflags.
 build() {
-  local dest=$1 package=$2
+  local dest=$1 package=$2 ldflags=${3:-}
   local name=${package%@*}
   name=${name##*/}
   if [ "$mode" != --force ] && [ -x "$dest/$name" ]; then return 0; fi
   echo "install-k8s-tools: building $package with $("$go" version)" >&2
   local start=$SECONDS
   # nice: the machine may be shared, and this is never urgent.
-  GOBIN=$scratch/bin CGO_ENABLED=0 nice -n 10 "$go" install "$package"
+  GOBIN=$scratch/bin CGO_ENABLED=0 nice -n 10 "$go" install -ldflags "$ldflags" "$package"
   mkdir "$scratch/$name"
   mv "$scratch/bin/$name" "$scratch/$name/"
   rm -rf "$dest"
   mv -T "$scratch/$name" "$dest"
   echo "install-k8s-tools: built $name in $((SECONDS - start)) s" >&2
 }
-build "${helm%/*}" "helm.sh/helm/v3/cmd/helm@$helm_version"
+helm_ldflags="-X helm.sh/helm/v3/internal/version.version=$helm_version"
+for pkg in pkg/chartutil pkg/lint/rules; do
+  helm_ldflags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMajor=${helm_kube_version%.*}"
+  helm_ldflags+=" -X helm.sh/helm/v3/$pkg.k8sVersionMinor=${helm_kube_version#*.}"
+done
+build "${helm%/*}" "helm.sh/helm/v3/cmd/helm@$helm_version" "$helm_ldflags"
 build "${kubeconform%/*}" "github.com/yannh/kubeconform/cmd/kubeconform@$kubeconform_version"
 
 if [ "$mode" = --force ] || ! schemas_complete; then

@@ -24,21 +24,22 @@ tools=$("$root/scripts/install-k8s-tools.sh" --check) ||
 eval "$tools"
 "$python" -c 'import yaml' 2>/dev/null || fail "no python3-yaml for $python (scripts/install-deps.sh installs it)"
 [ -x "$server" ] || fail "no roost-server at $server"
-# The chart carries deploy/prometheus/roost-rules.yml and
-# deploy/grafana/roost.json through symlinks; Helm refuses a chart with a
-# dangling one.
-for link in files/roost-rules.yml files/roost.json; do
-  [ -L "$chart/$link" ] || fail "$chart/$link is not a symlink (one copy: the file it links to)"
-  [ -f "$chart/$link" ] || fail "$chart/$link links to $(readlink "$chart/$link"), which is missing"
-done
+# The chart carries copies of deploy/prometheus/roost-rules.yml,
+# deploy/grafana/roost.json and LICENSE (scripts/sync-chart-files.sh makes
+# them): real files, each its source's bytes.
+"$root/scripts/sync-chart-files.sh" --check || fail "the chart's copied files are stale (above)"
+links=$(find "$chart" -type l)
+[ -z "$links" ] || fail "symlinks in the chart (Helm warns on every load): $links"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # Helm keeps nothing of its own anywhere else.
 export HELM_CACHE_HOME=$tmp/helm/cache HELM_CONFIG_HOME=$tmp/helm/config HELM_DATA_HOME=$tmp/helm/data
-# Helm's loader logs every symlink it follows ("walk.go:75: found symbolic
-# link ..."); anything else on stderr is shown.
-quiet() { grep -v 'walk.go:[0-9]*: found symbolic link' || true; }
+# Helm says nothing on stderr when all is well: a warning (a symlink
+# followed, say) fails the case that printed it.
+quiet() {  # CASE: fails when helm wrote anything to $tmp/err
+  if [ -s "$tmp/err" ]; then cat "$tmp/err" >&2; fail "$1: helm wrote to stderr"; fi
+}
 kube=1.29.0
 
 # NOTES.txt is rendered only by `helm install`, which wants a cluster: a
@@ -55,7 +56,8 @@ render_notes() {  # CASE RELEASE HELM-ARGS...
   shift 2
   "$ROOST_HELM" template "$release" "$notes_chart" --kube-version $kube "$@" \
     --show-only templates/zz-notes.yaml >"$tmp/render/$case.notes" 2>"$tmp/err" ||
-    { quiet <"$tmp/err" >&2; fail "$case: NOTES.txt does not render"; }
+    { cat "$tmp/err" >&2; fail "$case: NOTES.txt does not render"; }
+  quiet "$case: NOTES.txt"
 }
 
 mkdir -p "$tmp/render"
@@ -64,14 +66,15 @@ for values in "$chart"/ci/*-values.yaml; do
   case=$(basename "$values" -values.yaml)
   cases+=("$case")
   out=$("$ROOST_HELM" lint --strict "$chart" -f "$values" 2>&1) ||
-    { echo "$out" | quiet >&2; fail "$case: helm lint --strict failed"; }
-  if echo "$out" | grep -q '\[WARNING\]\|\[ERROR\]'; then
-    echo "$out" | quiet >&2
+    { echo "$out" >&2; fail "$case: helm lint --strict failed"; }
+  if echo "$out" | grep -q '\[WARNING\]\|\[ERROR\]\|symbolic link'; then
+    echo "$out" >&2
     fail "$case: helm lint has warnings"
   fi
   "$ROOST_HELM" template roost "$chart" --kube-version $kube -f "$values" \
     >"$tmp/render/$case.yaml" 2>"$tmp/err" ||
-    { quiet <"$tmp/err" >&2; fail "$case: helm template failed"; }
+    { cat "$tmp/err" >&2; fail "$case: helm template failed"; }
+  quiet "$case: helm template"
   render_notes "$case" roost -f "$values"
 done
 # The chart's own values, but for the one required, under the longest
@@ -79,11 +82,55 @@ done
 long=a-release-name-of-the-53-characters-helm-allows-xxxxx
 "$ROOST_HELM" template $long "$chart" --kube-version $kube \
   --set repository.uri=s3://tables/prod >"$tmp/render/defaults.yaml" 2>"$tmp/err" ||
-  { quiet <"$tmp/err" >&2; fail "defaults: helm template failed"; }
+  { cat "$tmp/err" >&2; fail "defaults: helm template failed"; }
+quiet "defaults: helm template"
 render_notes defaults $long --set repository.uri=s3://tables/prod
 "$ROOST_HELM" lint --strict "$chart" --set repository.uri=s3://tables/prod >"$tmp/err" 2>&1 ||
-  { quiet <"$tmp/err" >&2; fail "defaults: helm lint --strict failed"; }
+  { cat "$tmp/err" >&2; fail "defaults: helm lint --strict failed"; }
 cases+=(defaults)
+
+# As a new user runs it: no --kube-version (Helm's default Kubernetes
+# version, which the chart's kubeVersion must accept), nothing on stderr.
+"$ROOST_HELM" template roost "$chart" --set repository.uri=s3://tables/prod \
+  >"$tmp/plain.yaml" 2>"$tmp/err" ||
+  { cat "$tmp/err" >&2; fail "helm template without --kube-version failed"; }
+quiet "helm template without --kube-version"
+
+# The packaged chart: its license, and the copied files in it as files.
+"$ROOST_HELM" package "$chart" -d "$tmp/package" >/dev/null 2>"$tmp/err" ||
+  { cat "$tmp/err" >&2; fail "helm package failed"; }
+quiet "helm package"
+"$ROOST_HELM" show chart "$tmp"/package/roost-*.tgz | grep -qx '  artifacthub.io/license: Apache-2.0' ||
+  fail "Chart.yaml has no artifacthub.io/license annotation"
+packaged=$(tar -tzvf "$tmp"/package/roost-*.tgz)
+for f in LICENSE files/roost-rules.yml files/roost.json; do
+  grep -Eq "^-.* roost/$f\$" <<<"$packaged" || fail "the packaged chart has no file roost/$f: $packaged"
+done
+
+# The README's first block as written: every kubectl command works in the
+# namespace the release goes to, and its `helm install` renders (as
+# `helm template`; --create-namespace needs a cluster).
+readme_commands=$(awk '/^```sh$/ { f = 1; next } /^```$/ { if (f) exit } f' "$chart/README.md" |
+  sed -e ':a' -e '/\\$/N; s/\\\n//; ta')
+install=$(grep '^helm install ' <<<"$readme_commands") || fail "README.md: no helm install in its first block"
+[[ $install =~ \ (-n|--namespace)\ ([a-z0-9-]+) ]] || fail "README.md: helm install names no namespace: $install"
+namespace=${BASH_REMATCH[2]}
+while read -r line; do
+  case "$line" in
+    "kubectl create namespace $namespace") ;;
+    kubectl\ *)
+      [[ " $line " =~ \ (-n|--namespace)\ $namespace\  ]] ||
+        fail "README.md: not in namespace $namespace, where the release goes: $line" ;;
+    helm\ install\ *) ;;
+    *) fail "README.md: unexpected command in the install block: $line" ;;
+  esac
+done <<<"$readme_commands"
+eval "set -- ${install#helm install }"
+args=()
+for arg in "$@"; do [ "$arg" = --create-namespace ] || args+=("$arg"); done
+(cd "$root" && "$ROOST_HELM" template "${args[@]}") >"$tmp/readme.yaml" 2>"$tmp/err" ||
+  { cat "$tmp/err" >&2; fail "README.md's helm install does not render: $install"; }
+quiet "README.md's helm install"
 
 # Every object against the Kubernetes API's own schemas, strictly (no
 # field the API does not know).
