@@ -38,6 +38,15 @@ def test_every_key_misses_order_and_the_empty_batch(cluster: Cluster) -> None:
             values = await asyncio.gather(*(client.get("t", k) for k in keys[:200]))
             assert list(values) == [kvs[k] for k in keys[:200]]
             assert await client.get("t", b"missing") is None
+            # str keys are their UTF-8 bytes, as in the sync client.
+            text = [k for k in keys if k.isascii()][:20]
+            str_keys = [k.decode() for k in text]
+            assert await client.get_many("t", str_keys) == [kvs[k] for k in text]
+            assert await client.get("t", str_keys[0]) == kvs[text[0]]
+            assert (await client.get_versioned("t", str_keys[1]))[0] == kvs[text[1]]
+            with pytest.raises(TypeError, match=r"^a key is bytes \(or str, sent as UTF-8\), "
+                                                "not int$"):
+                await client.get_many("t", [keys[0], 7])  # type: ignore[list-item]
             assert (await client.get_versioned("t", b"missing"))[0] is None
             with pytest.raises(roost.RoostError) as e:
                 await client.get("nope", b"k")
@@ -163,6 +172,15 @@ def test_coalesced_gets_leave_as_batches(cluster: Cluster) -> None:
             assert len(batches) < len(keys) / 5
             value, version = await client.get_versioned("t", keys[0])
             assert value == kvs.get(keys[0]) and version in ("", "v000001")
+            # A key of a wrong type fails its own get, not its batch; a str
+            # key is its UTF-8.
+            batches.clear()
+            text = next(k for k in keys if k in kvs and k.isascii())
+            mixed = await asyncio.gather(client.get("t", keys[0]), client.get("t", 7),  # type: ignore[arg-type]
+                                         client.get("t", text.decode()), return_exceptions=True)
+            assert mixed[0] == kvs.get(keys[0]) and mixed[2] == kvs[text]
+            assert isinstance(mixed[1], TypeError) and "a key is bytes" in str(mixed[1])
+            assert batches == [2]
             # A version or a timeout of its own: not coalesced.
             batches.clear()
             assert await client.get("t", keys[1], version="v000001") == kvs.get(keys[1])

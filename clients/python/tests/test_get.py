@@ -140,3 +140,26 @@ def test_a_batch_larger_than_the_servers_take_goes_in_pieces(cluster: Cluster) -
         assert e.value.code == grpc.StatusCode.INVALID_ARGUMENT
     with pytest.raises(ValueError, match="max_batch"):
         roost.Client(layout, max_batch=0)
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_str_keys_are_their_utf8(cluster: Cluster, shards: int) -> None:
+    # A str key is sent as its UTF-8 bytes, on every path (one shard: no
+    # hashing; several: routed by the hash of those bytes).
+    kvs = {"user:42".encode(): b"a", "clé:é".encode(): b"b", b"\xff": b"c"}
+    cluster.build("t", kvs, shards=shards)
+    layout = [[cluster.server(shard=s if shards > 1 else None).address] for s in range(shards)]
+    with roost.Client(layout, timeout=30) as client:
+        assert client.get("t", "user:42") == b"a"
+        assert client.get_versioned("t", "clé:é")[0] == b"b"
+        assert client.get_many("t", ["clé:é", b"\xff", "user:42", "missing"]) == [
+            b"b", b"c", b"a", None]
+        assert client.get_many("t", ["user:42"] * 5, version=None) == [b"a"] * 5
+        with roost.Client(layout, timeout=30, max_batch=2) as small:
+            assert small.get_many("t", ["user:42", "clé:é", b"\xff"]) == [b"a", b"b", b"c"]
+        for bad in (42, None, ["user:42"]):
+            with pytest.raises(TypeError, match=r"^a key is bytes \(or str, sent as UTF-8\), "
+                                                f"not {type(bad).__name__}$"):
+                client.get("t", bad)  # type: ignore[arg-type]
+            with pytest.raises(TypeError, match=f"not {type(bad).__name__}$"):
+                client.get_many("t", [b"user:42", bad])  # type: ignore[list-item]

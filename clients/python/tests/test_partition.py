@@ -38,6 +38,13 @@ def test_the_worked_examples() -> None:
     assert roost.PARTITION_SEED == 491495846772
     assert roost.partition_hash(b"") == 0xB44BAE46EA74D054
     assert [roost.partition_of(b"user1", n) for n in (4, 7, 1000)] == [3, 5, 823]
+
+
+def test_a_str_key_is_its_utf8() -> None:
+    assert roost.partition_of("user1", 4) == 3
+    assert roost.partition_hash("clé") == roost.partition_hash("clé".encode())
+    with pytest.raises(TypeError, match=r"^a key is bytes \(or str, sent as UTF-8\), not int$"):
+        roost.partition_of(1, 4)  # type: ignore[arg-type]
     assert [roost.partition_of(b"\x00\xff", n) for n in (4, 7, 1000)] == [0, 0, 137]
 
 

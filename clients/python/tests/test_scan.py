@@ -40,6 +40,10 @@ def test_scan_merges_the_shards_in_key_order(cluster: Cluster) -> None:
         assert first.entries == ordered[:10] and first.more
         prefixed = client.scan("t", prefix=b"key001")
         assert prefixed.entries == [kv for kv in ordered if kv[0].startswith(b"key001")]
+        # str bounds are their UTF-8, as str keys are.
+        assert client.scan("t", prefix="key001").entries == prefixed.entries
+        assert client.scan("t", start="key00100", end="key00200").entries == \
+            client.scan("t", start=b"key00100", end=b"key00200").entries
         ranged = client.scan("t", start=b"key00100", end=b"key00200")
         assert ranged.entries == [kv for kv in ordered if b"key00100" <= kv[0] < b"key00200"]
         # Resuming after the last key reads on.

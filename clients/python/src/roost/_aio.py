@@ -30,7 +30,7 @@ from roost import _calls
 from roost._attempts import Attempts, ShardReplicas
 from roost._calls import BatchResult, ScanPart, ScanResult
 from roost._layout import Layout, TlsConfig
-from roost._partition import Split, partition_of
+from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._versions import Failure, Outcome, consistent_rounds
 from roost._wait import WaitPlan
 from roost.v1 import lookup_pb2
@@ -110,36 +110,37 @@ class AsyncClient:
     def shard_count(self) -> int:
         return self._n
 
-    async def get(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+    async def get(self, table: str, key: Key, *, timeout: Optional[float] = None,
                   version: Optional[str] = None) -> Optional[bytes]:
         if self._coalescer is not None and timeout is None and version is None:
-            return (await self._coalescer.get(table, key))[0]
-        response = await self._get(table, key, timeout, version)
+            return (await self._coalescer.get(table, key_bytes(key)))[0]
+        response = await self._get(table, key_bytes(key), timeout, version)
         return response.value if response.found else None
 
-    async def get_versioned(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+    async def get_versioned(self, table: str, key: Key, *, timeout: Optional[float] = None,
                             version: Optional[str] = None) -> tuple[Optional[bytes], str]:
         if self._coalescer is not None and timeout is None and version is None:
-            return await self._coalescer.get(table, key)
-        response = await self._get(table, key, timeout, version)
+            return await self._coalescer.get(table, key_bytes(key))
+        response = await self._get(table, key_bytes(key), timeout, version)
         return (response.value if response.found else None), response.version
 
-    async def get_many(self, table: str, keys: Sequence[bytes], *,
+    async def get_many(self, table: str, keys: Sequence[Key], *,
                        timeout: Optional[float] = None,
                        version: Optional[str] = None) -> list[Optional[bytes]]:
         result = await self.get_many_versioned(table, keys, timeout=timeout, version=version)
         return result.values
 
-    async def get_many_versioned(self, table: str, keys: Sequence[bytes], *,
+    async def get_many_versioned(self, table: str, keys: Sequence[Key], *,
                                  timeout: Optional[float] = None,
                                  version: Optional[str] = None) -> BatchResult:
         _calls.check_table(table)
+        batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        if len(keys) <= self._max_batch:
-            return await self._batch(table, keys, deadline, version)
+        if len(batch) <= self._max_batch:
+            return await self._batch(table, batch, deadline, version)
         # Larger than a server takes (--max-batch): in pieces, the first
         # read as any batch, the others pinned to the version it answered.
-        pieces = [keys[i:i + self._max_batch] for i in range(0, len(keys), self._max_batch)]
+        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
         first = await self._batch(table, pieces[0], deadline, version)
         pin = version if version is not None else (first.version or None)
         rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin)
@@ -149,15 +150,16 @@ class AsyncClient:
             values += result.values
         return BatchResult(values, first.version)
 
-    async def scan(self, table: str, *, start: bytes = b"", end: bytes = b"",
-                   prefix: bytes = b"", limit: int = 0, timeout: Optional[float] = None,
+    async def scan(self, table: str, *, start: Key = b"", end: Key = b"",
+                   prefix: Key = b"", limit: int = 0, timeout: Optional[float] = None,
                    version: Optional[str] = None) -> ScanResult:
         _calls.check_table(table)
         if limit < 0:
             raise ValueError("limit must be 0 (the servers' maximum) or more")
+        bounds = key_bytes(start), key_bytes(end), key_bytes(prefix)
 
         def request(part: int, pinned: str) -> Any:
-            return _calls.scan_request(table, start, end, prefix, limit, pinned)
+            return _calls.scan_request(table, *bounds, limit, pinned)
 
         parts = await self._consistent(_calls.SCAN, range(self._n), request,
                                        self._deadline(timeout), version)

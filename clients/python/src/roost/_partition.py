@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import repeat
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import xxhash
 
@@ -28,17 +28,42 @@ if not hasattr(xxhash, "xxh3_64_intdigest"):  # pragma: no cover
                       f"{getattr(xxhash, 'VERSION', 'unknown')}")
 _xxh3 = xxhash.xxh3_64_intdigest
 
+#: What the client takes as a key: bytes, or str, which stands for its
+#: UTF-8 bytes (key_bytes). Keys come back as bytes.
+Key = Union[bytes, str]
 
-def partition_hash(key: bytes) -> int:
+
+def key_bytes(key: Key) -> bytes:
+    """`key` as the bytes sent and hashed: bytes as they are, a str as its
+    UTF-8; TypeError for anything else. Every key the clients take (sync
+    and asyncio) passes here or through keys_bytes."""
+    if type(key) is bytes:
+        return key
+    if isinstance(key, str):
+        return key.encode("utf-8")
+    if isinstance(key, bytes):
+        return bytes(key)
+    raise TypeError(f"a key is bytes (or str, sent as UTF-8), not {type(key).__name__}")
+
+
+def keys_bytes(keys: Sequence[Key]) -> Sequence[bytes]:
+    """key_bytes of every key of `keys`: `keys` itself when all are bytes
+    already (the common case, checked without a Python frame per key)."""
+    if all(map(bytes.__instancecheck__, keys)):
+        return keys  # type: ignore[return-value]
+    return list(map(key_bytes, keys))
+
+
+def partition_hash(key: Key) -> int:
     """XXH3-64 of `key` with the partition seed, an unsigned 64-bit int."""
-    return _xxh3(key, PARTITION_SEED)
+    return _xxh3(key_bytes(key), PARTITION_SEED)
 
 
-def partition_of(key: bytes, shards: int) -> int:
+def partition_of(key: Key, shards: int) -> int:
     """The shard of `key` in a table of `shards` shards (1 to 1024)."""
     if not 1 <= shards <= MAX_SHARDS:
         raise ValueError(f"a table has 1 to {MAX_SHARDS} shards, not {shards}")
-    return (_xxh3(key, PARTITION_SEED) * shards) >> 64
+    return (_xxh3(key_bytes(key), PARTITION_SEED) * shards) >> 64
 
 
 def _bounds(shards: int) -> list[int]:

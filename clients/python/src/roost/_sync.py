@@ -27,7 +27,7 @@ from roost import _calls
 from roost._attempts import Attempts, ShardReplicas
 from roost._calls import BatchResult, ScanPart, ScanResult
 from roost._layout import Layout, TlsConfig
-from roost._partition import Split, partition_of
+from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._versions import Failure, Outcome, Versioned, consistent_rounds
 from roost._wait import WaitPlan
 from roost.v1 import lookup_pb2
@@ -152,39 +152,40 @@ class Client:
     def shard_count(self) -> int:
         return self._n
 
-    def get(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+    def get(self, table: str, key: Key, *, timeout: Optional[float] = None,
             version: Optional[str] = None) -> Optional[bytes]:
         """The value of `key`, or None when the table lacks it."""
-        response = self._get(table, key, timeout, version)
+        response = self._get(table, key_bytes(key), timeout, version)
         return response.value if response.found else None
 
-    def get_versioned(self, table: str, key: bytes, *, timeout: Optional[float] = None,
+    def get_versioned(self, table: str, key: Key, *, timeout: Optional[float] = None,
                       version: Optional[str] = None) -> tuple[Optional[bytes], str]:
         """The value of `key` (None when missing) and the version that
         answered."""
-        response = self._get(table, key, timeout, version)
+        response = self._get(table, key_bytes(key), timeout, version)
         return (response.value if response.found else None), response.version
 
-    def get_many(self, table: str, keys: Sequence[bytes], *,
+    def get_many(self, table: str, keys: Sequence[Key], *,
                  timeout: Optional[float] = None,
                  version: Optional[str] = None) -> list[Optional[bytes]]:
         """The values of `keys` in request order (None for a missing key),
         all from one version of the table."""
         return self.get_many_versioned(table, keys, timeout=timeout, version=version).values
 
-    def get_many_versioned(self, table: str, keys: Sequence[bytes], *,
+    def get_many_versioned(self, table: str, keys: Sequence[Key], *,
                            timeout: Optional[float] = None,
                            version: Optional[str] = None) -> BatchResult:
         """get_many, with the version that answered. `version` pins the
         batch to that version (FAILED_PRECONDITION: VersionUnavailableError
         when a shard no longer serves it)."""
         _calls.check_table(table)
+        batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        if len(keys) <= self._max_batch:
-            return self._batch(table, keys, deadline, version)
+        if len(batch) <= self._max_batch:
+            return self._batch(table, batch, deadline, version)
         # Larger than a server takes (--max-batch): in pieces, the first
         # read as any batch, the others pinned to the version it answered.
-        pieces = [keys[i:i + self._max_batch] for i in range(0, len(keys), self._max_batch)]
+        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
         first = self._batch(table, pieces[0], deadline, version)
         pin = version if version is not None else (first.version or None)
         values = list(first.values)
@@ -192,7 +193,7 @@ class Client:
             values += self._batch(table, piece, deadline, pin).values
         return BatchResult(values, first.version)
 
-    def scan(self, table: str, *, start: bytes = b"", end: bytes = b"", prefix: bytes = b"",
+    def scan(self, table: str, *, start: Key = b"", end: Key = b"", prefix: Key = b"",
              limit: int = 0, timeout: Optional[float] = None,
              version: Optional[str] = None) -> ScanResult:
         """The entries of a block table from `start` (inclusive) to `end`
@@ -202,9 +203,10 @@ class Client:
         _calls.check_table(table)
         if limit < 0:
             raise ValueError("limit must be 0 (the servers' maximum) or more")
+        bounds = key_bytes(start), key_bytes(end), key_bytes(prefix)
 
         def request(part: int, pinned: str) -> Any:
-            return _calls.scan_request(table, start, end, prefix, limit, pinned)
+            return _calls.scan_request(table, *bounds, limit, pinned)
 
         parts = self._consistent(_calls.SCAN, range(self._n), request,
                                  self._deadline(timeout), version)
