@@ -26,6 +26,13 @@ std::string Resolve(const std::string& base_dir, const std::string& path) {
 absl::Status ParseTls(const Json& tls, const std::string& base_dir,
                       ChannelSecurity* security) {
   if (!tls.is_object()) return Bad("\"tls\" is not an object");
+  for (const auto& [name, value] : tls.items()) {
+    if (name != "ca" && name != "cert" && name != "key" &&
+        name != "server_name") {
+      return Bad(StrCat("unknown member \"tls.", name,
+                        "\" (known: ca, cert, key, server_name)"));
+    }
+  }
   security->tls = true;
   for (auto [name, out, is_file] :
        {std::tuple{"ca", &security->ca, true},
@@ -77,6 +84,14 @@ absl::StatusOr<ClusterLayout> ParseClusterLayout(std::string_view text,
   if (!parsed.ok()) return Bad(std::string(parsed.status().message()));
   const Json& json = *parsed;
   if (!json.is_object()) return Bad("not a JSON object");
+  // A member ignored would be a mistake unseen: a misspelt "tls" would
+  // quietly mean plaintext.
+  for (const auto& [name, value] : json.items()) {
+    if (name != "shards" && name != "tls") {
+      return Bad(
+          StrCat("unknown member \"", name, "\" (known: \"shards\", \"tls\")"));
+    }
+  }
   auto shards = json.find("shards");
   if (shards == json.end()) return Bad("no \"shards\"");
   if (!shards->is_array()) return Bad("\"shards\" is not an array");

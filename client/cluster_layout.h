@@ -14,8 +14,8 @@
 // stands for every address NAME resolves to. "tls" is optional (absent:
 // plaintext); every field of it is optional, and an empty object means TLS
 // with the system's CAs. Relative file names in "tls" are read from the
-// layout file's directory. Members other than these are ignored, so that
-// a newer file still reads.
+// layout file's directory. Any other member, in the file or in "tls", is
+// refused: a misspelt "tls" ignored would quietly mean plaintext.
 //
 // Example:
 //   ROOST_ASSIGN_OR_RETURN(ClusterLayout layout,

@@ -32,8 +32,7 @@ TEST(ClusterLayoutTest, ReadsShardsAndTls) {
     "shards": [["127.0.0.1:7001", "127.0.0.1:7002"],
                ["127.0.0.1:7003", "dns:///roost-1.roost.svc:7000"]],
     "tls": {"ca": "ca.pem", "cert": "/abs/client.pem", "key": "client.key",
-            "server_name": "roost.internal"},
-    "comment": "members the client does not know are ignored"})");
+            "server_name": "roost.internal"}})");
   ASSERT_OK(layout);
   EXPECT_THAT(layout->shards,
               ElementsAre(ElementsAre("127.0.0.1:7001", "127.0.0.1:7002"),
@@ -82,6 +81,18 @@ TEST(ClusterLayoutTest, BadLayoutsSayWhatIsWrong) {
        "bad cluster layout: tls.server_name is empty"},
       {R"({"shards": [["a:1"]], "tls": {"cert": "c.pem"}})",
        "bad cluster layout: tls.cert and tls.key go together"},
+      // A misspelt "tls" ignored would quietly mean plaintext.
+      {R"({"shards": [["a:1"]], "TLS": {"ca": "ca.pem"}})",
+       "bad cluster layout: unknown member \"TLS\" (known: \"shards\", "
+       "\"tls\")"},
+      {R"({"shards": [["a:1"]], "comment": "x"})",
+       "bad cluster layout: unknown member \"comment\""},
+      {R"({"shards": [["a:1"]], "tls": {"cafile": "ca.pem"}})",
+       "bad cluster layout: unknown member \"tls.cafile\" (known: ca, cert, "
+       "key, server_name)"},
+      {R"({"shards": )" + std::string(100000, '[') + std::string(100000, ']') +
+           "}",
+       "bad cluster layout: "},
   };
   for (const auto& [text, message] : cases) {
     EXPECT_THAT(Parse(text), StatusIs(absl::StatusCode::kInvalidArgument,

@@ -57,18 +57,38 @@ def test_a_file_that_is_no_layout_is_refused(tmp_path: Path, content: bytes,
         roost.Layout.from_file(path)
 
 
-def test_unknown_members_are_ignored_with_a_warning(tmp_path: Path) -> None:
+@pytest.mark.parametrize("doc,message", [
+    ({"shards": [["a:1"]], "TLS": {"ca": "ca.pem"}},
+     'unknown member "TLS" (known: "shards", "tls")'),
+    ({"shards": [["a:1"]], "comment": "x"},
+     'unknown member "comment" (known: "shards", "tls")'),
+    ({"shards": [["a:1"]], "tls": {"cafile": "ca.pem"}},
+     'unknown member "tls.cafile" (known: ca, cert, key, server_name)'),
+])
+def test_unknown_members_are_refused(tmp_path: Path, doc: Any, message: str) -> None:
+    # A misspelt "tls" would otherwise quietly mean plaintext.
     path = tmp_path / "cluster.json"
-    path.write_text(json.dumps({"shards": [["a:1"]], "comment": "x",
-                                "tls": {"cafile": "ca.pem"}}))
-    with pytest.warns(roost.LayoutWarning) as caught:
-        layout = roost.Layout.from_file(path)
-    assert [str(w.message) for w in caught] == [
-        f'layout {path}: ignoring unknown member "comment" (known: "shards", "tls")',
-        f'layout {path}: ignoring unknown member "tls.cafile" '
-        f"(known: ca, cert, key, server_name)"]
-    # The same as the C++ client: an empty "tls" is TLS with the system's CAs.
+    path.write_text(json.dumps(doc))
+    with pytest.raises(roost.LayoutError) as e:
+        roost.Layout.from_file(path)
+    assert str(e.value) == f"layout {path}: {message}"
+
+
+def test_an_empty_tls_is_tls_with_the_systems_cas(tmp_path: Path) -> None:
+    # The same as the C++ client.
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"shards": [["a:1"]], "tls": {}}))
+    layout = roost.Layout.from_file(path)
     assert layout.shards == (("a:1",),) and layout.tls == roost.TlsConfig()
+
+
+@pytest.mark.parametrize("depth", [2_000, 500_000])  # 500,000: just under 1 MiB
+def test_a_deeply_nested_file_is_a_layout_error(tmp_path: Path, depth: int) -> None:
+    # Python's json recurses per level: RecursionError, not a LayoutError.
+    path = tmp_path / "cluster.json"
+    path.write_text('{"shards": ' + "[" * depth + "]" * depth + "}")
+    with pytest.raises(roost.LayoutError, match=f"layout {path}: nested too deeply"):
+        roost.Client.from_layout_file(path)
 
 
 def test_a_missing_file_is_named(tmp_path: Path) -> None:

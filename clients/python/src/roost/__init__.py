@@ -23,7 +23,7 @@ from roost._errors import (
     VersionUnavailableError,
     WaitTimeoutError,
 )
-from roost._layout import Layout, LayoutWarning, TlsConfig
+from roost._layout import Layout, TlsConfig
 from roost._partition import MAX_SHARDS, PARTITION_SEED, partition_hash, partition_of
 from roost._sync import Client
 from roost._versions import version_name, version_number
@@ -37,7 +37,6 @@ __all__ = [
     "InconsistentVersionsError",
     "Layout",
     "LayoutError",
-    "LayoutWarning",
     "MAX_SHARDS",
     "PARTITION_SEED",
     "RoostError",

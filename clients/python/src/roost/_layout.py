@@ -12,9 +12,9 @@ such as "dns:///name:port" (every address the name resolves to is a replica
 of that shard). "tls" is optional (absent: plaintext) and so is each of its
 fields (no "ca": the system's CAs; an empty "tls" is TLS with them).
 Relative paths in "tls" are read relative to the layout file's folder.
-Members other than these are ignored, as the C++ client does, so that a
-newer file still reads; each is named in a LayoutWarning (a misspelt "tls"
-member would otherwise quietly mean plaintext).
+Any other member, in the file or in "tls", is refused (LayoutError naming
+it), as the C++ client refuses it: a misspelt "tls" ignored would quietly
+mean plaintext.
 
 Example:
     layout = Layout.from_file("/etc/roost/cluster.json")
@@ -26,17 +26,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import warnings
 from typing import Any, Optional, Sequence
 
 import grpc
 
 from roost._errors import LayoutError
 from roost._partition import MAX_SHARDS
-
-class LayoutWarning(UserWarning):
-    """A layout file holds a member this client does not know (ignored)."""
-
 
 # A sanity bound on a hand-written file (the C++ client's too).
 MAX_REPLICAS = 1024
@@ -141,6 +136,9 @@ class Layout:
             raise LayoutError(
                 f"layout {path}: not JSON: {e.msg} at line {e.lineno} column {e.colno}"
             ) from None
+        except RecursionError:
+            # json recurses per level of nesting; a layout has three.
+            raise LayoutError(f"layout {path}: nested too deeply; not a layout file") from None
         return _from_document(doc, path)
 
 
@@ -148,9 +146,9 @@ def _from_document(doc: Any, path: str) -> Layout:
     where = f"layout {path}"
     if not isinstance(doc, dict):
         raise LayoutError(f'{where}: must be a JSON object with "shards"')
-    for name in sorted(set(doc) - {"shards", "tls"}):
-        warnings.warn(f'{where}: ignoring unknown member "{name}" (known: "shards", "tls")',
-                      LayoutWarning, stacklevel=4)
+    unknown = sorted(set(doc) - {"shards", "tls"})
+    if unknown:
+        raise LayoutError(f'{where}: unknown member "{unknown[0]}" (known: "shards", "tls")')
     if "shards" not in doc:
         raise LayoutError(f'{where}: no "shards"')
     tls = None
@@ -166,9 +164,10 @@ def _tls_from_document(tls: Any, where: str, folder: str) -> TlsConfig:
     fields = ("ca", "cert", "key", "server_name")
     if not isinstance(tls, dict):
         raise LayoutError(f'{where}: "tls" must be an object with {", ".join(fields)}')
-    for name in sorted(set(tls) - set(fields)):
-        warnings.warn(f'{where}: ignoring unknown member "tls.{name}" '
-                      f'(known: {", ".join(fields)})', LayoutWarning, stacklevel=5)
+    unknown = sorted(set(tls) - set(fields))
+    if unknown:
+        raise LayoutError(
+            f'{where}: unknown member "tls.{unknown[0]}" (known: {", ".join(fields)})')
     values: dict[str, Optional[str]] = {}
     for name in fields:
         value = tls.get(name)
