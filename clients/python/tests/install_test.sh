@@ -16,10 +16,30 @@ copy="$(mktemp -d)"
 trap 'rm -rf "$copy"' EXIT
 cp -r "$package" "$copy/python"
 rm -rf "$copy/python/build" "$copy/python"/src/*.egg-info
+files() { (cd "$copy/python" && find . -type f | sed 's|^\./||' | LC_ALL=C sort); }
+files >"$copy/before"
 # --no-index: no package index is asked (the dependencies are Debian's);
 # --no-build-isolation: Debian's setuptools builds it.
 "$venv/bin/python" -m pip install --quiet --no-index --no-build-isolation \
   --disable-pip-version-check "$copy/python"
+# What the in-tree build left in the package folder (build/, the
+# egg-info) is what `pip install ./clients/python` leaves in a checkout:
+# the checkout's .gitignore must ignore every file of it. Checked where
+# the package sits in a git checkout (not in a source archive).
+root=$(cd "$package/../.." && pwd)
+if [ "$(git -C "$root" rev-parse --show-toplevel 2>/dev/null)" = "$root" ]; then
+  left=$(files | LC_ALL=C comm -13 "$copy/before" -)
+  [ -n "$left" ] || { echo "install_test: pip left nothing in the package folder?" >&2; exit 1; }
+  # check-ignore exits 1 when it ignores none of them.
+  kept=$(sed 's|^|clients/python/|' <<<"$left" |
+    { git -C "$root" check-ignore --no-index --stdin -v -n || [ $? -eq 1 ]; } |
+    sed -n 's/^::\t//p')
+  if [ -n "$kept" ]; then
+    echo "install_test: pip install leaves files in the checkout that git does not ignore:" >&2
+    echo "$kept" >&2
+    exit 1
+  fi
+fi
 cd /
 "$venv/bin/python" - "$venv" <<'PY'
 import os, sys
