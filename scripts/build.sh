@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds roost. Usage: scripts/build.sh [--sanitize|--fuzz] [TARGET...]
-#   (default)   release build in build/release
+# Configures and builds roost. Usage: scripts/build.sh [--no-tests|--sanitize|--fuzz] [TARGET...]
+#   (default)   release build in build/release, tests and benchmarks included
+#   --no-tests  the same build directory with the tests and benchmarks off:
+#               configures with only the packages of
+#               scripts/install-deps.sh --build (scripts/demo.sh); a later
+#               default build turns them on again there
 #   --sanitize  AddressSanitizer + UndefinedBehaviorSanitizer in build/sanitize
 #   --fuzz      the libFuzzer targets (clang, sanitized) in build/fuzz; with no
 #               TARGET, `fuzzers` (the targets and make_seeds only)
@@ -8,13 +12,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 dir=build/release
-flags=(-DCMAKE_BUILD_TYPE=Release)
+# Said each time, not left to the cache: a --no-tests configure of the same
+# directory would otherwise keep them off.
+flags=(-DCMAKE_BUILD_TYPE=Release -DROOST_BUILD_TESTS=ON -DROOST_BUILD_BENCH=ON)
 # The sanitized builds' optimization and debug information: -O1 and line
 # tables only (-g1), not RelWithDebInfo's -O2 -g. The sanitizers' reports
 # keep their file:line stacks, and a test file that includes gRPC compiles
 # in half the time (58 s -> 26 s measured).
 checked_flags="-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
-if [ "${1:-}" = "--sanitize" ]; then
+if [ "${1:-}" = "--no-tests" ]; then
+  shift
+  flags=(-DCMAKE_BUILD_TYPE=Release -DROOST_BUILD_TESTS=OFF -DROOST_BUILD_BENCH=OFF)
+elif [ "${1:-}" = "--sanitize" ]; then
   shift
   dir=build/sanitize
   # The benchmarks measure speed; a sanitized build has none to measure.

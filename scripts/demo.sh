@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # The main job, end to end on a small generated sample: install what is
-# missing, build, generate 100,000 key/value lines, publish them as two
-# tables (cuckoo, and sorted block with snappy), start roost-server on
-# loopback, look keys up through gRPC with roost-get, show a few metrics, and
-# stop the server with SIGTERM.
+# missing to build the programs (scripts/install-deps.sh --build; not what
+# the tests, benchmarks and deploy checks use, which scripts/test.sh
+# installs), build them without the tests (scripts/build.sh --no-tests),
+# generate 100,000 key/value lines, publish them as two tables (cuckoo, and
+# sorted block with snappy), start roost-server on loopback, look keys up
+# through gRPC with roost-get, show a few metrics, and stop the server with
+# SIGTERM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
-dir=$(scripts/build.sh roost-load roost-server roost-get | tail -n 1)
+scripts/install-deps.sh --build
+dir=$(scripts/build.sh --no-tests roost-load roost-server roost-get | tail -n 1)
 load="$dir/loader/roost-load"
 server="$dir/server/roost-server"
 get="$dir/client/roost-get"

@@ -1,25 +1,46 @@
 #!/usr/bin/env bash
-# Installs the Debian packages roost builds, tests and benchmarks with, the
-# MinIO server the object-storage tests run against
-# (scripts/install-minio.sh), podman for the container image and its test
-# (scripts/install-podman.sh), and the tools the Helm chart is checked with
-# (scripts/install-k8s-tools.sh), each built once and cached.
+# Installs what roost needs, in two sets:
+#
+#   --build   the Debian packages that build the programs (roost-load,
+#             roost-server, roost-get, roost-admin) with the tests and
+#             benchmarks off (scripts/build.sh --no-tests): what
+#             scripts/demo.sh needs, a few minutes on a fresh machine
+#   (none)    everything: the build set, and what the tests, benchmarks
+#             and deploy checks use (googletest, RocksDB, promtool,
+#             the Python client's packages, ...), the MinIO server the
+#             object-storage tests run against (scripts/install-minio.sh),
+#             podman for the container image and its test
+#             (scripts/install-podman.sh), and the tools the Helm chart is
+#             checked with (scripts/install-k8s-tools.sh), each built once
+#             and cached: scripts/test.sh, .ci/run, bench/run.sh
+#
 # Idempotent: does nothing (and needs no network) when all are installed.
+# Usage: scripts/install-deps.sh [--build]
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build pkg-config clang-format
+# The build set: a compiler and CMake's tools, and every library the
+# programs link (CMakeLists.txt's find_package calls outside tests/,
+# bench/ and fuzz/).
+build=(
+  build-essential cmake ninja-build pkg-config
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   libabsl-dev libsnappy-dev libzstd-dev prometheus-cpp-dev
   libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
-  libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time zlib1g-dev
+  libssl-dev libcurl4-openssl-dev libpugixml-dev zlib1g-dev
+  # The revision in --version and roost_build_info.
+  git
+)
+
+# The rest: what the tests, benchmarks, fuzzers and deploy checks use.
+rest=(
+  clang-format
+  libgtest-dev libgmock-dev libbenchmark-dev librocksdb-dev time
   libcdb-dev redis-server libhiredis-dev gnuplot-nox python3
-  libssl-dev openssl curl libcurl4-openssl-dev libpugixml-dev
+  openssl curl
   clang libclang-rt-14-dev
-  # The revision in --version and roost_build_info (git); the Debian package
-  # and its test (cpack's dpkg-shlibdeps in dpkg-dev, file); the systemd
-  # unit's check (systemd-analyze, in systemd).
-  git dpkg-dev file systemd
+  # The Debian package and its test (cpack's dpkg-shlibdeps in dpkg-dev,
+  # file); the systemd unit's check (systemd-analyze, in systemd).
+  dpkg-dev file systemd
   # The compiler cache scripts/build.sh uses where installed; the container
   # image's compile (deploy/image/build.sh) reads the same cache, so it
   # costs seconds after a host build instead of minutes.
@@ -35,7 +56,14 @@ packages=(
   python3-yaml
 )
 
-"$(dirname "$0")/apt-install.sh" "${packages[@]}"
+case "${1:-}" in
+  --build)
+    exec "$(dirname "$0")/apt-install.sh" "${build[@]}" ;;
+  "") ;;
+  *) echo "usage: $0 [--build]" >&2; exit 64 ;;
+esac
+
+"$(dirname "$0")/apt-install.sh" "${build[@]}" "${rest[@]}"
 
 # MinIO for tests/object_store_*: a no-op once built (its path on stdout).
 "$(dirname "$0")/install-minio.sh" >/dev/null
