@@ -220,10 +220,12 @@ std::string Gzip(std::string_view data) {
 std::string ReaderHeader(int format, int key_enc, int value_enc, bool strip_cr,
                          int gzip, int buffer, int key_size = 0,
                          int value_size = 0, int max_key = 255,
-                         int max_value = 255) {
+                         int max_value = 255,
+                         bool allow_missing_final_newline = false) {
   std::string h(6, '\0');
   h[0] = static_cast<char>(format | key_enc << 2 | value_enc << 4 |
-                           (strip_cr ? 64 : 0));
+                           (strip_cr ? 64 : 0) |
+                           (allow_missing_final_newline ? 128 : 0));
   h[1] = static_cast<char>(gzip | buffer << 2);
   h[2] = static_cast<char>(key_size);
   h[3] = static_cast<char>(value_size);
@@ -252,6 +254,19 @@ void ReaderSeeds() {
            "6162\t123456789012\n61626364\tx\n");
   Seed(t, "tsv-gzip-two", ReaderHeader(0, 0, 0, false, 2, 1) + raw);
   Seed(t, "tsv-gzipped", ReaderHeader(0, 0, 0, false, 0, 4) + Gzip(raw));
+  // A last line without its newline: cut short, or (with the flag) read.
+  const std::string cut = "k:029998\tv29-28\nk:029999\tv29-29";
+  Seed(t, "tsv-cut-line", ReaderHeader(0, 0, 0, false, 0, 1) + cut);
+  Seed(t, "tsv-cut-line-allowed",
+       ReaderHeader(0, 0, 0, false, 1, 3, 0, 0, 255, 255, true) + cut);
+  // Input of other formats (loader/input_hints.h), refused whole.
+  Seed(t, "tsv-other-parquet",
+       ReaderHeader(0, 0, 0, false, 0, 2) +
+           std::string("PAR1\x15\x00\x15\xa0\x01\t\n", 11) + "k\tv\n");
+  Seed(t, "tsv-other-csv",
+       ReaderHeader(0, 0, 0, false, 0, 7) + "id,name\n0,alice\n1,bob\n");
+  Seed(t, "tsv-other-jsonl",
+       ReaderHeader(0, 0, 0, false, 0, 5) + "{\"id\": 0}\n{\"id\": 1}\n");
   Seed(t, "fixed", ReaderHeader(1, 0, 0, false, 0, 7, 3, 2) + "abc12def34gh");
   Seed(t, "fixed-small-buffer",
        ReaderHeader(1, 0, 0, false, 1, 1, 4, 4) + "aaaabbbbccccdd");

@@ -3,7 +3,7 @@
 // Input: a 6-byte header, then the input file's bytes.
 //   byte 0  bits 0-1 format (tsv, fixed, length-prefixed; 3 is tsv),
 //           bits 2-3 key encoding and 4-5 value encoding (raw, hex, base64;
-//           3 is raw), bit 6 strip_cr
+//           3 is raw), bit 6 strip_cr, bit 7 allow_missing_final_newline
 //   byte 1  bits 0-1 gzip: 0 the bytes as they are (gunzipped by the reader
 //           if they start with the gzip magic bytes), 1 gzipped as one
 //           member, 2 as two members, 3 as they are;
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_util.h"
+#include "loader/input_hints.h"
 #include "loader/record_reader.h"
 #include "storage/coding.h"
 #include "util/encoding.h"
@@ -174,8 +175,19 @@ std::vector<Outcome> ModelTsv(std::string_view in,
   std::string kb, vb;
   size_t pos = 0;
   auto error = [&] { out.push_back(Outcome::Error()); };
+  // An input plainly of another format is refused whole, on its first
+  // kSniffBytes bytes (all of them when it is shorter).
+  if (OtherFormat(in.substr(0, kSniffBytes), in.size() < kSniffBytes, "in")) {
+    error();
+    return out;
+  }
   while (pos < in.size()) {
     const size_t newline = in.find('\n', pos);
+    // A last line without its newline: input cut short, which ends it.
+    if (newline == std::string_view::npos && !o.allow_missing_final_newline) {
+      error();
+      return out;
+    }
     const size_t end = newline == std::string_view::npos ? in.size() : newline;
     std::string_view line = in.substr(pos, end - pos);
     pos = newline == std::string_view::npos ? in.size() : newline + 1;
@@ -282,6 +294,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.key_encoding = kEncodings[(h[0] >> 2) & 3];
   o.value_encoding = kEncodings[(h[0] >> 4) & 3];
   o.strip_cr = (h[0] >> 6) & 1;
+  o.allow_missing_final_newline = (h[0] >> 7) & 1;
   const int gzip = h[1] & 3;
   constexpr size_t kBufferSizes[] = {1, 2, 3, 5, 8, 64, 4096, 0};
   if (const size_t b = kBufferSizes[(h[1] >> 2) & 7]; b != 0) {

@@ -109,8 +109,9 @@ struct BuildSummary {
 };
 
 // Errors: InvalidArgument for bad input or options (with FILE:LINE where
-// there is one), DataLoss when the written table fails verification, other
-// codes for I/O.
+// there is one), DataLoss for input cut short (record_reader.h) and when
+// the written table fails verification, FailedPrecondition for input of
+// another format, other codes for I/O.
 absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress);
 
 }  // namespace roost

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "loader/input_hints.h"
 #include "loader/input_stream.h"
 #include "storage/coding.h"
 #include "util/encoding.h"
@@ -97,6 +98,10 @@ class TsvRecordReader final : public ReaderBase {
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {
     if (!status_.ok()) return status_;
+    if (!sniffed_) {
+      sniffed_ = true;
+      if (absl::Status s = RefuseOtherFormats(); !s.ok()) return Fail(s);
+    }
     // Find the end of the line, reading on until a newline or the end of
     // the input. `scanned` bytes are known to hold no newline.
     size_t scanned = 0;
@@ -111,6 +116,11 @@ class TsvRecordReader final : public ReaderBase {
       if (!filled.ok()) return Fail(filled.status());
     }
     if (newline == nullptr && in_.available() == 0) return false;
+    if (newline == nullptr && !options_.allow_missing_final_newline) {
+      ++line_;
+      in_.Skip(in_.available());
+      return Fail(CutShort());
+    }
     const size_t length =
         newline != nullptr ? newline - in_.data() : in_.available();
     std::string_view line(in_.data(), length);
@@ -148,6 +158,8 @@ class TsvRecordReader final : public ReaderBase {
     if (v->size() > options_.max_value_size) {
       return Malformed(TooLong("value", v->size(), options_.max_value_size));
     }
+    if (k->empty() && first_empty_key_line_ == 0) first_empty_key_line_ = line_;
+    if (options_.value_encoding == Encoding::kRaw) NoteQuoting(*v);
     *key = *k;
     *value = *v;
     return true;
@@ -158,8 +170,58 @@ class TsvRecordReader final : public ReaderBase {
   }
 
   uint64_t first_cr_line() const override { return first_cr_line_; }
+  uint64_t first_empty_key_line() const override {
+    return first_empty_key_line_;
+  }
+  CsvQuoting csv_quoting() const override {
+    return quoting_broken_ || quoting_.values < kCsvQuotedMin ? CsvQuoting()
+                                                              : quoting_;
+  }
 
  private:
+  // Before the first line: refuses an input that is plainly of another
+  // format, looking at its first kSniffBytes bytes (the window grows to
+  // hold them, however small buffer_size is, so that what is refused does
+  // not depend on it).
+  absl::Status RefuseOtherFormats() {
+    absl::StatusOr<size_t> filled = in_.Fill(kSniffBytes);
+    if (!filled.ok()) return filled.status();
+    // Fill() stops short of what it is asked only at the end of the input.
+    const size_t n = std::min(*filled, kSniffBytes);
+    if (auto other = OtherFormat(std::string_view(in_.data(), n),
+                                 *filled < kSniffBytes, in_.name())) {
+      return absl::FailedPreconditionError(*other);
+    }
+    return absl::OkStatus();
+  }
+
+  // The input ends in the middle of line line_.
+  absl::Status CutShort() const {
+    return absl::DataLossError(StrCat(
+        Location(),
+        ": no newline at the end of the input: its last line may be cut "
+        "short (a producer stopped mid-line); --allow-missing-final-newline "
+        "reads it as a record"));
+  }
+
+  // Counts the values after line 1 that look CSV-quoted, until one does
+  // not or kCsvQuotedSample have.
+  void NoteQuoting(std::string_view value) {
+    if (line_ == 1 || quoting_broken_ || quoting_.values == kCsvQuotedSample) {
+      return;
+    }
+    if (!IsCsvQuoted(value)) {
+      quoting_broken_ = true;
+      return;
+    }
+    if (quoting_.values++ == 0) {
+      quoting_.first_line = line_;
+      quoting_.first_value = value.size() <= 64
+                                 ? std::string(value)
+                                 : StrCat(value.substr(0, 64), "...");
+    }
+  }
+
   static absl::StatusOr<std::string_view> Decode(Encoding encoding,
                                                  std::string_view in,
                                                  std::string_view field,
@@ -184,7 +246,10 @@ class TsvRecordReader final : public ReaderBase {
       in_.Skip(in_.available());
       absl::StatusOr<size_t> filled = in_.Fill(1);
       if (!filled.ok()) return Fail(filled.status());
-      if (*filled == 0) break;
+      if (*filled == 0) {
+        if (!options_.allow_missing_final_newline) return Fail(CutShort());
+        break;
+      }
       const void* newline = std::memchr(in_.data(), '\n', in_.available());
       if (newline != nullptr) {
         in_.Skip(static_cast<const char*>(newline) - in_.data() + 1);
@@ -196,8 +261,12 @@ class TsvRecordReader final : public ReaderBase {
   }
 
   const uint64_t max_line_;
+  bool sniffed_ = false;
   uint64_t line_ = 0;
   uint64_t first_cr_line_ = 0;
+  uint64_t first_empty_key_line_ = 0;
+  CsvQuoting quoting_;
+  bool quoting_broken_ = false;
   std::string key_buffer_;
   std::string value_buffer_;
 };
@@ -216,8 +285,13 @@ class BinaryReaderBase : public ReaderBase {
   absl::Status Reject(std::string_view problem) {
     return Fail(Malformed(problem));
   }
+  // The input ends inside the record: cut short (DataLoss), not malformed.
+  absl::Status Truncated(std::string_view what) {
+    return Fail(absl::DataLossError(StrCat(Location(), ": ", what)));
+  }
   absl::Status Truncated(size_t have, uint64_t want) {
-    return Reject(StrCat("truncated record (", have, " of ", want, " bytes)"));
+    return Truncated(
+        StrCat("truncated record (", have, " of ", want, " bytes)"));
   }
 
   uint64_t record_offset_ = 0;
@@ -275,8 +349,10 @@ class LengthPrefixedRecordReader final : public BinaryReaderBase {
         // Fill() stops short of two varints' worth only at the end of the
         // input, and only the tenth byte of a varint can overflow, so a
         // varint that fails in fewer than ten bytes ran out of input.
-        return Reject(limit - p < kMaxVarint64Length ? "truncated record"
-                                                     : "bad varint length");
+        if (limit - p < kMaxVarint64Length) {
+          return Truncated("truncated record");
+        }
+        return Reject("bad varint length");
       }
       p = next;
     }

@@ -20,7 +20,9 @@
 //   kTsv             one `key<TAB>value` per line ("\n"; a "\r" before it is
 //                    part of the value unless strip_cr); key and value each
 //                    raw, hex or base64 as their encoding says. A raw value
-//                    may hold tabs.
+//                    may hold tabs. The last line too ends in "\n", unless
+//                    allow_missing_final_newline. An empty key ("\tvalue")
+//                    is the key "", as in the binary formats.
 //   kFixed           records of exactly key_size + value_size bytes, back to
 //                    back.
 //   kLengthPrefixed  varint key length, varint value length, key, value.
@@ -28,11 +30,21 @@
 // Errors: a malformed record is InvalidArgument whose message starts with
 // Location() ("FILE:LINE: " for TSV, "FILE@OFFSET: " for binary input) and
 // says what is wrong (no tab, bad hex, bad base64, a key longer than
-// max_key_size, a truncated record, ...). After a malformed TSV line the
-// reader goes on with the next line; after a malformed binary record it
-// cannot find the next record, so the error is returned again on every later
-// call. I/O and gzip errors are other codes (NotFound, PermissionDenied,
-// DataLoss) and are final.
+// max_key_size, ...). After a malformed TSV line the reader goes on with
+// the next line; after a malformed binary record it cannot find the next
+// record, so the error is returned again on every later call.
+//
+// Input cut short is DataLoss, also starting with Location(), and final: a
+// last TSV line without its newline (a producer stopped mid-line; unless
+// allow_missing_final_newline), a binary record the input ends inside, and
+// a gzip member cut. No record of a cut input is to be trusted to be the
+// last one, so no count of bad records may let it through.
+//
+// TSV input that is plainly of another format (input_hints.h: Parquet,
+// Arrow, ORC, Avro, CSV, JSON Lines, zstd, xz or bzip2) is refused before
+// any record, as FailedPrecondition naming the format and how to convert
+// it; final. I/O and gzip errors are other codes (NotFound,
+// PermissionDenied, DataLoss) and are final.
 #ifndef ROOST_LOADER_RECORD_READER_H_
 #define ROOST_LOADER_RECORD_READER_H_
 
@@ -70,6 +82,9 @@ struct RecordReaderOptions {
   // TSV: drop one "\r" at the end of each line (input written with CRLF
   // line ends). The default value is false.
   bool strip_cr = false;
+  // TSV: take a last line that lacks its "\n" as a record (a file written
+  // by hand), rather than as input cut short. The default value is false.
+  bool allow_missing_final_newline = false;
   // Bytes read (and gunzipped) at a time, and the first size of the window
   // records are returned from; a larger record grows the window. At least
   // 1: tests and fuzz/record_reader_fuzz.cc make it small, so that short
@@ -96,6 +111,22 @@ class RecordReader {
   // TSV without strip_cr: the first line read that ended in "\r" (its
   // value keeps the "\r"), or 0 for none.
   virtual uint64_t first_cr_line() const { return 0; }
+  // TSV: the first line read whose key is empty, or 0 for none.
+  virtual uint64_t first_empty_key_line() const { return 0; }
+
+  // TSV with raw values: the values of the records after line 1 (which may
+  // be a header line), the first kCsvQuotedSample of them, when every one
+  // so far is quote-wrapped as a CSV writer wraps a field that holds
+  // quotes (input_hints.h's IsCsvQuoted: "{""id"":0}"), and there were at
+  // least kCsvQuotedMin of them: enough not to be a coincidence.
+  static constexpr uint64_t kCsvQuotedSample = 20;
+  static constexpr uint64_t kCsvQuotedMin = 3;
+  struct CsvQuoting {
+    uint64_t values = 0;      // all CSV-quoted; 0 when too few or not all
+    uint64_t first_line = 0;  // the line of the first of them
+    std::string first_value;  // its value, cut after 64 bytes with "..."
+  };
+  virtual CsvQuoting csv_quoting() const { return {}; }
 };
 
 // Expands shell globs in `inputs` (sorted matches; "-" and paths without

@@ -317,7 +317,9 @@ int main(int argc, char** argv) {
       "roost-load: builds roost tables from bulk input and publishes them, "
       "inspects and verifies them, and looks keys up offline.\n"
       "Exit codes: 0 ok, 1 key not found (get), 64 bad usage (flags, flag "
-      "values and their combinations), 65 bad input data or a corrupt table, "
+      "values and their combinations), 65 bad input data (a malformed "
+      "record; input cut short, as a last line without its newline; input "
+      "of another format) or a corrupt table, "
       "74 I/O error (also: a table repository unreachable, refusing the "
       "credentials, without the bucket, or failing an upload)."};
   app.footer(
@@ -350,7 +352,10 @@ int main(int argc, char** argv) {
       "file (--output) or as the next version of a table (--data-dir or "
       "--repository, with --table).");
   b->add_option("--input,-i", job.inputs,
-                "Input files or globs; - for stdin; gzip is detected")
+                "Input files or globs; - for stdin; gzip is detected. Parquet, "
+                "Arrow, ORC, Avro, CSV, JSON Lines and zstd, xz or bzip2 "
+                "input is named as such (exit 65) with a command that "
+                "converts it")
       ->required();
   b->add_option("--output,-o", job.output_file, "Write the table to FILE");
   b->add_option("--data-dir", job.data_dir,
@@ -391,8 +396,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"cuckoo", "block"}))
       ->capture_default_str();
   b->add_option("--input-format", f.input_format,
-                "tsv (key<TAB>value lines), fixed (--key-size + --value-size "
-                "byte records) or length-prefixed (varint lengths)")
+                "tsv (key<TAB>value lines, each ending in a newline; an "
+                "empty key, a line starting with a tab, is the key \"\", "
+                "warned about), fixed (--key-size + --value-size byte "
+                "records) or length-prefixed (varint lengths)")
       ->check(CLI::IsMember({"tsv", "fixed", "length-prefixed"}))
       ->capture_default_str();
   b->add_option("--key-encoding", f.key_encoding,
@@ -418,6 +425,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   b->add_flag("--strip-cr", job.reader.strip_cr,
               "TSV: drop the \\r of lines that end in \\r\\n");
+  b->add_flag("--allow-missing-final-newline",
+              job.reader.allow_missing_final_newline,
+              "TSV: read a last line without its newline as a record (a file "
+              "written by hand). Without it such a line is input cut short "
+              "(a producer stopped mid-line): exit 65, nothing published");
   b->add_flag("--allow-empty", job.allow_empty,
               "Publish a table of no keys when the input has no records "
               "(else an error)");
@@ -429,7 +441,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"error", "first", "last"}))
       ->capture_default_str();
   b->add_option("--max-bad-records", job.max_bad_records,
-                "Skip (and count) up to N malformed records")
+                "Skip (and count) up to N malformed TSV lines. A malformed "
+                "binary record (where the next one starts is then unknown), "
+                "input cut short and input of another format stop the build "
+                "whatever N")
       ->capture_default_str();
   b->add_option("--memory-limit", f.memory_limit,
                 "Block format: memory for sorting before spilling to disk "

@@ -68,6 +68,39 @@ absl::Status DuplicateError(const Origins& origins, std::string_view key,
              "); --on-duplicate=first or last keeps one"));
 }
 
+// What the build warns of, once an input is read: something about it the
+// user should know, although every record of it is stored as it was.
+void WarnAboutInput(const std::string& name, const RecordReader& reader,
+                    Progress* progress) {
+  if (const uint64_t line = reader.first_cr_line()) {
+    progress->Warn(StrCat(name, ":", line,
+                          ": warning: lines end in \\r, which stays at the "
+                          "end of each value; --strip-cr drops it"));
+  }
+  // Most often the header line pandas' to_csv writes (its index column
+  // unnamed), or a key column missing from some rows.
+  if (const uint64_t line = reader.first_empty_key_line()) {
+    progress->Warn(StrCat(name, ":", line,
+                          ": warning: empty key (the line starts with a "
+                          "tab), stored as the key \"\": a header line, or "
+                          "a missing key?"));
+  }
+  const RecordReader::CsvQuoting quoting = reader.csv_quoting();
+  if (quoting.values > 0) {
+    const std::string_view v = quoting.first_value;
+    const bool printable = std::all_of(
+        v.begin(), v.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
+    progress->Warn(StrCat(
+        name, ": warning: values are CSV-quoted: each of the first ",
+        quoting.values,
+        " after line 1 starts and ends with \" and doubles the quotes inside",
+        printable ? StrCat(" (line ", quoting.first_line, ": ", v, ")") : "",
+        ", as a CSV writer quotes them; they are stored as they are, quotes "
+        "included. Write the TSV unquoted (pandas: to_csv(sep=\"\\t\", "
+        "quoting=csv.QUOTE_NONE, header=False))"));
+  }
+}
+
 // Reads every input, calling `sink(key, value)` for each good record.
 template <typename Sink>
 absl::Status ReadInputs(const BuildJob& job,
@@ -86,16 +119,19 @@ absl::Status ReadInputs(const BuildJob& job,
     while (true) {
       absl::StatusOr<bool> more = (*reader)->Next(&key, &value);
       if (!more.ok()) {
-        if (more.status().code() != absl::StatusCode::kInvalidArgument) {
-          return more.status();  // I/O: final
+        // Only a malformed TSV line is skipped. Input cut short (DataLoss),
+        // of another format or unreadable is final; and after a malformed
+        // binary record there is no telling where the next one starts, so
+        // skipping it would drop every record after it unseen.
+        if (more.status().code() != absl::StatusCode::kInvalidArgument ||
+            job.reader.format != InputFormat::kTsv) {
+          return more.status();
         }
         if (++summary->bad_records > job.max_bad_records) {
           return more.status();
         }
         origins->Skipped(good_here);
         progress->Note(StrCat("skipping ", more.status().message()));
-        // A binary reader cannot find the next record after a bad one.
-        if (job.reader.format != InputFormat::kTsv) break;
         continue;
       }
       if (!*more) break;
@@ -106,11 +142,7 @@ absl::Status ReadInputs(const BuildJob& job,
       progress->Update(summary->records,
                        bytes_before + (*reader)->bytes_read());
     }
-    if (const uint64_t line = (*reader)->first_cr_line()) {
-      progress->Warn(StrCat(path == "-" ? "<stdin>" : path, ":", line,
-                            ": warning: lines end in \\r, which stays at the "
-                            "end of each value; --strip-cr drops it"));
-    }
+    WarnAboutInput(path == "-" ? "<stdin>" : path, **reader, progress);
     const uint64_t bytes = (*reader)->bytes_read();
     bytes_before += bytes;
     read->push_back({path, bytes});

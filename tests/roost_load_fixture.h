@@ -6,6 +6,8 @@
 //   roost_load_publish_test.cc  versions published into a data directory,
 //                               and what failed or killed builds leave
 //   roost_load_errors_test.cc   malformed input, bad flags, usage
+//   roost_load_input_test.cc    input cut short, of another format, CSV-
+//                               quoted values, empty keys
 //   roost_load_inspect_test.cc  inspect, verify and get
 //   roost_load_shards_test.cc   --shards: sharded versions built,
 //                               inspected, verified, and refused when
