@@ -197,11 +197,17 @@ int RunBuildCommand(BuildFlags& f) {
   return kExitOk;
 }
 
-int RunInspect(const std::string& path) {
+// inspect, verify and get of a sharded version read the shards `shard`
+// (--shard I) names, or those whose files are there (sharded_version.h); an
+// unsharded version or a file is read whole whatever it says, as
+// roost-server --shard serves one.
+int RunInspect(const std::string& path, std::optional<uint32_t> shard) {
   auto resolved = ResolveTablePath(path);
   if (!resolved.ok()) return Fail(resolved.status());
   if (auto sharded = ShardedManifest(*resolved)) {
-    auto text = DescribeShards(*resolved->version_dir, *sharded);
+    auto selection = SelectShards(*resolved->version_dir, *sharded, shard);
+    if (!selection.ok()) return Fail(selection.status());
+    auto text = DescribeShards(*resolved->version_dir, *sharded, *selection);
     if (!text.ok()) return Fail(text.status());
     fmt::print("{}", *text);
     return kExitOk;
@@ -216,11 +222,13 @@ int RunInspect(const std::string& path) {
 // A version directory gets the check the server makes before serving
 // (OpenVersion), plus the whole-file checksum, of every shard of a sharded
 // one; a bare file gets its own checksums.
-int RunVerify(const std::string& path) {
+int RunVerify(const std::string& path, std::optional<uint32_t> shard) {
   auto resolved = ResolveTablePath(path);
   if (!resolved.ok()) return Fail(resolved.status());
   if (auto sharded = ShardedManifest(*resolved)) {
-    auto report = VerifyShards(*resolved->version_dir, *sharded);
+    auto selection = SelectShards(*resolved->version_dir, *sharded, shard);
+    if (!selection.ok()) return Fail(selection.status());
+    auto report = VerifyShards(*resolved->version_dir, *sharded, *selection);
     if (!report.ok()) return Fail(report.status());
     fmt::print("{}", *report);
     return kExitOk;
@@ -248,11 +256,14 @@ struct GetFlags {
   std::vector<std::string> keys;  // as given, in key_encoding
   std::string key_encoding = "raw";
   std::string value_encoding = "raw";
+  std::optional<uint32_t> shard;
 };
 
 // Looks keys up offline, with roost-get's flags, output and exit codes:
 // "KEY<TAB>VALUE" on stdout for a key found (KEY as given, VALUE in
 // --value-encoding), `roost-load: "KEY": not found` on stderr otherwise.
+// A key of a shard not read (a server's copy, --shard) is neither: it is
+// named on stderr, and the exit code is 65.
 int RunGet(const GetFlags& f) {
   std::vector<std::string> keys;
   for (const std::string& text : f.keys) {
@@ -270,17 +281,27 @@ int RunGet(const GetFlags& f) {
   std::optional<ShardRouter> router;
   std::unique_ptr<Table> table;
   if (auto sharded = ShardedManifest(*resolved)) {
-    router.emplace(*resolved->version_dir, sharded->shards);
+    auto selection = SelectShards(*resolved->version_dir, *sharded, f.shard);
+    if (!selection.ok()) return Fail(selection.status());
+    router.emplace(*resolved->version_dir, *sharded, *selection);
   } else {
     auto file = Table::Open(resolved->file);
     if (!file.ok()) return Fail(file.status());
     table = std::move(*file);
   }
   int code = kExitOk;
+  bool unread = false;  // a key of a shard not read
   std::string value;
   for (size_t i = 0; i < keys.size(); ++i) {
     const Table* t = table.get();
     if (router) {
+      if (const uint32_t s = router->ShardOf(keys[i]); !router->Reads(s)) {
+        std::fflush(stdout);
+        fmt::print(stderr, "roost-load: {}: {}\n", PrintableKey(f.keys[i]),
+                   router->WhyNotRead(s));
+        unread = true;
+        continue;
+      }
       auto routed = router->TableFor(keys[i]);
       if (!routed.ok()) return Fail(routed.status());
       t = *routed;
@@ -305,7 +326,7 @@ int RunGet(const GetFlags& f) {
       code = kExitNotFound;
     }
   }
-  return code;
+  return unread ? kExitBadInput : code;
 }
 
 }  // namespace
@@ -491,6 +512,23 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   std::string path;
+  // --shard of inspect, verify and get.
+  uint32_t shard = 0;
+  const std::string shard_help =
+      "Of a sharded version, read shard I's file alone (the others need not "
+      "be there). Without it, the shards' files that are there are read: "
+      "all of them, or the one a server's copy holds (roost-server --shard "
+      "keeps the MANIFEST and its shard's file); an unsharded version is "
+      "read whole either way";
+  auto add_shard = [&](CLI::App* command) {
+    command->add_option("--shard", shard, shard_help)
+        ->type_name("I")
+        ->check(CLI::Range(0u, kMaxShards - 1));
+  };
+  auto shard_of = [&](CLI::App* command) {
+    return command->count("--shard") > 0 ? std::optional<uint32_t>(shard)
+                                         : std::nullopt;
+  };
   CLI::App* inspect = app.add_subcommand(
       "inspect", "Print a table's header and statistics (FILE or DIR).");
   inspect
@@ -498,11 +536,13 @@ int main(int argc, char** argv) {
                    "Table file, version directory, or table directory "
                    "(its newest version)")
       ->required();
+  add_shard(inspect);
   CLI::App* verify = app.add_subcommand(
       "verify",
       "Check every checksum of a table, and its MANIFEST when given a "
       "directory; exit 0 only if all hold.");
   verify->add_option("table", path, "Table file or directory")->required();
+  add_shard(verify);
   GetFlags g;
   CLI::App* get = app.add_subcommand(
       "get",
@@ -521,6 +561,7 @@ int main(int argc, char** argv) {
                   "base64 (standard alphabet, padded)")
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
       ->capture_default_str();
+  add_shard(get);
 
   RepositoryCommandFlags rf;
   const RepositorySubcommands repo = AddRepositorySubcommands(app, rf);
@@ -550,7 +591,8 @@ int main(int argc, char** argv) {
     if (absl::Status s = run(rf); !s.ok()) return Fail(s, json, true);
     return kExitOk;
   }
-  if (inspect->parsed()) return RunInspect(path);
-  if (verify->parsed()) return RunVerify(path);
+  if (inspect->parsed()) return RunInspect(path, shard_of(inspect));
+  if (verify->parsed()) return RunVerify(path, shard_of(verify));
+  g.shard = shard_of(get);
   return RunGet(g);
 }

@@ -269,6 +269,9 @@ TEST_F(ShardsTest, AMissingShardFileIsRefusedNamingIt) {
   fs::remove(v + "/shard-0001-of-0003.sst");
   ExpectRefused(
       v, "incomplete version: " + v + "/shard-0001-of-0003.sst has 0 of the");
+  // Two of three files: no server's copy (it holds one), so incomplete;
+  // the error says how to check the shards that are here.
+  ExpectRefused(v, "; --shard I checks shard I's file alone");
   // The other shards still open on their own.
   VersionOpenOptions options;
   options.shard = 2;
@@ -337,6 +340,187 @@ TEST_F(ShardsTest, InconsistentShardFieldsAreRefused) {
   }
   WriteFile(manifest, good);
   EXPECT_EQ(RoostLoad("verify " + v).exit_code, 0);
+}
+
+// A server's local copy of a sharded version (roost-server --shard I, pulled
+// from a repository) holds the MANIFEST and shard I's file only. inspect,
+// verify and get recognise such a one-shard copy, as the runbook has them
+// used on a rolled-back version, or are told --shard I; a copy whose shard
+// file is cut short or missing is refused all the same.
+class LocalCopyTest : public ShardsTest {
+ protected:
+  // Builds 100 keys in 3 shards into DATA/t/v000001, and copies that
+  // version to COPY/t/v000001 with the MANIFEST and the files of `keep`
+  // only, as a server pulls it. The copy's directory.
+  std::string BuildAndCopy(const std::vector<uint32_t>& keep) {
+    EXPECT_EQ(Build(Input(100), "--shards 3").exit_code, 0);
+    const std::string v = data_ + "/t/v000001";
+    const std::string copy = dir_.File("copy") + "/t/v000001";
+    fs::create_directories(copy);
+    fs::copy_file(v + "/MANIFEST", copy + "/MANIFEST");
+    for (uint32_t s : keep) {
+      fs::copy_file(v + "/" + ShardFileName(s, 3),
+                    copy + "/" + ShardFileName(s, 3));
+    }
+    return copy;
+  }
+  // A key of kvs_ in `shard` of 3.
+  std::string KeyOf(uint32_t shard) const {
+    for (const auto& [key, value] : kvs_) {
+      if (PartitionOf(key, 3) == shard) return key;
+    }
+    return "";
+  }
+  uint64_t KeysOf(uint32_t shard) const {
+    uint64_t n = 0;
+    for (const auto& [key, value] : kvs_) n += PartitionOf(key, 3) == shard;
+    return n;
+  }
+};
+
+TEST_F(LocalCopyTest, AOneShardCopyIsVerifiedInspectedAndLookedUp) {
+  const std::string copy = BuildAndCopy({1});
+  const std::string keys = StrCat(KeysOf(1));
+  Result r = RoostLoad("verify " + copy);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out,
+            StrCat(copy,
+                   "/shard-0001-of-0003.sst: ok (shard 1, cuckoo "
+                   "table, ",
+                   keys, " keys)\n", copy,
+                   ": ok (a copy of shard 1 of 3, as a server keeps "
+                   "it: the other shards' files are not here; cuckoo "
+                   "table, ",
+                   keys, " of the version's 100 keys, MANIFEST agrees)\n"));
+  // The table directory means its newest version, as ever.
+  EXPECT_EQ(
+      RoostLoad("verify " + fs::path(copy).parent_path().string()).exit_code,
+      0);
+
+  r = RoostLoad("inspect " + copy);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find(StrCat(
+                "shard 1           shard-0001-of-0003.sst: ", keys, " keys, ")),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(StrCat("shard 0           shard-0000-of-0003.sst: not "
+                              "here (",
+                              KeysOf(0), " keys, ")),
+            std::string::npos)
+      << r.out;
+
+  // A key of shard 1 is looked up; a key of a shard not here cannot be,
+  // and is not reported "not found".
+  const std::string mine = KeyOf(1), other = KeyOf(2);
+  r = RoostLoad("get " + copy + " " + mine);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, mine + "\t" + kvs_[mine] + "\n");
+  r = RoostLoad("get " + copy + " " + other + " " + mine);
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_NE(r.out.find("roost-load: \"" + other +
+                       "\": in shard 2 of 3, whose file is not in " + copy +
+                       " (it holds shard 1)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(mine + "\t" + kvs_[mine] + "\n"), std::string::npos)
+      << r.out;
+}
+
+TEST_F(LocalCopyTest, ShardFlagChecksOneShard) {
+  const std::string copy = BuildAndCopy({1});
+  const std::string v = data_ + "/t/v000001";
+  const std::string keys = StrCat(KeysOf(1));
+  for (const std::string& dir : {copy, v}) {
+    SCOPED_TRACE(dir);
+    Result r = RoostLoad("verify --shard 1 " + dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find(StrCat(dir,
+                                ": ok (shard 1 of 3 (--shard 1); cuckoo "
+                                "table, ",
+                                keys,
+                                " of the version's 100 keys, MANIFEST "
+                                "agrees)\n")),
+              std::string::npos)
+        << r.out;
+    r = RoostLoad("inspect --shard 1 " + dir);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("shard 2           shard-0002-of-0003.sst: not read "
+                         "(--shard 1) ("),
+              std::string::npos)
+        << r.out;
+    const std::string mine = KeyOf(1), other = KeyOf(0);
+    r = RoostLoad("get --shard 1 " + dir + " " + mine + " " + other);
+    EXPECT_EQ(r.exit_code, 65) << r.out;
+    EXPECT_NE(r.out.find(mine + "\t" + kvs_[mine] + "\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("\"" + other +
+                         "\": in shard 0 of 3, not read "
+                         "(--shard 1)"),
+              std::string::npos)
+        << r.out;
+  }
+  // Shard 0 is not in the copy; there is no shard 3.
+  Result r = RoostLoad("verify --shard 0 " + copy);
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_NE(r.out.find("incomplete version: " + copy +
+                       "/shard-0000-of-0003.sst has 0 of the "),
+            std::string::npos)
+      << r.out;
+  r = RoostLoad("verify --shard 3 " + v);
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_NE(r.out.find("has 3 shards, 0 to 2; there is no shard 3"),
+            std::string::npos)
+      << r.out;
+  for (const std::string command : {"verify", "inspect", "get"}) {
+    r = RoostLoad(command + " --shard x " + v + " k");
+    EXPECT_EQ(r.exit_code, 64) << command << ": " << r.out;
+  }
+  // An unsharded version is read whole whatever --shard says, as the
+  // server serves it.
+  ASSERT_EQ(Build(Input(10), "").exit_code, 0);
+  r = RoostLoad("verify --shard 2 " + data_ + "/t/v000002");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(RoostLoad("get --shard 2 " + data_ + "/t key7").out,
+            "key7\tvalue7\n");
+}
+
+TEST_F(LocalCopyTest, ACopyWithItsShardFileCutShortOrMissingIsRefused) {
+  const std::string copy = BuildAndCopy({1});
+  const std::string file = copy + "/" + ShardFileName(1, 3);
+  const uint64_t size = fs::file_size(file);
+  fs::resize_file(file, size / 2);
+  const std::string cut = StrCat("incomplete version: ", file, " has ",
+                                 size / 2, " of the ", size, " bytes");
+  const std::string key = StrCat(" ", KeyOf(1));
+  for (const std::string& command :
+       {"verify " + copy, "verify --shard 1 " + copy, "inspect " + copy,
+        "get " + copy + key, "get --shard 1 " + copy + key}) {
+    const Result r = RoostLoad(command);
+    EXPECT_EQ(r.exit_code, 65) << command << ": " << r.out;
+    EXPECT_NE(r.out.find(cut), std::string::npos) << command << ": " << r.out;
+  }
+  // None of the shards' files.
+  fs::remove(file);
+  for (const std::string& command :
+       {"verify " + copy, "inspect " + copy, "get " + copy + key}) {
+    const Result r = RoostLoad(command);
+    EXPECT_EQ(r.exit_code, 65) << command << ": " << r.out;
+    EXPECT_NE(r.out.find("incomplete version: " + copy +
+                         " holds none of its 3 shards' files "
+                         "(shard-0000-of-0003.sst to shard-0002-of-0003.sst)"),
+              std::string::npos)
+        << command << ": " << r.out;
+  }
+  // Corrupt rather than short: named by verify, as in a whole version.
+  const std::string copy2 = dir_.File("copy2") + "/t/v000001";
+  fs::create_directories(copy2);
+  fs::copy_file(copy + "/MANIFEST", copy2 + "/MANIFEST");
+  std::string bytes = ReadFile(data_ + "/t/v000001/" + ShardFileName(1, 3));
+  bytes[bytes.size() / 2] ^= 0x5a;
+  WriteFile(copy2 + "/" + ShardFileName(1, 3), bytes);
+  const Result r = RoostLoad("verify " + copy2);
+  EXPECT_EQ(r.exit_code, 65) << r.out;
+  EXPECT_NE(r.out.find(ShardFileName(1, 3)), std::string::npos) << r.out;
 }
 
 TEST_F(ShardsTest, OpenVersionNeedsAShardOfASharedVersion) {
