@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "storage/data_dir.h"
+#include "storage/manifest.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
@@ -242,23 +243,54 @@ absl::Status TableRepository::DeleteVersion(std::string_view table,
   return store_->Delete(StrCat(prefix, kManifestName));
 }
 
+absl::StatusOr<std::string> TableRepository::ReadBounded(const std::string& key,
+                                                         uint64_t max_size,
+                                                         ObjectInfo* info) {
+  ROOST_ASSIGN_OR_RETURN(*info, store_->Head(key));
+  const auto too_large = [&](uint64_t size) {
+    return absl::FailedPreconditionError(
+        StrCat(store_->uri(), "/", key, " is larger than ", max_size,
+               " bytes (", size, " bytes): not read"));
+  };
+  if (info->size > max_size) return too_large(info->size);
+  if (info->size == 0) return std::string();
+  // Bounded again: the object may have been replaced since the Head.
+  absl::StatusOr<std::string> text =
+      store_->Get(key, ByteRange{0, max_size + 1});
+  if (absl::IsOutOfRange(text.status())) return std::string();  // now empty
+  ROOST_RETURN_IF_ERROR(text.status());
+  if (text->size() > max_size) return too_large(text->size());
+  return text;
+}
+
 absl::StatusOr<std::string> TableRepository::ReadManifest(
     std::string_view table, uint64_t version) {
   ROOST_RETURN_IF_ERROR(ValidateTableName(table));
-  return store_->Get(VersionKey(table, version, kManifestName));
+  ObjectInfo info;
+  absl::StatusOr<std::string> text = ReadBounded(
+      VersionKey(table, version, kManifestName), kMaxManifestSize, &info);
+  if (absl::IsFailedPrecondition(text.status())) {
+    return absl::ResourceExhaustedError(text.status().message());
+  }
+  return text;
 }
 
 absl::StatusOr<std::optional<Pointer>> TableRepository::ReadPointer(
     std::string_view table) {
   ROOST_RETURN_IF_ERROR(ValidateTableName(table));
   const std::string key = StrCat(table, "/", kPointerName);
-  // The ETag first: if the pointer moves between the two reads, a swap with
-  // this ETag fails, as it should.
-  absl::StatusOr<ObjectInfo> info = store_->Head(key);
-  if (absl::IsNotFound(info.status())) return std::nullopt;
-  ROOST_RETURN_IF_ERROR(info.status());
-  absl::StatusOr<std::string> text = store_->Get(key);
+  // The ETag first (Head): if the pointer moves between the two reads, a
+  // swap with this ETag fails, as it should.
+  ObjectInfo info;
+  absl::StatusOr<std::string> text = ReadBounded(key, kMaxPointerSize, &info);
   if (absl::IsNotFound(text.status())) return std::nullopt;
+  if (absl::IsFailedPrecondition(text.status())) {
+    // The wrong file uploaded: damaged, as a POINTER naming no version is
+    // (a rollback replaces it).
+    return absl::DataLossError(StrCat(
+        store_->uri(), "/", key, " is ", info.size,
+        " bytes, more than a POINTER holds (", kMaxPointerSize, "): not read"));
+  }
   ROOST_RETURN_IF_ERROR(text.status());
   std::string_view name = *text;
   while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) {
@@ -270,7 +302,7 @@ absl::StatusOr<std::optional<Pointer>> TableRepository::ReadPointer(
                                       " names no version: \"",
                                       name.substr(0, 64), "\""));
   }
-  return Pointer{*version, info->etag};
+  return Pointer{*version, info.etag};
 }
 
 absl::Status TableRepository::CheckComplete(std::string_view table,

@@ -46,6 +46,12 @@ namespace roost {
 inline constexpr std::string_view kClaimName = "CLAIM";
 inline constexpr std::string_view kPointerName = "POINTER";
 
+// The largest POINTER read: one holds a version name ("v000007\n"). A
+// larger object (the wrong file uploaded) is refused from its size, never
+// downloaded. A MANIFEST is read up to kMaxManifestSize (storage/
+// manifest.h), the largest any reader of one takes.
+inline constexpr uint64_t kMaxPointerSize = 256;
+
 struct RepositoryVersion {
   uint64_t version = 0;
   // Has its MANIFEST; a version without one is being uploaded or was
@@ -125,12 +131,16 @@ class TableRepository {
   absl::Status CompleteVersion(std::string_view table, uint64_t version,
                                std::string_view manifest);
 
-  // The MANIFEST of a complete version; NotFound when it is not complete.
+  // The MANIFEST of a complete version; NotFound when it is not complete,
+  // ResourceExhausted (and not read) when it is larger than
+  // kMaxManifestSize bytes. Only that many bytes are ever asked of the
+  // store, so that a huge object costs neither memory nor a download.
   absl::StatusOr<std::string> ReadManifest(std::string_view table,
                                            uint64_t version);
 
   // The pointer of `table`; nullopt when none was ever written.
-  // DataLoss when it holds anything but a version name.
+  // DataLoss when it holds anything but a version name, or is larger than
+  // kMaxPointerSize bytes (then not read).
   absl::StatusOr<std::optional<Pointer>> ReadPointer(std::string_view table);
 
   // Points `table` at complete `version` if the pointer is still `expected`
@@ -167,6 +177,11 @@ class TableRepository {
                                 std::string_view name);
 
  private:
+  // The object `key` if it has at most `max_size` bytes (asking the store
+  // for no more than max_size + 1 of them); `info` gets what Head said of
+  // it. FailedPrecondition naming both sizes when it is larger.
+  absl::StatusOr<std::string> ReadBounded(const std::string& key,
+                                          uint64_t max_size, ObjectInfo* info);
   // FailedPrecondition unless `version` has its MANIFEST.
   absl::Status CheckComplete(std::string_view table, uint64_t version);
   // The conditional write of the pointer; FailedPrecondition when it is

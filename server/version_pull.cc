@@ -204,6 +204,10 @@ PullOutcome PullVersion(const PullJob& job) {
                         ", which is not a complete version in ",
                         job.store->uri(), ": ", text.status().message())));
     }
+    // Larger than any MANIFEST: refused from its size, never downloaded.
+    if (absl::IsResourceExhausted(text.status())) {
+      return Failed("manifest", text.status());
+    }
     return Failed(StoreFailureReason(text.status()), text.status());
   }
   absl::StatusOr<Manifest> manifest = Manifest::Parse(*text);

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "storage/manifest.h"
 #include "tests/object_store_fixture.h"
 
 namespace roost::testing {
@@ -159,6 +160,84 @@ TEST_P(RepositoryTest, BadPointersAndNamesAreRefused) {
     EXPECT_THAT(repository.UploadFile("t", 1, {name, path}),
                 StatusIs(absl::StatusCode::kInvalidArgument))
         << name;
+  }
+}
+
+// The real store underneath, with every Get's range recorded: what a
+// reader of the protocol asked the store for.
+class RecordingStore : public ObjectStore {
+ public:
+  explicit RecordingStore(ObjectStore* store) : store_(store) {}
+  std::string uri() const override { return store_->uri(); }
+  absl::Status Put(std::string_view key, std::string_view contents,
+                   const PutOptions& options) override {
+    return store_->Put(key, contents, options);
+  }
+  absl::Status PutFile(std::string_view key, const std::string& path,
+                       const PutOptions& options) override {
+    return store_->PutFile(key, path, options);
+  }
+  absl::StatusOr<std::string> Get(std::string_view key,
+                                  std::optional<ByteRange> range) override {
+    gets.push_back({std::string(key), range});
+    return store_->Get(key, range);
+  }
+  absl::Status GetToFile(std::string_view key, const std::string& path,
+                         const DownloadOptions& options) override {
+    return store_->GetToFile(key, path, options);
+  }
+  absl::StatusOr<ObjectInfo> Head(std::string_view key) override {
+    return store_->Head(key);
+  }
+  absl::StatusOr<ListPage> List(const ListOptions& options) override {
+    return store_->List(options);
+  }
+  absl::Status Delete(std::string_view key) override {
+    return store_->Delete(key);
+  }
+
+  struct Read {
+    std::string key;
+    std::optional<ByteRange> range;
+  };
+  std::vector<Read> gets;
+
+ private:
+  ObjectStore* store_;
+};
+
+// Issue 30, defect 1: a POINTER or MANIFEST object of 1 GB (the wrong file
+// uploaded) was read whole into memory by every server, on every poll, and
+// by `roost-load versions` and `rollback`. Both are read by a bounded
+// range: a larger object is refused, naming its size and the bound.
+TEST_P(RepositoryTest, AHugePointerOrManifestIsRefusedUnread) {
+  RecordingStore recording(store_.get());
+  TableRepository repository(&recording);
+  const std::string huge(kMaxManifestSize + (4 << 20), ' ');
+
+  ASSERT_OK(store_->Put("users/POINTER", huge));
+  EXPECT_THAT(repository.ReadPointer("users"),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr(StrCat("users/POINTER is ", huge.size(),
+                                        " bytes, more than a POINTER holds (",
+                                        kMaxPointerSize, ")"))));
+  ASSERT_EQ(repository.ClaimVersion("users", "a test").value(), 1u);
+  ASSERT_OK(repository.CompleteVersion("users", 1, huge));
+  EXPECT_THAT(repository.ReadManifest("users", 1),
+              StatusIs(absl::StatusCode::kResourceExhausted,
+                       HasSubstr(StrCat("users/v000001/MANIFEST is larger "
+                                        "than ",
+                                        kMaxManifestSize, " bytes"))));
+  ASSERT_OK(repository.MovePointer("users", 1));
+  EXPECT_EQ(PointedVersion(repository, "users"), 1u);
+
+  ASSERT_FALSE(recording.gets.empty());
+  for (const RecordingStore::Read& read : recording.gets) {
+    ASSERT_TRUE(read.range.has_value()) << read.key << " was read whole";
+    EXPECT_LE(read.range->length, kMaxManifestSize + 1) << read.key;
+    if (read.key.ends_with("POINTER")) {
+      EXPECT_LE(read.range->length, kMaxPointerSize + 1) << read.key;
+    }
   }
 }
 

@@ -304,6 +304,70 @@ TEST_F(ServerRepositoryFaultsTest, AManifestThatDoesNotParseIsRefused) {
   ExpectOnlyVersions({"v000001"});
 }
 
+// Issue 30, defect 1: a POINTER object of 1 GB (the wrong file uploaded)
+// was read whole by every server on every poll (std::bad_alloc under an
+// address-space limit; without one, 1 GB downloaded per poll). The server
+// reads a POINTER by a bounded range, refuses a larger one (reason
+// "pointer"), and keeps serving. It reaches MinIO through a proxy here
+// that counts the bytes it was sent.
+TEST_F(ServerRepositoryFaultsTest, AHugePointerIsRefusedUnread) {
+  ASSERT_EQ(Publish(1, keys_), 1u);
+  ThrottledProxy counting(SharedMinio()->port(), uint64_t{1} << 32);
+  ScopedEnv endpoint("AWS_ENDPOINT_URL", counting.endpoint());
+  ServerProcess server(PullFlags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_TRUE(ServesVersion(server, keys_, 1));
+  const uint64_t peak = MemoryOf(server.pid()).peak_rss;
+  const std::string huge(48 << 20, 'v');
+  ASSERT_OK(store_->Put("t/POINTER", huge));
+  const uint64_t relayed = counting.relayed();
+  ASSERT_TRUE(WaitForFailures(server, "pointer", 3));
+  // Three readings took a few requests' worth of bytes, not the object.
+  EXPECT_LT(counting.relayed() - relayed, uint64_t{1} << 20);
+  EXPECT_LT(MemoryOf(server.pid()).peak_rss, peak + (32 << 20));
+  EXPECT_EQ(server.CountLogLines(StrCat("t/POINTER is ", huge.size(),
+                                        " bytes, more than a POINTER holds")),
+            1)
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, keys_, 1));
+  EXPECT_EQ(server.ServingVersion("t"), "v000001");
+  // Repaired (a rollback replaces a damaged POINTER): read again.
+  TableRepository repository(store_.get());
+  ASSERT_EQ(Publish(2, keys_, 0, "t", /*point=*/false), 2u);
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
+      << server.Log();
+  EXPECT_TRUE(server.Running());
+}
+
+// The same for a MANIFEST of 48 MiB that the POINTER names: refused
+// (reason "manifest") from its size, never downloaded; the old version
+// keeps serving.
+TEST_F(ServerRepositoryFaultsTest, AHugeManifestIsRefusedUnread) {
+  ASSERT_EQ(Publish(1, keys_), 1u);
+  ThrottledProxy counting(SharedMinio()->port(), uint64_t{1} << 32);
+  ScopedEnv endpoint("AWS_ENDPOINT_URL", counting.endpoint());
+  ServerProcess server(PullFlags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const uint64_t peak = MemoryOf(server.pid()).peak_rss;
+  TableRepository repository(store_.get());
+  ASSERT_EQ(repository.ClaimVersion("t", "a test").value(), 2u);
+  ASSERT_OK(repository.CompleteVersion("t", 2, std::string(48 << 20, ' ')));
+  const uint64_t relayed = counting.relayed();
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(WaitForFailures(server, "manifest", 3));
+  EXPECT_LT(counting.relayed() - relayed, uint64_t{1} << 20);
+  EXPECT_LT(MemoryOf(server.pid()).peak_rss, peak + (32 << 20));
+  EXPECT_GE(server.CountLogLines(StrCat("refused t v000002 (manifest): ", uri_,
+                                        "/t/v000002/MANIFEST is larger than ",
+                                        kMaxManifestSize, " bytes")),
+            1)
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, keys_, 1));
+  ExpectOnlyVersions({"v000001"});
+  EXPECT_TRUE(server.Running());
+}
+
 TEST_F(ServerRepositoryFaultsTest, AShardedVersionNeedsTheServersShard) {
   ASSERT_EQ(Publish(1, keys_, 3), 1u);
   {
