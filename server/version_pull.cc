@@ -171,6 +171,10 @@ struct StagingDir {
 
 }  // namespace
 
+std::string LocalFailureReason(const absl::Status& status) {
+  return absl::IsResourceExhausted(status) ? "no_space" : "local";
+}
+
 std::string StoreFailureReason(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kUnavailable:
@@ -238,7 +242,9 @@ PullOutcome PullVersion(const PullJob& job) {
   StagingDir staging;
   {
     absl::StatusOr<std::string> dir = MakeOwnedDir(table_dir, kStagingPrefix);
-    if (!dir.ok()) return Failed("local", dir.status());
+    if (!dir.ok()) {
+      return Failed(LocalFailureReason(dir.status()), dir.status());
+    }
     staging.path = *dir;
     ::chmod(staging.path.c_str(), 0755);
   }
@@ -260,6 +266,11 @@ PullOutcome PullVersion(const PullJob& job) {
   }
   if (!downloaded.ok()) {
     if (absl::IsCancelled(downloaded)) return Failed("local", downloaded);
+    // A store's errors are its own codes; ResourceExhausted is the disk
+    // filling up (or a quota) as the bytes were written.
+    if (absl::IsResourceExhausted(downloaded)) {
+      return Failed("no_space", downloaded);
+    }
     return Failed(StoreFailureReason(downloaded), downloaded);
   }
 
@@ -288,7 +299,9 @@ PullOutcome PullVersion(const PullJob& job) {
     staging.published = true;
     return FsyncPath(table_dir);
   }();
-  if (!published.ok()) return Failed("local", published);
+  if (!published.ok()) {
+    return Failed(LocalFailureReason(published), published);
+  }
   return {};
 }
 

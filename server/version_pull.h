@@ -62,8 +62,11 @@ struct PullJob {
 struct PullOutcome {
   absl::Status status;
   // When it failed, the roost_repository_pull_failures_total reason:
-  // unreachable, denied, missing, corrupt, manifest, shard, no_space or
-  // local (the data directory could not be written).
+  // unreachable, denied, missing, corrupt, manifest (one that does not
+  // parse, does not fit this server, or is larger than kMaxManifestSize),
+  // shard, no_space (too little free space before the download, or the
+  // disk or a quota full during it: ENOSPC, EDQUOT) or local (the data
+  // directory could not be written otherwise).
   std::string reason;
 };
 
@@ -72,6 +75,11 @@ PullOutcome PullVersion(const PullJob& job);
 // The reason of a failed object-store call (unreachable, denied, missing,
 // corrupt), or "local" for anything else.
 std::string StoreFailureReason(const absl::Status& status);
+
+// The reason of a failed write to the data directory: "no_space" for a
+// full disk or quota (ResourceExhausted: util/file.h's ErrnoError), else
+// "local".
+std::string LocalFailureReason(const absl::Status& status);
 
 }  // namespace roost
 

@@ -7,9 +7,13 @@
 // backoff, nothing half-written left behind. Real MinIO, real roost-server
 // (tests/repository_server_fixture.h).
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "tests/repository_server_fixture.h"
@@ -409,6 +413,87 @@ TEST_F(ServerRepositoryFaultsTest, NoFreeSpaceIsRefusedBeforeDownloading) {
                      "roost_repository_pull_bytes_total{table=\"t\"}"),
             0);
   ExpectOnlyVersions({});
+}
+
+// Issue 30, defect 24: a disk that filled up during a download (not
+// before it, which the statvfs check catches) was counted as reason
+// "local", so that an alert on no_space missed it. The data directory is a
+// small tmpfs of the server's own (a private mount namespace: nothing is
+// mounted on the host), filled by the test while a paced download runs.
+TEST_F(ServerRepositoryFaultsTest, ADiskThatFillsMidDownloadIsNoSpace) {
+  std::vector<std::string> wrapper = {"unshare", "-m"};
+  if (RunProcess({"/usr/bin/unshare", "-m", "true"}).exit_code != 0) {
+    wrapper = {"unshare", "-Urm"};  // unprivileged: a user namespace too
+    if (RunProcess({"/usr/bin/unshare", "-Urm", "true"}).exit_code != 0) {
+      GTEST_SKIP() << "cannot make a mount namespace here (unshare -m and "
+                      "-Urm both refused)";
+    }
+  }
+  const std::vector<std::string> keys = Keys(30000);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  const auto size = store_->Head("t/v000001/table.sst");
+  ASSERT_OK(size);
+  ASSERT_GT(size->size, 512u << 10);
+  ServerFlags flags = PullFlags(
+      std::nullopt, {"--download-rate", "262144", "--min-free-bytes", "0"});
+  wrapper.insert(
+      wrapper.end(),
+      {"sh", "-c", "mount -t tmpfs -o size=2m roost-test \"$0\" && exec \"$@\"",
+       data_});
+  flags.wrapper = wrapper;
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitListening()) << server.Log();
+  // The server's data directory, seen from here.
+  const std::string data = StrCat("/proc/", server.pid(), "/root", data_);
+  const auto staged = [&] {
+    std::error_code ec;
+    for (const auto& dir : fs::directory_iterator(data + "/t", ec)) {
+      for (const auto& f : fs::directory_iterator(dir.path(), ec)) {
+        if (f.is_regular_file(ec) && f.file_size(ec) >= (64u << 10) &&
+            f.file_size(ec) < size->size) {
+          return true;
+        }
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitFor(staged)) << server.Log();
+  // Fill what is left of the 2 MiB.
+  const std::string filler = data + "/filler";
+  {
+    const int fd = ::open(filler.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    const std::string chunk(4096, 'x');
+    while (::write(fd, chunk.data(), chunk.size()) > 0) {
+    }
+    EXPECT_EQ(errno, ENOSPC);
+    ::close(fd);
+  }
+  ASSERT_TRUE(WaitForFailures(server, "no_space")) << server.Log();
+  // The write that found the disk full, not only the statvfs check of the
+  // retries while it stays full.
+  EXPECT_GE(server.CountLogLines("refused t v000001 (no_space): cannot write "),
+            1)
+      << server.Log();
+  EXPECT_GE(server.CountLogLines("No space left on device"), 1) << server.Log();
+  EXPECT_EQ(Failures(server.ScrapeMetrics(), "local"), 0) << server.Log();
+  // Space again: the next retry pulls it, and nothing was left behind.
+  ASSERT_EQ(::unlink(filler.c_str()), 0) << std::strerror(errno);
+  // (After a backoff of up to 32 polls, a download of some 6 s.)
+  ASSERT_TRUE(
+      server.WaitForLog("roost-server: ready:", std::chrono::seconds(60)))
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(
+      server, std::vector<std::string>(keys.begin(), keys.begin() + 1000), 1));
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(data + "/t")) {
+    entries.push_back(e.path().filename().string());
+  }
+  std::sort(entries.begin(), entries.end());
+  EXPECT_THAT(entries, ::testing::Contains("v000001"));
+  for (const std::string& e : entries) {
+    EXPECT_EQ(e.find(".staging-"), std::string::npos) << e;
+  }
 }
 
 TEST_F(ServerRepositoryFaultsTest, KilledMidDownloadLeavesNoVersion) {

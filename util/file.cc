@@ -23,6 +23,8 @@ absl::Status ErrnoError(std::string_view what, std::string_view path, int err) {
     case EPERM:
       return absl::PermissionDeniedError(message);
     case ENOMEM:
+    case ENOSPC:
+    case EDQUOT:
       return absl::ResourceExhaustedError(message);
     default:
       return absl::InternalError(message);

@@ -18,8 +18,8 @@
 namespace roost {
 
 // "WHAT PATH: strerror(err)" with a code for the cause: NotFound (ENOENT),
-// PermissionDenied (EACCES, EPERM), ResourceExhausted (ENOMEM), else
-// Internal.
+// PermissionDenied (EACCES, EPERM), ResourceExhausted (ENOMEM, and a full
+// disk or quota: ENOSPC, EDQUOT), else Internal.
 //
 // Example:
 //   if (::fsync(fd) != 0) return ErrnoError("cannot fsync", path, errno);
