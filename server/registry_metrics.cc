@@ -85,6 +85,12 @@ void TableRegistry::CollectMetrics(
       "Versions that failed to load or were dropped, by reason (manifest, "
       "open, corrupt, unsupported, incomplete, modified).",
       MetricType::Counter);
+  auto rechecks = MakeFamily(
+      "roost_table_rechecks_total",
+      "Versions checked against their MANIFEST (every byte) after a writer "
+      "opened their served file, by result: intact (served again) or "
+      "changed (refused).",
+      MetricType::Counter);
   auto pinned = MakeFamily("roost_table_pinned",
                            "1 while a rollback pins the table's version.",
                            MetricType::Gauge);
@@ -213,12 +219,18 @@ void TableRegistry::CollectMetrics(
           .counter.value =
           static_cast<double>(it == state.failures.end() ? 0 : it->second);
     }
+    for (const char* result : {"intact", "changed"}) {
+      auto it = state.rechecks.find(result);
+      AddMetric(&rechecks, {{"result", result}, {"table", name}})
+          .counter.value =
+          static_cast<double>(it == state.rechecks.end() ? 0 : it->second);
+    }
     AddMetric(&pinned, {{"table", name}}).gauge.value = state.pinned ? 1 : 0;
   }
-  for (auto* f :
-       {&lookups, &probes, &info, &serving, &keys, &built, &data_time, &mapped,
-        &resident, &swaps, &failures, &pinned, &leased, &tables, &ignored,
-        &stalled, &load_age, &shard_info, &shards}) {
+  for (auto* f : {&lookups,  &probes,    &info,     &serving,    &keys,
+                  &built,    &data_time, &mapped,   &resident,   &swaps,
+                  &failures, &rechecks,  &pinned,   &leased,     &tables,
+                  &ignored,  &stalled,   &load_age, &shard_info, &shards}) {
     out->push_back(std::move(*f));
   }
 }

@@ -1,8 +1,9 @@
 // TableRegistry: a version's way in and out of service. A load runs on a
 // worker (StartLoad) and comes back through the inbox (TakeLoaded, Apply);
 // a loaded version is published to the table's slots (Serve), dropped when
-// a writer breaks its lease (OnLeaseBreaks, Drop), and removed from disk
-// past --keep-versions (PruneVersions). Every method runs on the registry
+// a writer breaks its lease (OnLeaseBreaks, StopServing) and checked whole
+// once the writer is done (Apply), and removed from disk past
+// --keep-versions (PruneVersions). Every method runs on the registry
 // thread; the registry loop is table_registry.cc.
 #include <algorithm>
 #include <filesystem>
@@ -75,17 +76,39 @@ void TableRegistry::Apply(Loaded& loaded) {
     state->lease_problem_logged = true;
   }
   const std::string version_name = VersionDirName(loaded.version);
+  const bool busy =
+      outcome.version.status().code() == absl::StatusCode::kAborted;
+  // A version a writer opened while it served, checked now that the writer
+  // is done (the load took the lease, so the file is no longer open for
+  // writing).
+  const bool rechecked = !busy && state->recheck.count(loaded.version) > 0;
   if (outcome.version.ok()) {
     state->busy_logged.erase(loaded.version);
     state->recheck.erase(loaded.version);
-  } else if (outcome.version.status().code() == absl::StatusCode::kAborted) {
-    // Open for writing: tried again on the next scan.
+    if (rechecked) {
+      const bool serves = !loaded.then && Target(*state) == loaded.version;
+      Log(loaded.table, " ", version_name,
+          " is intact after the writer (every byte as its MANIFEST says)",
+          serves ? ": serving it again" : "");
+      std::lock_guard lock(mu_);
+      state->rechecks["intact"]++;
+    }
+  } else if (busy) {
+    // Open for writing: tried again on the next scan (the close of the
+    // file wakes one: ScanTable watches the version).
     if (state->busy_logged.insert(loaded.version).second) {
       Log("not loading ", loaded.table, " ", version_name,
           " yet: ", outcome.version.status().message());
     }
   } else {
     Fail(state, loaded.version, outcome.version.status(), loaded.fingerprint);
+    if (rechecked) {
+      Log(loaded.table, " ", version_name,
+          " was changed by the writer: not served again unless its files "
+          "change back");
+      std::lock_guard lock(mu_);
+      state->rechecks["changed"]++;
+    }
   }
   if (loaded.then) {
     loaded.then(loaded);
@@ -93,7 +116,9 @@ void TableRegistry::Apply(Loaded& loaded) {
              Serve(state, *outcome.version) == ServeResult::kBusy) {
     state->waiting = *outcome.version;
   }
-  if (state->loading.empty()) {
+  // Not at once after a busy load: the writer would be asked again and
+  // again while it writes.
+  if (state->loading.empty() && !busy) {
     if (const uint64_t target = Target(*state)) StartLoad(state, target);
   }
 }
@@ -147,20 +172,13 @@ TableRegistry::ServeResult TableRegistry::Serve(
   return ServeResult::kServed;
 }
 
-void TableRegistry::Drop(TableState* state, const std::string& why) {
-  const uint64_t version = state->serving->version;
-  Log("stopped serving ", state->entry->name, " ", VersionDirName(version),
+void TableRegistry::StopServing(TableState* state, const std::string& why) {
+  Log("stopped serving ", state->entry->name, " ", state->serving->version_name,
       ": ", why);
   state->entry->slots.Clear();
   {
     std::lock_guard lock(mu_);
     state->serving.reset();
-    // Fingerprinted now, while the writer waits for the lease: whatever it
-    // writes makes the version be tried again (recheck).
-    state->failed[version] = {"modified",
-                              VersionFingerprint(VersionDir(*state, version))};
-    state->failures["modified"]++;
-    state->swaps_failed++;
   }
   Changed(state->entry->name);
 }
@@ -176,22 +194,34 @@ void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
                  : std::count(events.lease_breaks.begin(),
                               events.lease_breaks.end(), v->lease->fd()) > 0;
     };
+    // Counted as "modified", and checked against its MANIFEST, byte for
+    // byte, before it is served again (ScanTable watches it for the
+    // writer's close; Apply says what the check found).
+    const auto modified = [&](uint64_t version) {
+      std::lock_guard lock(mu_);
+      state.recheck.insert(version);
+      state.failures["modified"]++;
+    };
     // A version held for --version-grace is let go of as a served one is
-    // dropped, and checked again before it is ever served again.
+    // dropped.
     if (broken(state.previous)) {
       const uint64_t version = state.previous->version;
       Log("no longer answering ", name, " ", VersionDirName(version),
           ": its table file is being opened for writing or truncated");
       ReleasePrevious(&state);
-      std::lock_guard lock(mu_);
-      state.failed[version] = {"modified",
-                               VersionFingerprint(VersionDir(state, version))};
-      state.failures["modified"]++;
+      modified(version);
     }
     if (broken(state.serving)) {
-      Drop(&state,
-           "its table file is being opened for writing or truncated "
-           "(published versions must not change)");
+      modified(state.serving->version);
+      {
+        std::lock_guard lock(mu_);
+        state.swaps_failed++;
+      }
+      StopServing(&state,
+                  "its table file is being opened for writing or truncated "
+                  "(published versions must not change); checked against "
+                  "its MANIFEST once the writer is done, it serves again if "
+                  "every byte is as it says");
       dropped.push_back(&state);
     }
   }
@@ -199,7 +229,8 @@ void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
   // no request reads it, and keep reclaiming until then.
   Reclaim();
   for (TableState* state : dropped) {
-    // Fingerprinted after the writer is done: tried again if it changed.
+    // The version dropped, most often: busy while the writer has the file,
+    // then tried again when it closes it.
     if (state->loading.empty()) {
       if (const uint64_t target = Target(*state)) StartLoad(state, target);
     }

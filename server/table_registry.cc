@@ -318,23 +318,27 @@ void TableRegistry::ScanTable(TableState* state) {
     std::lock_guard lock(mu_);
     state->on_disk = complete;
   }
-  // Failed versions whose files changed since are tried again.
+  // Failed versions whose files changed since are tried again (one a
+  // writer changed while it served is still in `recheck`: checked whole).
   for (auto it = state->failed.begin(); it != state->failed.end();) {
     const bool listed =
         std::binary_search(complete.begin(), complete.end(), it->first);
     if (listed && VersionFingerprint(VersionDir(*state, it->first)) !=
                       it->second.fingerprint) {
-      if (it->second.reason == "modified") state->recheck.insert(it->first);
       it = state->failed.erase(it);
     } else {
       ++it;
     }
   }
-  // Versions still being copied in, and failed ones that were incomplete,
-  // are watched for their files.
+  // Versions still being copied in, failed ones that were incomplete, and
+  // ones a writer has open (a load found it so, or one served until a
+  // writer came) are watched for their files: the writer's close is when
+  // they are tried again.
   for (uint64_t v : complete) {
     auto f = state->failed.find(v);
-    if (f != state->failed.end() && f->second.reason == "incomplete") {
+    if ((f != state->failed.end() && f->second.reason == "incomplete") ||
+        (f == state->failed.end() &&
+         (state->recheck.count(v) || state->busy_logged.count(v)))) {
       incomplete.insert(v);
     }
   }

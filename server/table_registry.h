@@ -12,8 +12,13 @@
 // once its table file has arrived) or a rollback names it. The old version
 // is unmapped once its last request is done (VersionSlots). A writer that
 // opens or truncates a served file breaks its lease: the version stops being
-// served at once, is unmapped, and the table falls back to the best other
-// version. Rollback state lives in DATA_DIR/<table>/ROLLBACK.
+// served at once and is unmapped. Once the writer has closed the file the
+// version is loaded again with every byte checked against its MANIFEST's
+// whole-file checksum: it serves again if it is intact (a touch, a
+// truncate to its own size), and is refused like any damaged version if
+// not, when the table falls back to the best other version. No other
+// version serves meanwhile: a touch must not turn into a silent rollback.
+// Rollback state lives in DATA_DIR/<table>/ROLLBACK.
 //
 // Request handlers call Tables() and TableIndex::Reader::Find(), then
 // TableEntry::slots.Acquire(): no lock, no allocation. Everything else runs
@@ -175,8 +180,8 @@ class TableRegistry {
     std::map<uint64_t, int> copying;  // incomplete versions watched: wd
     std::multiset<uint64_t> loading;  // loads in flight
     std::set<uint64_t> busy_logged;   // versions logged as open for writing
-    // Versions modified while served: checked against the MANIFEST's
-    // whole-file checksum before they are served again.
+    // Versions a writer opened while served: checked against the
+    // MANIFEST's whole-file checksum before they are served again.
     std::set<uint64_t> recheck;
     std::string list_problem;  // the last listing error logged
     bool lease_problem_logged = false;
@@ -185,6 +190,7 @@ class TableRegistry {
     uint64_t swaps_ok = 0;
     uint64_t swaps_failed = 0;
     std::map<std::string, uint64_t> failures;  // by reason
+    std::map<std::string, uint64_t> rechecks;  // by result: intact, changed
   };
   // A finished load, handed from a worker to the registry's thread.
   struct Loaded {
@@ -242,8 +248,8 @@ class TableRegistry {
   void ReleasePrevious(TableState* state);
   // Lets go of held versions whose grace has ended; every loop round.
   void ExpirePrevious();
-  // Stops serving `state`'s version (its file is being modified).
-  void Drop(TableState* state, const std::string& why);
+  // Stops serving `state`'s version, saying `why`.
+  void StopServing(TableState* state, const std::string& why);
   void OnLeaseBreaks(const WatchEvents& events);
   void PruneVersions(TableState* state);
   void RefreshResidentBytes();

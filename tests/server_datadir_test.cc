@@ -176,6 +176,103 @@ INSTANTIATE_TEST_SUITE_P(EveryModeAndFormat, ServedFileChangeTest,
                            return name;
                          });
 
+// Issue 30, defect 8: a writer that opens a served file and changes none
+// of its bytes (touch; a truncate to the size it has; an open for writing
+// that writes nothing) took the version offline for good, and the table
+// fell back to the version before (older data, silently). Once the writer
+// is done the version is checked against its MANIFEST, byte for byte, and
+// serves again; no older version is swapped in meanwhile.
+class UnchangedByTheWriterTest
+    : public DataDirTest,
+      public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(UnchangedByTheWriterTest, TheVersionServesAgainOnceChecked) {
+  const std::string& how = GetParam();
+  const std::vector<std::string> keys = Keys(400);
+  ASSERT_NE(BuildTable(data_, "t", Versioned(1, keys), "cuckoo"), "");
+  const std::string v2 = BuildTable(data_, "t", Versioned(2, keys), "block");
+  ASSERT_NE(v2, "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_TRUE(ServesVersion(server, keys, 2));
+
+  std::atomic<bool> stop{false};
+  Problems problems;
+  std::atomic<int> answered{0};
+  std::thread client([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      const std::string& key = keys[i % keys.size()];
+      v1::GetResponse g;
+      const grpc::Status s = server.Get("t", key, &g);
+      if (s.error_code() == StatusCode::UNAVAILABLE) continue;  // checking
+      if (!s.ok()) {
+        problems.Add(s.error_message());
+      } else if (VersionOf(g.value(), key) != 2) {
+        problems.Add(
+            StrCat(key, " answered ", g.value(), " (", g.version(), ")"));
+      }
+      answered++;
+    }
+  });
+  struct Joined {
+    std::atomic<bool>* stop;
+    std::thread* thread;
+    ~Joined() {
+      stop->store(true);
+      thread->join();
+    }
+  } joined{&stop, &client};
+  ASSERT_TRUE(WaitFor([&] { return answered.load() > 50; }));
+
+  const std::string file = v2 + "/table.sst";
+  if (how == "touch") {
+    const ProcessResult touch = RunProcess({"/usr/bin/touch", file});
+    ASSERT_EQ(touch.exit_code, 0) << touch.err;
+  } else if (how == "truncate_to_its_size") {
+    ASSERT_EQ(::truncate(file.c_str(), fs::file_size(file)), 0)
+        << std::strerror(errno);
+  } else {  // open_for_writing
+    const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0) << std::strerror(errno);
+    ::close(fd);
+  }
+  ASSERT_TRUE(server.WaitForLog(
+      "roost-server: stopped serving t v000002: its table file is being "
+      "opened for writing or truncated"))
+      << server.Log();
+  // (A writer that closes the file at once: served again within a poll.)
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
+      << server.Log();
+  const int before = answered.load();
+  ASSERT_TRUE(WaitFor([&] { return answered.load() > before + 50; }));
+  stop = true;
+  EXPECT_EQ(problems.count(), 0) << problems.Describe();
+  EXPECT_EQ(server.CountLogLines("serving t v000001"), 0) << server.Log();
+  EXPECT_EQ(server.CountLogLines(
+                "roost-server: t v000002 is intact after the writer (every "
+                "byte as its MANIFEST says): serving it again"),
+            1)
+      << server.Log();
+  const Metrics metrics = server.ScrapeMetrics();
+  EXPECT_EQ(MetricOr(metrics,
+                     "roost_table_load_failures_total{reason="
+                     "\"modified\",table=\"t\"}"),
+            1);
+  EXPECT_EQ(MetricOr(metrics,
+                     "roost_table_rechecks_total{result=\"intact\",table="
+                     "\"t\"}"),
+            1);
+  // A lease again: a second writer is noticed as the first was.
+  EXPECT_EQ(MetricOr(metrics, "roost_table_leased{table=\"t\"}"), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Writers, UnchangedByTheWriterTest,
+                         ::testing::Values("touch", "truncate_to_its_size",
+                                           "open_for_writing"));
+
 // Published versions are read-only on disk, and --keep-versions still
 // removes old ones.
 TEST_F(DataDirTest, VersionsArePublishedReadOnly) {

@@ -3,6 +3,11 @@
 // the real roost-server; the POINTER decides what serves, forward and back.
 // Faults are server_repository_faults_test.cc's.
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "tests/repository_server_fixture.h"
@@ -195,6 +200,28 @@ TEST_F(ServerRepositoryTest, ATableWithoutAPointerHoldsNobodyBack) {
   ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
       << server.Log();
   EXPECT_TRUE(ServesVersion(server, keys, 2));
+}
+
+// Issue 30, defect 8, with --repository: a served file that a writer
+// opened and closed without changing a byte was off for good (the
+// POINTER's version, failed, and nothing else to serve). Once the writer is
+// done its bytes are checked against the MANIFEST and it serves again.
+TEST_F(ServerRepositoryTest, AServedFileOpenedForWritingServesAgain) {
+  const std::vector<std::string> keys = Keys(100);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  ServerProcess server(PullFlags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const std::string file = TableDir() + "/v000001/table.sst";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ::close(fd);
+  ASSERT_TRUE(server.WaitForLog("stopped serving t v000001")) << server.Log();
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000001"; }))
+      << server.Log();
+  EXPECT_TRUE(ServesVersion(server, keys, 1));
+  EXPECT_EQ(server.CountLogLines("t v000001 is intact after the writer"), 1)
+      << server.Log();
+  EXPECT_EQ(server.CountLogLines("pulling t v000001"), 1) << server.Log();
 }
 
 }  // namespace
