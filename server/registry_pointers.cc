@@ -1,7 +1,8 @@
 // TableRegistry with --repository: the POINTERs the RepositoryPuller reads
 // decide which version each table serves (Target), which it keeps on disk
-// (PruneVersions) and when the server is ready (CheckReady). The registry
-// loop is table_registry.cc.
+// (PruneVersions) and when the server is ready (CheckReady); a copy on disk
+// the puller found not to be the repository's stops serving
+// (DropStaleCopies). The registry loop is table_registry.cc.
 #include "server/log.h"
 #include "server/table_registry.h"
 #include "storage/data_dir.h"
@@ -9,7 +10,8 @@
 
 namespace roost {
 
-void TableRegistry::SetPointers(std::map<std::string, uint64_t> pointers) {
+void TableRegistry::SetPointers(
+    std::map<std::string, RepositoryPointer> pointers) {
   {
     std::lock_guard lock(mu_);
     incoming_pointers_ = std::move(pointers);
@@ -18,10 +20,44 @@ void TableRegistry::SetPointers(std::map<std::string, uint64_t> pointers) {
   if (watcher_) watcher_->Wake();
 }
 
-uint64_t TableRegistry::PointerOf(const TableState& state) const {
-  if (!pointers_) return 0;
+const RepositoryPointer* TableRegistry::PointedOf(
+    const TableState& state) const {
+  if (!pointers_) return nullptr;
   auto it = pointers_->find(state.entry->name);
-  return it == pointers_->end() ? 0 : it->second;
+  return it == pointers_->end() ? nullptr : &it->second;
+}
+
+uint64_t TableRegistry::PointerOf(const TableState& state) const {
+  const RepositoryPointer* p = PointedOf(state);
+  return p == nullptr ? 0 : p->version;
+}
+
+void TableRegistry::DropStaleCopies() {
+  for (auto& [name, state] : states_) {
+    const RepositoryPointer* p = PointedOf(state);
+    if (p == nullptr) continue;
+    state.from_repository = true;
+    if (p->local != RepositoryPointer::Local::kDiffers) continue;
+    // An admin's pin wins over the POINTER, whatever copy it pins.
+    if (state.pinned == p->version) continue;
+    const std::string name_version =
+        StrCat(name, " ", VersionDirName(p->version));
+    if (state.previous && state.previous->version == p->version) {
+      Log("no longer answering ", name_version,
+          ": its copy on disk is not the repository's");
+      ReleasePrevious(&state);
+    }
+    if (state.waiting && state.waiting->version == p->version) {
+      state.waiting.reset();
+    }
+    if (state.serving && state.serving->version == p->version) {
+      // Serving it on would answer old data under the name of the
+      // repository's version (beside other shards that serve the new one).
+      StopServing(&state, StrCat("its copy on disk is not the repository's ",
+                                 VersionDirName(p->version),
+                                 "; it serves again once that is pulled"));
+    }
+  }
 }
 
 bool TableRegistry::PointersServed() {
@@ -29,14 +65,16 @@ bool TableRegistry::PointersServed() {
   if (!pointers_) {
     waiting = "the first reading of the repository's POINTERs";
   } else {
-    for (const auto& [table, version] : *pointers_) {
+    for (const auto& [table, p] : *pointers_) {
       auto it = states_.find(table);
       if (it != states_.end() && it->second.serving &&
-          it->second.serving->version == version) {
+          it->second.serving->version == p.version &&
+          it->second.serving->generation == p.generation &&
+          p.local == RepositoryPointer::Local::kMatches) {
         continue;
       }
       waiting += StrCat(waiting.empty() ? "" : ", ", table, " ",
-                        VersionDirName(version));
+                        VersionDirName(p.version));
     }
   }
   if (waiting.empty()) return true;

@@ -33,6 +33,10 @@ void TableRegistry::StartLoad(TableState* state, uint64_t version,
   // it, would pass every check of its own.
   options.open.check_file_checksum = state->recheck.count(version) > 0;
   options.verified = verified_;
+  if (const RepositoryPointer* p = PointedOf(*state);
+      p != nullptr && p->version == version) {
+    options.generation = p->generation;
+  }
   Loaded job;
   job.table = state->entry->name;
   job.table_id = state->id;

@@ -33,6 +33,10 @@ constexpr const char* kPullReasons[] = {"unreachable", "denied",   "missing",
                                         "corrupt",     "manifest", "shard",
                                         "no_space",    "local"};
 
+// Every reason of roost_repository_local_mismatches_total: a copy on disk
+// whose MANIFEST is not the repository's, or that lacks this server's file.
+constexpr const char* kMismatchReasons[] = {"manifest", "file"};
+
 // The reason a POINTER could not be read: a pointer that holds no version
 // name is "pointer".
 std::string PointerFailureReason(const absl::Status& status) {
@@ -134,7 +138,7 @@ void RepositoryPuller::Run() {
         next_poll = Clock::now() + Backoff(++poll_failures);
       }
     }
-    const Clock::time_point retry = PullMissing();
+    const Clock::time_point retry = Reconcile();
     LookAtServing();
     // Wake for the next poll or retry, a Notify(), or once a second.
     std::unique_lock lock(mu_);
@@ -203,7 +207,6 @@ absl::Status RepositoryPuller::ReadPointers() {
     Log("reading the POINTERs of ", store_->uri(), " again");
     poll_problem_.clear();
   }
-  std::map<std::string, uint64_t> told;
   {
     std::lock_guard lock(mu_);
     const auto now = Clock::now();
@@ -214,6 +217,7 @@ absl::Status RepositoryPuller::ReadPointers() {
     }
     for (const auto& [table, version] : pointers) {
       TableState& state = tables_[table];
+      state.look_due = true;
       if (state.pointer != version) {
         if (state.pointer != 0 || pointers_told_) {
           Log("the POINTER of ", table, " names ", VersionDirName(version),
@@ -226,16 +230,36 @@ absl::Status RepositoryPuller::ReadPointers() {
         state.observed = false;
         state.failures = 0;
         state.retry_at = now;
+        state.local = RepositoryPointer::Local::kUnknown;
       }
     }
     for (auto& [table, state] : tables_) {
-      if (!pointers.count(table)) state.pointer = 0;
+      if (pointers.count(table) || state.pointer == 0) continue;
+      // Deleted (a table wiped, to be published again, say): nothing on
+      // disk is known to be the repository's any more, and the registry
+      // takes up no other version meanwhile (TableRegistry::SetPointers).
+      Log(table, " has no POINTER in ", store_->uri(),
+          " any more: it keeps serving what it serves, and takes up no "
+          "other version until a POINTER names one");
+      state.pointer = 0;
+      state.local = RepositoryPointer::Local::kUnknown;
     }
-    told = pointers;
+  }
+  pointers_told_ = true;
+  TellRegistry();
+  return status;
+}
+
+void RepositoryPuller::TellRegistry() {
+  std::map<std::string, RepositoryPointer> told;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [table, state] : tables_) {
+      if (state.pointer == 0) continue;
+      told[table] = {state.pointer, state.local, state.generation};
+    }
   }
   registry_->SetPointers(std::move(told));
-  pointers_told_ = true;
-  return status;
 }
 
 void RepositoryPuller::CountPollFailure(const std::string& reason) {
@@ -243,15 +267,7 @@ void RepositoryPuller::CountPollFailure(const std::string& reason) {
   poll_failures_[reason]++;
 }
 
-bool RepositoryPuller::LocallyComplete(const std::string& table,
-                                       uint64_t version) const {
-  std::error_code ec;
-  return fs::exists(fs::path(options_.data_dir) / table /
-                        VersionDirName(version) / std::string(kManifestName),
-                    ec);
-}
-
-RepositoryPuller::Clock::time_point RepositoryPuller::PullMissing() {
+RepositoryPuller::Clock::time_point RepositoryPuller::Reconcile() {
   Clock::time_point earliest = Clock::time_point::max();
   std::vector<std::pair<std::string, uint64_t>> due;
   {
@@ -259,6 +275,10 @@ RepositoryPuller::Clock::time_point RepositoryPuller::PullMissing() {
     const auto now = Clock::now();
     for (const auto& [table, state] : tables_) {
       if (state.pointer == 0) continue;
+      if (!state.look_due &&
+          state.local == RepositoryPointer::Local::kMatches) {
+        continue;
+      }
       if (state.retry_at > now) {
         earliest = std::min(earliest, state.retry_at);
         continue;
@@ -266,19 +286,22 @@ RepositoryPuller::Clock::time_point RepositoryPuller::PullMissing() {
       due.emplace_back(table, state.pointer);
     }
   }
+  bool changed = false;
   for (const auto& [table, version] : due) {
     if (stop_.load()) break;
-    if (!LocallyComplete(table, version)) Pull(table, version);
+    changed |= Look(table, version);
     std::lock_guard lock(mu_);
     const TableState& state = tables_[table];
     if (state.retry_at > Clock::now()) {
       earliest = std::min(earliest, state.retry_at);
     }
   }
+  if (changed && !stop_.load()) TellRegistry();
   return earliest;
 }
 
-void RepositoryPuller::Pull(const std::string& table, uint64_t version) {
+bool RepositoryPuller::Pull(const std::string& table, uint64_t version,
+                            bool replace) {
   const std::string name = VersionDirName(version);
   Log("pulling ", table, " ", name, " from ", store_->uri());
   PullJob job;
@@ -291,29 +314,50 @@ void RepositoryPuller::Pull(const std::string& table, uint64_t version) {
   job.min_free_bytes = options_.repository.min_free_bytes;
   job.stop = &stop_;
   job.verified = registry_->verified_files();
+  job.replace = replace;
   job.on_bytes = [this, table](uint64_t bytes) {
     std::lock_guard lock(mu_);
     tables_[table].bytes += bytes;
   };
   const auto started = Clock::now();
   const PullOutcome outcome = PullVersion(job);
-  if (stop_.load() && absl::IsCancelled(outcome.status)) return;
-  std::lock_guard lock(mu_);
-  TableState& state = tables_[table];
-  if (outcome.status.ok()) {
+  if (stop_.load() && absl::IsCancelled(outcome.status)) return false;
+  if (!outcome.status.ok()) {
+    Refused(table, version, outcome.reason, outcome.status);
+    return false;
+  }
+  {
+    std::lock_guard lock(mu_);
+    TableState& state = tables_[table];
     state.pulled++;
     state.failures = 0;
-    Log("pulled ", table, " ", name, " in ",
-        std::chrono::duration<double>(Clock::now() - started).count(), " s");
-    return;
+    if (state.pointer == version) {
+      // A new copy in place: loaded again though a copy of the same number
+      // may serve. Compared with the repository again at the next look.
+      state.local = RepositoryPointer::Local::kMatches;
+      state.generation++;
+      state.look_due = false;
+      state.matched_version = 0;
+    }
   }
-  state.failures_by_reason[outcome.reason]++;
+  Log("pulled ", table, " ", name, " in ",
+      std::chrono::duration<double>(Clock::now() - started).count(), " s");
+  NoteOrigin(table);
+  return true;
+}
+
+void RepositoryPuller::Refused(const std::string& table, uint64_t version,
+                               const std::string& reason,
+                               const absl::Status& status) {
+  std::lock_guard lock(mu_);
+  TableState& state = tables_[table];
+  state.failures_by_reason[reason]++;
   if (state.pointer == version) {
     state.failures++;
     state.retry_at = Clock::now() + Backoff(state.failures);
   }
-  Log("refused ", table, " ", name, " (", outcome.reason,
-      "): ", outcome.status.message(), "; ",
+  Log("refused ", table, " ", VersionDirName(version), " (", reason,
+      "): ", status.message(), "; ",
       state.serving ? StrCat(VersionDirName(state.serving), " keeps serving")
                     : std::string("nothing serves yet"),
       "; trying again in ",
@@ -364,6 +408,13 @@ void RepositoryPuller::CollectMetrics(
       "(unreachable, denied, missing, corrupt, manifest, shard, no_space, "
       "local, pointer).",
       MetricType::Counter);
+  auto mismatches = MakeFamily(
+      "roost_repository_local_mismatches_total",
+      "Copies of a pointed version on disk found not to be the repository's, "
+      "by table and reason (manifest: its MANIFEST differs, as after the "
+      "table was deleted and published again or --repository changed; file: "
+      "it lacks this server's file), each pulled afresh.",
+      MetricType::Counter);
   auto polls = MakeFamily(
       "roost_repository_poll_failures_total",
       "Readings of the repository's POINTERs that failed, by reason.",
@@ -398,6 +449,12 @@ void RepositoryPuller::CollectMetrics(
       AddMetric(&failures, {{"reason", reason}, {"table", table}})
           .counter.value = static_cast<double>(n);
     }
+    std::map<std::string, uint64_t> mismatched = state.mismatches;
+    for (const char* reason : kMismatchReasons) mismatched[reason] += 0;
+    for (const auto& [reason, n] : mismatched) {
+      AddMetric(&mismatches, {{"reason", reason}, {"table", table}})
+          .counter.value = static_cast<double>(n);
+    }
     if (state.pointer == 0) continue;
     AddMetric(&pointer, {{"table", table}}).gauge.value =
         static_cast<double>(state.pointer);
@@ -414,8 +471,8 @@ void RepositoryPuller::CollectMetrics(
     h.sample_count = state.seconds_count;
     h.sample_sum = state.seconds_sum;
   }
-  for (auto* f :
-       {&pulled, &bytes, &failures, &polls, &pointer, &lag, &seconds}) {
+  for (auto* f : {&pulled, &bytes, &failures, &mismatches, &polls, &pointer,
+                  &lag, &seconds}) {
     out->push_back(std::move(*f));
   }
 }

@@ -2,10 +2,23 @@
 // (--repository URI, repository/repository.h). Its thread reads the POINTER
 // of every table at the repository's root every --repository-poll seconds,
 // tells the registry (TableRegistry::SetPointers: the pointer decides what
-// serves, forward or back), and pulls each pointed version that is not
-// complete in the data directory (PullVersion: this server's --shard of
-// it, staged, verified, renamed in), one download at a time. The registry
-// then loads it as any version.
+// serves, forward or back), and makes sure the data directory holds the
+// repository's copy of each pointed version (PullVersion: this server's
+// --shard of it, staged, verified, renamed in), one download at a time.
+// The registry then loads it as any version.
+//
+// A version on disk is the repository's only if its MANIFEST is the
+// repository's byte for byte (the MANIFEST names every file's size and
+// XXH3-64) and it holds this server's file: a copy from another repository
+// (--repository changed, the data directory kept), from before the table
+// was deleted and published again under the same numbers, or pulled for
+// another --shard, is not. Each is compared once per reading of the
+// POINTERs: a HEAD of the repository's MANIFEST, and a GET of it only when
+// its ETag or the local copy changed since they last matched. A copy that
+// is not the repository's is logged, counted
+// (roost_repository_local_mismatches_total), reported to the registry
+// (which stops serving it) and pulled afresh over it. Each table directory
+// pulled into holds a REPOSITORY file naming the repository.
 //
 // Failures are logged and counted by reason, and never stop the thread: a
 // repository that cannot be read is tried again after a backoff (doubling
@@ -78,10 +91,26 @@ class RepositoryPuller {
     // The pointed version's failed pulls, and when to try again.
     int failures = 0;
     Clock::time_point retry_at;
+    // The copy of `pointer` on disk, as last compared with the repository's
+    // (RepositoryPointer::Local), and the generation told with it.
+    RepositoryPointer::Local local = RepositoryPointer::Local::kUnknown;
+    uint64_t generation = 0;
+    // What the last match was found with: the version, the ETag of its
+    // MANIFEST in the repository and the local copy's VersionFingerprint.
+    // A look that finds all three unchanged needs no GET.
+    uint64_t matched_version = 0;
+    std::string matched_etag;
+    std::string matched_local;
+    // Set by each reading of the POINTERs: the copy is compared again.
+    bool look_due = true;
+    // Whether DATA_DIR/T/REPOSITORY was looked at (and a change of
+    // repository logged).
+    bool origin_checked = false;
     // Counters.
     uint64_t pulled = 0;
     uint64_t bytes = 0;
     std::map<std::string, uint64_t> failures_by_reason;
+    std::map<std::string, uint64_t> mismatches;  // by reason
     // The seconds from pointer move to serving: bucket counts, sum.
     std::vector<uint64_t> seconds_buckets;
     uint64_t seconds_count = 0;
@@ -93,16 +122,33 @@ class RepositoryPuller {
   // Reads the POINTERs and hands them to the registry; an error when the
   // repository (or one pointer) could not be read.
   absl::Status ReadPointers();
-  // Pulls the pointed versions missing from the data directory whose
-  // retry time has come; returns the earliest retry time still ahead.
-  Clock::time_point PullMissing();
-  void Pull(const std::string& table, uint64_t version);
+  // Compares the copies of the pointed versions on disk with the
+  // repository's where due (Look), pulling those missing or not the
+  // repository's whose retry time has come; returns the earliest retry time
+  // still ahead.
+  Clock::time_point Reconcile();
+  // Compares `table`'s copy of `version` with the repository's; pulls it
+  // when it is missing or differs. True when what the registry is told of
+  // the table changed.
+  bool Look(const std::string& table, uint64_t version);
+  // Pulls `version` (`replace`: over a copy that is not the repository's);
+  // true when it was pulled.
+  bool Pull(const std::string& table, uint64_t version, bool replace);
+  // Counts and logs a failed pull or comparison; retried with backoff.
+  void Refused(const std::string& table, uint64_t version,
+               const std::string& reason, const absl::Status& status);
+  // Logs a repository other than the one DATA_DIR/T/REPOSITORY names (once
+  // per table), and writes the file naming this one once a version of the
+  // table on disk is this repository's.
+  void CheckOrigin(const std::string& table);
+  void NoteOrigin(const std::string& table);
+  // Tells the registry the POINTERs and the state of their local copies.
+  void TellRegistry();
   // Records what the registry serves: lag, and seconds to serving.
   void LookAtServing();
   // `base` times 2^(failures-1), at most 32 times, with jitter (0.75-1.25).
   Clock::duration Backoff(int failures);
   void CountPollFailure(const std::string& reason);
-  bool LocallyComplete(const std::string& table, uint64_t version) const;
 
   const ServerOptions options_;
   TableRegistry* const registry_;

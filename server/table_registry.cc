@@ -142,6 +142,13 @@ void TableRegistry::CheckReady() {
   for (const std::string& name : must_serve_) {
     auto it = states_.find(name);
     if (it == states_.end() || it->second.serving != nullptr) continue;
+    // With --repository a table with a POINTER is PointersServed's; one
+    // without, whose versions came from the repository, serves none of
+    // them and holds nobody back.
+    if (options_.repository.enabled() &&
+        (PointerOf(it->second) != 0 || it->second.from_repository)) {
+      continue;
+    }
     waiting = true;
     if (it->second.loading.empty() && Target(it->second) == 0) {
       stuck += StrCat(stuck.empty() ? "" : ", ", name);
@@ -164,11 +171,16 @@ void TableRegistry::Changed(const std::string& table) {
 }
 
 void TableRegistry::Scan() {
+  bool new_pointers = false;
   {
     std::lock_guard lock(mu_);
-    if (incoming_pointers_) pointers_ = std::move(*incoming_pointers_);
+    if (incoming_pointers_) {
+      pointers_ = std::move(*incoming_pointers_);
+      new_pointers = true;
+    }
     incoming_pointers_.reset();
   }
+  if (new_pointers) DropStaleCopies();
   std::error_code ec;
   std::set<std::string> seen;
   std::set<std::string> refused;
@@ -269,9 +281,23 @@ uint64_t TableRegistry::Target(const TableState& state) const {
   if (state.pinned && usable(*state.pinned)) {
     return *state.pinned == current ? 0 : *state.pinned;
   }
-  // With --repository the POINTER decides, forward or back.
-  if (const uint64_t pointer = PointerOf(state)) {
-    return usable(pointer) && pointer != current ? pointer : 0;
+  if (options_.repository.enabled()) {
+    // The POINTER decides, forward or back, once the copy on disk is known
+    // to be the repository's; a new copy of the version served (pulled
+    // over one that was not) is loaded again.
+    if (const RepositoryPointer* p = PointedOf(state)) {
+      if (p->local != RepositoryPointer::Local::kMatches ||
+          !usable(p->version)) {
+        return 0;
+      }
+      const bool served =
+          current == p->version && state.serving->generation == p->generation;
+      return served ? 0 : p->version;
+    }
+    // No POINTER, for a table that had one or whose versions were pulled:
+    // no version on disk is known to be the repository's, and switching to
+    // the newest would let servers diverge. It keeps what it serves.
+    if (state.from_repository) return 0;
   }
   // The newest version not rolled back from and not failed, never going
   // back past the one served.
@@ -295,6 +321,11 @@ void TableRegistry::ScanTable(TableState* state) {
     return;
   }
   state->list_problem.clear();
+  if (options_.repository.enabled() && !state->from_repository) {
+    std::error_code ec;
+    state->from_repository =
+        fs::exists(fs::path(state->dir) / kRepositoryFileName, ec);
+  }
   std::vector<uint64_t> complete;
   std::set<uint64_t> incomplete;
   for (const TableVersion& v : *versions) {

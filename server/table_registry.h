@@ -94,6 +94,30 @@ struct TableStatus {
   std::string repository_version;
 };
 
+// DATA_DIR/<table>/REPOSITORY: the URI of the repository the table's
+// versions were pulled from (written by RepositoryPuller).
+inline constexpr std::string_view kRepositoryFileName = "REPOSITORY";
+
+// What a table repository says of a table, as RepositoryPuller tells
+// TableRegistry::SetPointers.
+struct RepositoryPointer {
+  // The version the table's POINTER names.
+  uint64_t version = 0;
+  // Whether DATA_DIR/T/v<version> is the repository's version: unknown
+  // until the puller has compared the two (or pulled it); matches once its
+  // MANIFEST is the repository's byte for byte and it holds this server's
+  // file; differs while it is not (another repository's, or one from before
+  // the table was deleted and published again), until it is pulled afresh.
+  enum class Local { kUnknown, kMatches, kDiffers };
+  Local local = Local::kUnknown;
+  // Changes each time the puller puts a copy of `version` in place: a
+  // copy loaded under another value is loaded again, though its number is
+  // the one served.
+  uint64_t generation = 0;
+
+  bool operator==(const RepositoryPointer&) const = default;
+};
+
 class TableRegistry {
  public:
   struct Callbacks {
@@ -143,11 +167,17 @@ class TableRegistry {
   void Unpin(std::string table, UnpinDone done);
 
   // With --repository (repository_puller.h), any thread: the version each
-  // table's POINTER names. A table named here serves that version once it
-  // is on disk and loads (an admin rollback pin still wins), whatever is
-  // newer; until then it keeps what it serves. Readiness waits for the
-  // first call, then for every table named to serve its version.
-  void SetPointers(std::map<std::string, uint64_t> pointers);
+  // table's POINTER names. A table named here serves that version once the
+  // puller says its copy on disk is the repository's (Local::kMatches) and
+  // it loads (an admin rollback pin still wins), whatever is newer; until
+  // then it keeps what it serves, but stops serving a copy of that number
+  // that differs (kDiffers: not the version its name says). A table not
+  // named (no POINTER) that had one, or whose versions were pulled
+  // (DATA_DIR/T/REPOSITORY), keeps what it serves and loads no other
+  // version; a table never in the repository serves as in a plain data
+  // directory. Readiness waits for the first call, then for every table
+  // named to serve its version.
+  void SetPointers(std::map<std::string, RepositoryPointer> pointers);
 
   // The per-table and registry metric families, the shard served and the
   // data directory's free space, for the /metrics collector.
@@ -183,6 +213,10 @@ class TableRegistry {
     // Versions a writer opened while served: checked against the
     // MANIFEST's whole-file checksum before they are served again.
     std::set<uint64_t> recheck;
+    // With --repository: the table had a POINTER, or its versions were
+    // pulled (DATA_DIR/T/REPOSITORY). Without a POINTER such a table takes
+    // up no version on disk (SetPointers).
+    bool from_repository = false;
     std::string list_problem;  // the last listing error logged
     bool lease_problem_logged = false;
     uint64_t resident_bytes = 0;
@@ -217,6 +251,12 @@ class TableRegistry {
   bool PointersServed();
   // The version `state`'s POINTER names, or 0 (none, or no --repository).
   uint64_t PointerOf(const TableState& state) const;
+  // What the puller says of `state`'s POINTER; nullptr when it has none.
+  const RepositoryPointer* PointedOf(const TableState& state) const;
+  // With --repository, after new pointers are taken: stops serving (and
+  // holding for --version-grace) copies the puller found not to be the
+  // repository's version of their number, unless pinned.
+  void DropStaleCopies();
   // The version `state` should serve next, or 0 when it serves it already.
   uint64_t Target(const TableState& state) const;
   void StartLoad(TableState* state, uint64_t version,
@@ -286,8 +326,8 @@ class TableRegistry {
 
   // --repository: pointers as SetPointers gives them (under mu_), and as
   // the registry's thread last took them.
-  std::optional<std::map<std::string, uint64_t>> incoming_pointers_;
-  std::optional<std::map<std::string, uint64_t>> pointers_;
+  std::optional<std::map<std::string, RepositoryPointer>> incoming_pointers_;
+  std::optional<std::map<std::string, RepositoryPointer>> pointers_;
   std::string pointers_waiting_logged_;
 
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();

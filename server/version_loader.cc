@@ -35,6 +35,7 @@ LoadOutcome LoadVersion(const std::string& dir, uint64_t version,
   sv->version_name = VersionDirName(version);
   sv->get_version_field = EncodeVersionField(3, sv->version_name);
   sv->batch_version_field = EncodeVersionField(2, sv->version_name);
+  sv->generation = options.generation;
   // The file served: table.sst, or this server's shard's file of a sharded
   // version (OpenVersion checks the MANIFEST this reads, again, below).
   std::string file_name(kTableFileName);

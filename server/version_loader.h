@@ -53,6 +53,8 @@ struct ServingVersion {
   // Its file was one LoadOptions::verified vouched for, so its region
   // checksums were not read again.
   bool verified_when_pulled = false;
+  // LoadOptions::generation: which copy of its version number this is.
+  uint64_t generation = 0;
 
   const Table& table() const { return *opened.file; }
 
@@ -78,6 +80,11 @@ struct LoadOptions {
   // checksum that open.read.verify_checksums asks for. The default value
   // is nullptr (none).
   std::shared_ptr<const VerifiedFiles> verified;
+  // Copied into ServingVersion::generation: with --repository, the
+  // RepositoryPointer::generation of the copy on disk when the load began,
+  // so that a copy put in place later under the same number is loaded
+  // again. The default value is 0.
+  uint64_t generation = 0;
 };
 
 struct LoadOutcome {

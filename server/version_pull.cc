@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -292,11 +293,24 @@ PullOutcome PullVersion(const PullJob& job) {
       job.verified->Note((fs::path(target) / file->name).string(), st);
     }
     if (::renameat2(AT_FDCWD, staging.path.c_str(), AT_FDCWD, target.c_str(),
-                    RENAME_NOREPLACE) != 0) {
+                    RENAME_NOREPLACE) == 0) {
+      staging.published = true;
+      return FsyncPath(table_dir);
+    }
+    if (errno != EEXIST || !job.replace) {
       return ErrnoError(StrCat("cannot rename ", staging.path, " to"), target,
                         errno);
     }
+    // The version there is not the repository's: swapped for the new one in
+    // one step (a reader sees either whole), then removed from its new
+    // name, a staging one (debris for the next pull should this stop).
+    if (::renameat2(AT_FDCWD, staging.path.c_str(), AT_FDCWD, target.c_str(),
+                    RENAME_EXCHANGE) != 0) {
+      return ErrnoError(StrCat("cannot exchange ", staging.path, " and"),
+                        target, errno);
+    }
     staging.published = true;
+    RemoveTree(staging.path);
     return FsyncPath(table_dir);
   }();
   if (!published.ok()) {

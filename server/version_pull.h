@@ -9,7 +9,11 @@
 //      killed server's is removed by the next server or roost-load),
 //      checked against the MANIFEST's size and XXH3-64, and fsynced;
 //   4. the MANIFEST is written last, the directory made read-only and
-//      renamed to DATA_DIR/T/v<N> (never over an existing one).
+//      renamed to DATA_DIR/T/v<N>: never over an existing one, unless
+//      `replace` says the one there is not the repository's version; then
+//      the two directories are exchanged in one rename (RENAME_EXCHANGE),
+//      so that v<N> is the old one or the new one whole at every moment,
+//      and the old one is removed.
 // On any failure nothing is left behind but the versions there were.
 //
 // Downloads are paced to `rate` bytes per second (0: unpaced) by reading
@@ -57,6 +61,11 @@ struct PullJob {
   // version appears if every region checksum of it was checked as it
   // arrived (a cuckoo table: storage/region_stream_check.h). Not owned.
   VerifiedFiles* verified = nullptr;
+  // DATA_DIR/T/v<N> is there but is not the repository's version (its
+  // MANIFEST differs, or it lacks this server's file): the version pulled
+  // replaces it. Without it an existing directory fails the pull (reason
+  // local).
+  bool replace = false;
 };
 
 struct PullOutcome {

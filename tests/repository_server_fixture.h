@@ -98,12 +98,14 @@ class RepositoryServerTest : public ServerFixture {
     return out;
   }
 
-  // The names in DATA_DIR/`table` (versions, staging directories...).
+  // The names in DATA_DIR/`table` (versions, staging directories...), but
+  // for the REPOSITORY file a puller writes there.
   std::vector<std::string> Entries(const std::string& table = "t") const {
     std::vector<std::string> out;
     std::error_code ec;
     for (const auto& e :
          std::filesystem::directory_iterator(TableDir(table), ec)) {
+      if (e.path().filename() == "REPOSITORY") continue;
       out.push_back(e.path().filename().string());
     }
     std::sort(out.begin(), out.end());

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <thread>
 
 #include "tests/repository_server_fixture.h"
 
@@ -200,6 +202,156 @@ TEST_F(ServerRepositoryTest, ATableWithoutAPointerHoldsNobodyBack) {
   ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
       << server.Log();
   EXPECT_TRUE(ServesVersion(server, keys, 2));
+}
+
+// Issue 30, defect 2: every object of a table deleted from the bucket and
+// the table published again (its v000001 now holds other data): servers
+// kept serving their own v000001 as the repository's. A local version is
+// the repository's only if its MANIFEST is the repository's byte for byte;
+// one that is not stops serving, is pulled afresh and swapped in.
+TEST_F(ServerRepositoryTest, AWipedAndRepublishedTableIsPulledAfresh) {
+  const std::vector<std::string> keys = Keys(100);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  ServerProcess server(PullFlags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_TRUE(ServesVersion(server, keys, 1));
+  auto objects = store_->ListAll("t/");
+  ASSERT_OK(objects);
+  for (const ObjectInfo& o : *objects) ASSERT_OK(store_->Delete(o.key));
+  // Published again: v000001 once more, every value another.
+  ASSERT_EQ(Publish(5, keys), 1u);
+  ASSERT_TRUE(WaitFor([&] {
+    v1::GetResponse g;
+    return server.Get("t", keys[0], &g).ok() &&
+           VersionOf(g.value(), keys[0]) == 5;
+  })) << server.Log();
+  EXPECT_TRUE(ServesVersion(server, keys, 5));
+  EXPECT_EQ(server.ServingVersion("t"), "v000001");
+  EXPECT_EQ(server.CountLogLines(
+                "t v000001 on disk is not the repository's v000001: its "
+                "MANIFEST differs from " +
+                uri_ + "/t/v000001/MANIFEST"),
+            1)
+      << server.Log();
+  EXPECT_EQ(server.CountLogLines("pulling t v000001"), 2) << server.Log();
+  const Metrics m = server.ScrapeMetrics();
+  EXPECT_EQ(MetricOr(m,
+                     "roost_repository_local_mismatches_total{reason="
+                     "\"manifest\",table=\"t\"}"),
+            1);
+  EXPECT_EQ(MetricOr(m, "roost_repository_versions_pulled_total{table=\"t\"}"),
+            2);
+  EXPECT_THAT(Entries(), ElementsAre("v000001"));
+}
+
+// The same when --repository names another repository and the data
+// directory is kept (a Helm values change keeps the volume): its v000001
+// is not this server's old v000001, and the old one never serves.
+TEST_F(ServerRepositoryTest, AnotherRepositoryIsNotTakenForTheOldOne) {
+  const std::vector<std::string> keys = Keys(100);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  {
+    ServerProcess server(PullFlags(), LogFile("first"));
+    ASSERT_TRUE(server.WaitReady());
+    ASSERT_TRUE(ServesVersion(server, keys, 1));
+  }
+  const std::string first = uri_;
+  uri_ = NewMinioRoot();
+  auto store = OpenObjectStore(uri_, TestStoreOptions());
+  ASSERT_OK(store);
+  store_ = *std::move(store);
+  ASSERT_EQ(Publish(3, keys), 1u);
+  ServerProcess server(PullFlags(), LogFile("second"));
+  ASSERT_TRUE(server.WaitReady());
+  EXPECT_TRUE(ServesVersion(server, keys, 3));
+  // Ready means serving the repository's v000001: the old one never
+  // served.
+  EXPECT_EQ(server.CountLogLines("serving t v000001"), 1) << server.Log();
+  EXPECT_EQ(server.CountLogLines("t v000001 on disk is not the repository's "
+                                 "v000001"),
+            1)
+      << server.Log();
+  EXPECT_EQ(server.CountLogLines("t: its versions on disk were pulled from " +
+                                 first + "; --repository is " + uri_),
+            1)
+      << server.Log();
+}
+
+// While a table's POINTER is missing (deleted, a wipe half done) the server
+// keeps serving what it serves and switches to no other version on disk;
+// a server started then serves none of the versions it pulled, and is
+// ready (the table holds nobody back).
+TEST_F(ServerRepositoryTest, WithoutItsPointerATableServesNoOtherVersion) {
+  const std::vector<std::string> keys = Keys(100);
+  ASSERT_EQ(Publish(1, keys), 1u);
+  ASSERT_EQ(Publish(2, keys), 2u);
+  std::optional<ServerProcess> server;
+  server.emplace(PullFlags(), LogFile("first"));
+  ASSERT_TRUE(server->WaitReady());
+  ASSERT_TRUE(ServesVersion(*server, keys, 2));
+  TableRepository repository(store_.get());
+  ASSERT_OK(repository.MovePointer("t", 1));
+  ASSERT_TRUE(WaitFor([&] { return server->ServingVersion("t") == "v000001"; }))
+      << server->Log();
+  ASSERT_OK(store_->Delete("t/POINTER"));
+  // Several polls: v2, the newest on disk, is not taken up.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(server->ServingVersion("t"), "v000001") << server->Log();
+  EXPECT_EQ(server->CountLogLines("t has no POINTER in " + uri_ +
+                                  " any more: it keeps serving what it "
+                                  "serves"),
+            1)
+      << server->Log();
+  EXPECT_EQ(server->CountLogLines("serving t v000002"), 1) << server->Log();
+  EXPECT_TRUE(ServesVersion(*server, keys, 1));
+  server.reset();
+
+  ServerProcess second(PullFlags(), LogFile("second"));
+  ASSERT_TRUE(second.WaitReady());
+  EXPECT_EQ(second.ServingVersion("t"), "") << second.Log();
+  v1::GetResponse g;
+  EXPECT_EQ(second.Get("t", keys[0], &g).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  // A POINTER again: its version serves, from disk.
+  ASSERT_OK(repository.MovePointer("t", 2));
+  ASSERT_TRUE(WaitFor([&] { return second.ServingVersion("t") == "v000002"; }))
+      << second.Log();
+  EXPECT_TRUE(ServesVersion(second, keys, 2));
+  EXPECT_EQ(second.CountLogLines("pulling t"), 0) << second.Log();
+  EXPECT_EQ(second.CountLogLines("serving t v000001"), 0) << second.Log();
+}
+
+// Issue 30, defect 7: a server restarted with another --shard on the same
+// data directory found a version with a MANIFEST but without its shard's
+// file, and never pulled it (never ready). A version lacking this server's
+// file is not complete here: it is pulled afresh.
+TEST_F(ServerRepositoryTest, ARestartWithAnotherShardPullsItsFile) {
+  constexpr uint32_t kShards = 3;
+  ASSERT_EQ(Publish(1, Keys(300), kShards), 1u);
+  {
+    ServerProcess server(PullFlags(0), LogFile("shard0"));
+    ASSERT_TRUE(server.WaitReady());
+    ASSERT_TRUE(ServesVersion(server, ShardKeys(300, 0, kShards), 1));
+  }
+  ServerProcess server(PullFlags(1), LogFile("shard1"));
+  ASSERT_TRUE(server.WaitReady()) << server.Log();
+  EXPECT_TRUE(ServesVersion(server, ShardKeys(300, 1, kShards), 1));
+  EXPECT_EQ(server.CountLogLines(StrCat("t v000001 on disk lacks this "
+                                        "server's file ",
+                                        ShardFileName(1, kShards))),
+            1)
+      << server.Log();
+  EXPECT_EQ(MetricOr(server.ScrapeMetrics(),
+                     "roost_repository_local_mismatches_total{reason="
+                     "\"file\",table=\"t\"}"),
+            1);
+  std::vector<std::string> files;
+  for (const auto& e :
+       std::filesystem::directory_iterator(TableDir() + "/v000001")) {
+    files.push_back(e.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_THAT(files, ElementsAre("MANIFEST", ShardFileName(1, kShards)));
 }
 
 // Issue 30, defect 8, with --repository: a served file that a writer
