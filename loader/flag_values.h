@@ -1,9 +1,9 @@
-// The values of roost-load's flags that CLI11 does not parse itself: sizes
-// with units, percentages and timestamps. Each returns InvalidArgument naming
-// the text and what is expected, for roost-load to report as a usage error.
+// The values of roost-load's flags that CLI11 does not parse itself:
+// percentages and timestamps (sizes with units are util/cli.h's ParseSize,
+// which roost-server shares). Each returns InvalidArgument naming the text
+// and what is expected, for roost-load to report as a usage error.
 //
 // Example:
-//   ROOST_ASSIGN_OR_RETURN(uint64_t bytes, ParseSize("64M"));  // 67108864
 //   ROOST_ASSIGN_OR_RETURN(double share, ParseShare("10%"));   // 0.1
 //   ROOST_ASSIGN_OR_RETURN(int64_t t, ParseTimestamp("2024-05-01T12:00:00Z"));
 #ifndef ROOST_LOADER_FLAG_VALUES_H_
@@ -15,9 +15,6 @@
 #include "absl/status/statusor.h"
 
 namespace roost {
-
-// "1073741824", "64M", "1G", "512k", "2GiB": at most 2^50 bytes (1 PiB).
-absl::StatusOr<uint64_t> ParseSize(const std::string& text);
 
 // "50%" or "50": a share in [0, 100], as a fraction.
 absl::StatusOr<double> ParseShare(const std::string& text);

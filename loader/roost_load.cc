@@ -22,6 +22,7 @@
 #include "storage/table.h"
 #include "storage/version_check.h"
 #include "util/build_info.h"
+#include "util/cli.h"
 #include "util/encoding.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
@@ -342,7 +343,8 @@ int main(int argc, char** argv) {
       "record; input cut short, as a last line without its newline; input "
       "of another format) or a corrupt table, "
       "74 I/O error (also: a table repository unreachable, refusing the "
-      "credentials, without the bucket, or failing an upload)."};
+      "credentials, without the bucket, or failing an upload).",
+      "roost-load"};
   app.footer(
       "Examples:\n"
       "  roost-load build -i users.tsv -o users.sst\n"
@@ -362,7 +364,7 @@ int main(int argc, char** argv) {
       "  roost-load get --key-encoding hex /srv/roost/users 7573657231 "
       "00ff\n"
       "Run `roost-load COMMAND --help` for a command's flags.");
-  app.set_version_flag("--version", VersionLine("roost-load"));
+  AddVersionFlag(app, VersionLine("roost-load"));
   app.require_subcommand(1);
 
   BuildFlags f;
@@ -566,11 +568,45 @@ int main(int argc, char** argv) {
   RepositoryCommandFlags rf;
   const RepositorySubcommands repo = AddRepositorySubcommands(app, rf);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kExitUsage;
+  // Each command's --help ends with its own examples, not all of the
+  // program's (a subcommand inherits the footer it was added under).
+  b->footer(
+      "Examples:\n"
+      "  roost-load build -i users.tsv -o users.sst\n"
+      "  roost-load build -i 'part-*.tsv.gz' --data-dir /srv/roost --table "
+      "users --max-shrink 10%\n"
+      "  producer | roost-load build -i - --data-dir /srv/roost --table users "
+      "--shards 4\n"
+      "  roost-load build -i records.bin --input-format fixed --key-size 8 "
+      "--value-size 8 --format block --compression zstd -o r.sst\n"
+      "  roost-load build -i users.tsv --repository s3://tables/prod "
+      "--table users --shards 4 --keep-versions 5");
+  inspect->footer(
+      "Examples:\n"
+      "  roost-load inspect /srv/roost/users            # its newest version\n"
+      "  roost-load inspect users.sst");
+  verify->footer(
+      "Examples:\n"
+      "  roost-load verify /srv/roost/users/v000003\n"
+      "  roost-load verify users.sst");
+  get->footer(
+      "Examples:\n"
+      "  roost-load get /srv/roost/users user:000042 user:000043\n"
+      "  roost-load get --key-encoding hex /srv/roost/users 7573657231 00ff");
+  repo.versions->footer(
+      "Example:\n"
+      "  roost-load versions --repository s3://tables/prod --table users");
+  repo.rollback->footer(
+      "Example:\n"
+      "  roost-load rollback --repository s3://tables/prod --table users "
+      "--to v3");
+  repo.prune->footer(
+      "Example:\n"
+      "  roost-load prune --repository s3://tables/prod --table users "
+      "--keep-versions 5 --abandoned-after 7d");
+
+  if (std::optional<int> exit = ParseCommandLine(app, argc, argv)) {
+    return *exit;
   }
   if (b->parsed()) {
     if (b->count("--abandoned-after") > 0 && f.keep_versions.empty()) {
