@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "util/cli.h"
+
 namespace roost {
 
 void AddRepositoryOptions(CLI::App& app, RepositoryOptions* o) {
@@ -20,11 +22,15 @@ void AddRepositoryOptions(CLI::App& app, RepositoryOptions* o) {
   app.add_option("--download-rate", o->download_rate,
                  "Download from the repository at most BYTES per second (0: "
                  "unlimited; at most 2^50); one download at a time")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
       // A range, so that "-1" (which strtoull takes) is refused.
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 50));
   app.add_option("--min-free-bytes", o->min_free_bytes,
                  "Refuse a download unless the data directory keeps BYTES "
                  "free after it (failure reason no_space; at most 2^62)")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 62));
 }
 

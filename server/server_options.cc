@@ -12,6 +12,7 @@
 #include "server/repository_options.h"
 #include "storage/partition.h"
 #include "util/build_info.h"
+#include "util/cli.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -23,11 +24,27 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       "roost-server: serves the tables published under a data directory "
       "over gRPC (roost.v1.Lookup), picking up new versions without a "
       "restart.\n\nFlags may also come from a TOML file given with "
-      "--config (e.g. `keep-versions = 3`); the command line wins. Signals: "
-      "SIGTERM or SIGINT drains and exits 0.",
+      "--config (e.g. `keep-versions = 3`); the command line wins. Sizes in "
+      "bytes take k, M and G (powers of 1024): --max-message-size 64M. "
+      "Signals: SIGTERM or SIGINT drains and exits 0. Exit codes: 0 stopped "
+      "by a signal, 1 cannot start (data directory, port, TLS files), 64 "
+      "bad usage.",
       "roost-server");
+  app.footer(
+      "Examples:\n"
+      "  roost-server --data-dir /srv/roost\n"
+      "  roost-server --data-dir /srv/roost --listen 0.0.0.0:50051 "
+      "--metrics-listen 0.0.0.0:9464 --keep-versions 3\n"
+      "  roost-server --config /etc/roost/server.toml --drain-period 0\n"
+      "  roost-server --data-dir /var/lib/roost --repository "
+      "s3://tables/prod --shard 2 --listen 0.0.0.0:50051\n"
+      "  roost-server --data-dir /srv/roost --tls-cert server.crt --tls-key "
+      "server.key --tls-client-ca clients-ca.crt\n"
+      "See docs/operations.md for every flag at length.");
   app.set_config("--config", "",
-                 "Read flags from this TOML file (flag = value)");
+                 "Read flags from this TOML file (flag = value)")
+      ->type_name("FILE");
+  AddVersionFlag(app, VersionLine("roost-server"));
   auto config = std::make_shared<TomlConfig>();
   app.config_formatter(config);
   app.option_defaults()->always_capture_default();
@@ -35,12 +52,18 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.allow_config_extras(false);
   ServerOptions& o = *options;
   std::string load_mode = "mmap";
+  // --help lists the flags in these groups, each group's flags in the
+  // order they are added below.
+  app.option_defaults()->group("Tables");
   app.add_option("--data-dir", o.data_dir,
                  "Serve every table under DIR (DIR/<table>/v<N>/, as "
                  "roost-load publishes)")
+      ->type_name("DIR")
       ->required();
+  app.option_defaults()->group("Listeners");
   app.add_option("--listen", o.listen,
-                 "Lookup service address (HOST:PORT; port 0 picks one)");
+                 "Lookup service address (HOST:PORT; port 0 picks one)")
+      ->type_name("HOST:PORT");
   // Both take an empty value to turn the service off, written
   // `--admin-listen=`, `--admin-listen ''` or `--admin-listen` alone.
   const auto address_or_off = [&app](std::string name, std::string* address,
@@ -51,6 +74,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
              *address = values.empty() ? std::string() : values.back();
            },
            std::move(help))
+        ->type_name("HOST:PORT")
         ->expected(0, 1);
   };
   address_or_off("--admin-listen", &o.admin_listen,
@@ -59,16 +83,21 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   address_or_off("--metrics-listen", &o.metrics_listen,
                  "Prometheus /metrics address; empty turns it off. Default: "
                  "127.0.0.1:9464");
+  app.option_defaults()->group("Tables");
   app.add_option("--shard", o.shard,
                  "Serve shard I (0 to 1023) of every sharded table version "
                  "(roost-load build --shards N); unsharded tables are served "
                  "as always. Without it, sharded versions are refused")
+      ->type_name("I")
       ->check(CLI::Range(0u, kMaxShards - 1));
+  app.option_defaults()->group("Table repository");
   AddRepositoryOptions(app, &o.repository);
+  app.option_defaults()->group("Tables");
   app.add_option("--load-mode", load_mode,
                  "How tables come into memory: mmap, mmap-locked (fault in "
                  "and mlock) or huge-pages (copy into transparent huge "
-                 "pages)");
+                 "pages)")
+      ->type_name("MODE");
   app.add_option("--verify-checksums", o.verify_checksums,
                  "Verify every checksum of a version before serving it (the "
                  "header is always checked)");
@@ -81,35 +110,50 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.add_option("--keep-versions", o.keep_versions,
                  "Keep the newest K complete versions of each table on disk "
                  "(and the serving and pinned ones); delete older ones. 0 "
-                 "keeps all");
+                 "keeps all")
+      ->type_name("K");
+  app.option_defaults()->group("Limits");
   app.add_option("--max-batch", o.max_batch,
                  "Most keys in one MultiGet (or StreamMultiGet message)")
       ->check(CLI::Range(1u, 10000000u));
+  app.option_defaults()->group("Tables");
   app.add_option("--version-grace", o.version_grace_seconds,
                  "After a swap, keep the version replaced mapped and answer "
                  "requests that name it for SECONDS (0: only the serving "
                  "version is answered)")
       ->check(CLI::Range(0.0, 86400.0));
+  app.option_defaults()->group("Limits");
   app.add_option("--max-scan-keys", o.max_scan_keys,
                  "Most entries one Scan returns (its limit 0 means this; a "
                  "larger limit is INVALID_ARGUMENT)")
       ->check(CLI::Range(1u, 100000000u));
   app.add_option("--max-key-size", o.max_key_size,
                  "Longest key accepted, in bytes")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
       ->check(CLI::Range(1u, 1u << 30));
   app.add_option("--max-request-size", o.max_request_size,
                  "Largest request received, in bytes")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
       ->check(CLI::Range(1024u, 2147483647u));
   app.add_option("--max-message-size", o.max_message_size,
                  "Largest response sent, in bytes; larger ones are refused "
-                 "before any value is copied")
+                 "before any value is copied (1k to 2G less 1 byte)")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
       ->check(CLI::Range(1024u, 2147483647u));
   app.add_option("--max-response-memory", o.max_response_memory,
                  "Bytes all responses in flight may hold at once")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
       ->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 50));
   app.add_option("--grpc-memory", o.grpc_memory,
                  "gRPC's own memory (connections, request buffers), in bytes")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
       ->check(CLI::Range(uint64_t{16} << 20, uint64_t{1} << 50));
+  app.option_defaults()->group("Connections");
   app.add_option("--max-connections", o.max_connections,
                  "Connections open at once (lookup and admin); 0: the file "
                  "descriptor limit less an eighth");
@@ -134,6 +178,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "Calls one connection may have open at once (HTTP/2 "
                  "streams); more wait in the client")
       ->check(CLI::Range(1u, 1000000u));
+  app.option_defaults()->group("Limits");
   app.add_option("--max-streams", o.max_streams,
                  "StreamMultiGet calls open at once over all connections; "
                  "more are refused (RESOURCE_EXHAUSTED)")
@@ -147,6 +192,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "Cancel a StreamMultiGet or Scan whose client has not taken "
                  "a message for SECONDS")
       ->check(CLI::Range(0.1, 3600.0));
+  app.option_defaults()->group("Shutdown");
   app.add_option("--drain-period", o.drain_seconds,
                  "On SIGTERM/SIGINT, keep serving this many SECONDS with "
                  "health NOT_SERVING before refusing new RPCs (0 to 3600)")
@@ -155,11 +201,14 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "Then wait this many SECONDS for in-flight RPCs before "
                  "cancelling them (0 to 3600)")
       ->check(CLI::Range(0.0, 3600.0));
+  app.option_defaults()->group("Metrics");
   app.add_option("--resident-refresh", o.resident_refresh_seconds,
                  "Refresh roost_table_resident_bytes every SECONDS (1 to "
                  "86400)")
       ->check(CLI::Range(1.0, 86400.0));
+  app.option_defaults()->group("Listeners");
   app.add_option("--reflection", o.reflection, "Serve gRPC server reflection");
+  app.option_defaults()->group("Tables");
   app.add_option("--max-tables", o.max_tables,
                  "Most table directories served; more are ignored")
       ->check(CLI::Range(1u, 1000000u));
@@ -170,12 +219,14 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "Report the registry stalled when its thread has not come "
                  "round for SECONDS")
       ->check(CLI::Range(1.0, 86400.0));
+  app.option_defaults()->group("Metrics");
   app.add_option("--metrics-threads", o.metrics_threads,
                  "Threads of the /metrics endpoint")
       ->check(CLI::Range(1u, 64u));
   app.add_option("--metrics-request-timeout", o.metrics_request_timeout_seconds,
                  "How long /metrics waits for a request to arrive, SECONDS")
       ->check(CLI::Range(0.1, 60.0));
+  app.option_defaults()->group("Security");
   app.add_option("--tls-cert", o.tls_cert,
                  "Serve TLS on every listener with this PEM certificate "
                  "(chain, leaf first); needs --tls-key")
@@ -210,7 +261,18 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "re-read when it changes")
       ->type_name("FILE")
       ->group("Security");
-  app.set_version_flag("--version", VersionLine("roost-server"));
+  // --help shows each flag's type and default; the ranges that the checks
+  // enforce are in the flags' own text where they are not obvious (and in
+  // docs/operations.md), not repeated after every type. Every fractional
+  // flag is a duration, every other number a count unless it says BYTES.
+  for (CLI::Option* option : app.get_options()) {
+    try {
+      for (int i = 0;; ++i) option->get_validator(i)->description("");
+    } catch (const CLI::OptionNotFound&) {  // CLI11: past the last check
+    }
+    if (option->get_type_name() == "FLOAT") option->type_name("SECONDS");
+    if (option->get_type_name() == "UINT") option->type_name("N");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ConfigError& e) {
@@ -235,8 +297,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
     }
     return kExitUsage;
   } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : kExitUsage;
+    return ReportParseError(app, e);
   }
   auto mode = ParseLoadMode(load_mode);
   if (!mode.ok()) {
