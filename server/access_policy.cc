@@ -265,8 +265,8 @@ bool AccessControl::Reload() {
   }
   if (changed) {
     reloads_ok_.fetch_add(1, std::memory_order_relaxed);
-    Log("access policy ", path_, " reloaded: ", policy()->num_clients(),
-        " clients");
+    Log("access policy ", path_,
+        " reloaded: ", Count(policy()->num_clients(), "client"));
   }
   return changed;
 }

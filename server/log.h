@@ -7,11 +7,15 @@
 #ifndef ROOST_SERVER_LOG_H_
 #define ROOST_SERVER_LOG_H_
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "util/str_cat.h"
 
@@ -21,6 +25,24 @@ template <typename... Args>
 void Log(const Args&... args) {
   const std::string line = StrCat("roost-server: ", args..., "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
+// A duration measured, as a line of the log gives it: to a precision a
+// reader can use, with its unit. "1.71 s" (not "1.709260455 s"), "0.034
+// s", "12.3 s", "95 s"; a negative one is "0.000 s".
+inline std::string SecondsText(double seconds) {
+  seconds = std::max(seconds, 0.0);
+  const char* format = seconds >= 100  ? "{:.0f} s"
+                       : seconds >= 10 ? "{:.1f} s"
+                       : seconds >= 1  ? "{:.2f} s"
+                                       : "{:.3f} s";
+  return fmt::format(fmt::runtime(format), seconds);
+}
+
+// `n` and `noun`, plural unless n is 1: "1 table", "2 tables". For nouns
+// whose plural adds an "s".
+inline std::string Count(uint64_t n, std::string_view noun) {
+  return StrCat(n, " ", noun, n == 1 ? "" : "s");
 }
 
 // LogLimiter: lets at most `burst` lines through per `period` and counts

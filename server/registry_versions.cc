@@ -160,8 +160,8 @@ TableRegistry::ServeResult TableRegistry::Serve(
     return ServeResult::kBusy;
   }
   Log("serving ", state->entry->name, " ", v->version_name, " (",
-      TableFormatName(v->table().format()), ", ", v->table().num_keys(),
-      " keys",
+      TableFormatName(v->table().format()), ", ",
+      Count(v->table().num_keys(), "key"),
       v->opened.shard ? StrCat(", shard ", *v->opened.shard, " of ",
                                v->opened.manifest.shards)
                       : std::string(),

@@ -341,7 +341,8 @@ bool RepositoryPuller::Pull(const std::string& table, uint64_t version,
     }
   }
   Log("pulled ", table, " ", name, " in ",
-      std::chrono::duration<double>(Clock::now() - started).count(), " s");
+      SecondsText(
+          std::chrono::duration<double>(Clock::now() - started).count()));
   NoteOrigin(table);
   return true;
 }
@@ -361,8 +362,8 @@ void RepositoryPuller::Refused(const std::string& table, uint64_t version,
       state.serving ? StrCat(VersionDirName(state.serving), " keeps serving")
                     : std::string("nothing serves yet"),
       "; trying again in ",
-      std::chrono::duration<double>(state.retry_at - Clock::now()).count(),
-      " s");
+      SecondsText(std::chrono::duration<double>(state.retry_at - Clock::now())
+                      .count()));
 }
 
 void RepositoryPuller::LookAtServing() {

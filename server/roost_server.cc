@@ -229,7 +229,7 @@ int Main(int argc, char** argv) {
     }
     access = std::move(*loaded);
     Log("access policy ", options.access_policy, ": ",
-        access->policy()->num_clients(), " clients");
+        Count(access->policy()->num_clients(), "client"));
   }
   // With TLS, gRPC serves only what tls_watch has read and checked.
   const std::shared_ptr<grpc::ServerCredentials> credentials =
@@ -263,7 +263,7 @@ int Main(int argc, char** argv) {
                       ready.store(true);
                       health->ChangedAll();
                       if (!draining.load()) {
-                        Log("ready: ", registry.List().size(), " tables");
+                        Log("ready: ", Count(registry.List().size(), "table"));
                       }
                     },
                 .on_table_change =
@@ -489,14 +489,14 @@ int Main(int argc, char** argv) {
     }
     if (access) access->Reload();
     if (const int n = streams.CancelStalled(send_timeout); n > 0) {
-      Log("cancelled ", n,
-          " StreamMultiGet calls whose client took no "
+      Log("cancelled ", Count(n, "StreamMultiGet call"),
+          " whose client took no "
           "response for --send-timeout ",
           options.send_timeout_seconds, " s");
     }
     if (const int n = lookup.CancelStalledScans(send_timeout); n > 0) {
-      Log("cancelled ", n,
-          " Scan calls whose client took no message for --send-timeout ",
+      Log("cancelled ", Count(n, "Scan call"),
+          " whose client took no message for --send-timeout ",
           options.send_timeout_seconds, " s");
     }
     health_service.Changed(std::string(kRegistryService));

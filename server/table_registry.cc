@@ -194,9 +194,9 @@ void TableRegistry::Scan() {
     if (state == nullptr) {
       refused.insert(name);
       if (!refused_tables_.count(name)) {
-        Log("ignoring table ", name, ": ", index_.size(),
-            " tables are served already (--max-tables ", options_.max_tables,
-            ")");
+        Log("ignoring table ", name, ": ", Count(index_.size(), "table"),
+            index_.size() == 1 ? " is" : " are",
+            " served already (--max-tables ", options_.max_tables, ")");
       }
       continue;
     }

@@ -200,7 +200,11 @@ TEST_F(LifecycleTest, HealthIsNotServingUntilTheTablesFoundAtStartLoad) {
             StatusCode::NOT_FOUND);
   ASSERT_OK(server.Get("t", "k", &g));
   EXPECT_EQ(g.value(), "v");
-  EXPECT_TRUE(server.WaitForLog("roost-server: ready: 1 tables"));
+  // One table, not "1 tables" (issue 30, item 24).
+  EXPECT_TRUE(server.WaitForLog("roost-server: ready: "));
+  EXPECT_EQ(server.CountLogLines("roost-server: ready: 1 table"), 1);
+  EXPECT_EQ(server.CountLogLines("roost-server: ready: 1 tables"), 0)
+      << server.Log();
 }
 
 TEST_F(LifecycleTest, SignalBeforeReadyNeverTurnsServing) {

@@ -161,7 +161,7 @@ TEST_F(LimitsTest, ResponsesInFlightAreBoundedAndStalledStreamsCutOff) {
              48 << 20, " bytes, all held by responses in flight); retry")));
   // Until the stream is cut off.
   ASSERT_TRUE(server.WaitForLog(
-      "cancelled 1 StreamMultiGet calls whose client took no response"));
+      "cancelled 1 StreamMultiGet call whose client took no response"));
   ASSERT_TRUE(WaitFor([&] { return server.MultiGet("t", twenty, &m).ok(); }));
   EXPECT_EQ(m.results_size(), 20);
   v1::MultiGetResponse never;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include "tests/repository_server_fixture.h"
@@ -163,6 +164,15 @@ TEST_F(ServerRepositoryTest, ALocalDirectoryRepositoryServesToo) {
   ASSERT_TRUE(server.WaitReady());
   EXPECT_TRUE(ServesVersion(server, keys, 1));
   EXPECT_TRUE(ServesVersion(server, keys, 7, "other"));
+  // Durations to a precision a reader can use: "in 0.012 s", not "in
+  // 0.012345678 s" (issue 30, item 24).
+  const std::regex pulled(
+      "roost-server: pulled t v000001 in ([0-9]+)(\\.[0-9]+)? s\n");
+  ASSERT_TRUE(server.WaitForLog("roost-server: pulled t v000001 in "));
+  std::smatch m;
+  const std::string log = server.Log();
+  ASSERT_TRUE(std::regex_search(log, m, pulled)) << log;
+  EXPECT_LE(m[2].length(), 4) << m[0];  // the point and up to 3 digits
 }
 
 TEST_F(ServerRepositoryTest, BadRepositoryFlagsStopTheServerAtStart) {

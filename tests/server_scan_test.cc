@@ -429,7 +429,7 @@ TEST_F(ScanTest, AClientThatStopsReadingIsCutOffAfterSendTimeout) {
   ASSERT_TRUE(reader->Read(&r));
   // The client reads no more.
   ASSERT_TRUE(server->WaitForLog(
-      "cancelled 1 Scan calls whose client took no message for "
+      "cancelled 1 Scan call whose client took no message for "
       "--send-timeout 0.5 s"));
   while (reader->Read(&r)) {
   }
