@@ -143,7 +143,9 @@ ReplicaState ClusterWaiter::Ask(const ReplicaAddress& replica,
       stub->ListTables(&context, v1::ListTablesRequest(), &response);
   if (!status.ok()) {
     state.what = StrCat(StatusCodeName(status.error_code()), ": ",
-                        status.error_message());
+                        status.error_message(),
+                        TlsHint(status, layout_.security.tls,
+                                /*layout=*/true));
     return state;
   }
   const uint32_t shards = static_cast<uint32_t>(layout_.shards.size());

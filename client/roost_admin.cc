@@ -14,9 +14,11 @@
 #include "client/cluster_wait.h"
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
+#include "client/version_consensus.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "roost/v1/admin.grpc.pb.h"
 #include "util/build_info.h"
+#include "util/cli.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
 
@@ -31,7 +33,9 @@ struct Flags {
   double timeout_seconds = kDefaultTimeoutSeconds;
   ChannelSecurity security;
   std::string table;
-  std::string version;  // rollback: "v000003", "3", or empty for the previous
+  // rollback: "v000003", "v3", "3", or empty for the previous; wait:
+  // --for-version
+  std::string version;
   // wait
   std::string cluster;
   double wait_timeout_seconds = 300;
@@ -46,21 +50,24 @@ constexpr int kExitNotServing = 1;
 // `roost-admin wait` timed out: some replica does not serve the version.
 constexpr int kExitWaitTimedOut = 3;
 
-// A version as the server takes it: "v" and digits, or digits alone.
-bool IsVersion(const std::string& text) {
-  const size_t digits = !text.empty() && text[0] == 'v' ? 1 : 0;
-  if (text.size() == digits) return false;
-  for (size_t i = digits; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
-  }
-  return true;
+// A version as people write it: "v000003", "v3" or "3" (as roost-load
+// rollback --to takes it); std::nullopt for anything else, and for 0.
+std::optional<uint64_t> ParseVersion(const std::string& text) {
+  std::optional<uint64_t> n = VersionNumber(text);
+  if (n == 0) return std::nullopt;
+  return n;
 }
 
 int RunRollback(const Flags& f) {
-  if (!f.version.empty() && !IsVersion(f.version)) {
-    return ReportUsageError(kProgram,
-                            StrCat("bad VERSION ", PrintableKey(f.version),
-                                   " (like v000003 or 3)"));
+  std::string version;  // as the server takes it: digits, or empty
+  if (!f.version.empty()) {
+    const std::optional<uint64_t> n = ParseVersion(f.version);
+    if (!n) {
+      return ReportUsageError(kProgram,
+                              StrCat("bad VERSION ", PrintableKey(f.version),
+                                     " (like v000003, v3 or 3)"));
+    }
+    version = StrCat(*n);
   }
   auto channel = MakeChannel(f.addr, f.security);
   if (!channel.ok()) {
@@ -71,10 +78,10 @@ int RunRollback(const Flags& f) {
   PrepareCall(&context, f.timeout_seconds, f.security);
   v1::RollbackRequest request;
   request.set_table(f.table);
-  request.set_version(f.version);
+  request.set_version(version);
   v1::RollbackResponse response;
   const grpc::Status status = stub->Rollback(&context, request, &response);
-  if (!status.ok()) return ReportRpcError(kProgram, status);
+  if (!status.ok()) return ReportRpcError(kProgram, status, f.security);
   std::string line =
       StrCat(f.table, ": now serving ", response.serving_version());
   if (response.previous_version() == response.serving_version()) {
@@ -98,7 +105,7 @@ int RunUnpin(const Flags& f) {
   request.set_table(f.table);
   v1::UnpinResponse response;
   const grpc::Status status = stub->Unpin(&context, request, &response);
-  if (!status.ok()) return ReportRpcError(kProgram, status);
+  if (!status.ok()) return ReportRpcError(kProgram, status, f.security);
   if (response.serving_version().empty()) {
     fmt::print("{}: unpinned, no version servable\n", f.table);
   } else {
@@ -123,7 +130,7 @@ int RunHealth(const Flags& f) {
   request.set_service(f.service);
   grpc::health::v1::HealthCheckResponse response;
   const grpc::Status status = stub->Check(&context, request, &response);
-  if (!status.ok()) return ReportRpcError(kProgram, status);
+  if (!status.ok()) return ReportRpcError(kProgram, status, f.security);
   fmt::print("{}\n", grpc::health::v1::HealthCheckResponse::ServingStatus_Name(
                          response.status()));
   return response.status() == grpc::health::v1::HealthCheckResponse::SERVING
@@ -132,10 +139,10 @@ int RunHealth(const Flags& f) {
 }
 
 int RunWait(const Flags& f) {
-  if (!IsVersion(f.version)) {
-    return ReportUsageError(kProgram,
-                            StrCat("bad --version ", PrintableKey(f.version),
-                                   " (like v000003 or 3)"));
+  if (!ParseVersion(f.version)) {
+    return ReportUsageError(
+        kProgram, StrCat("bad --for-version ", PrintableKey(f.version),
+                         " (like v000003, v3 or 3)"));
   }
   absl::StatusOr<ClusterLayout> layout = ReadClusterLayout(f.cluster);
   if (!layout.ok()) {
@@ -194,27 +201,46 @@ int main(int argc, char** argv) {
   using namespace roost;
   CLI::App app{
       "roost-admin: pins a table served by roost-server to an older version "
-      "(rollback), removes the pin (unpin), and lists the tables (tables).\n"
-      "  roost-admin [OPTIONS] rollback TABLE [VERSION]\n"
-      "  roost-admin [OPTIONS] unpin TABLE\n"
-      "  roost-admin [OPTIONS] tables\n"
-      "  roost-admin [OPTIONS] health [--service NAME]\n"
-      "  roost-admin [OPTIONS] wait --cluster FILE --table TABLE --version "
-      "VERSION [--timeout SECONDS]",
+      "(rollback), removes the pin (unpin), lists the tables (tables), asks "
+      "the server's health service (health), and waits until every replica "
+      "of a cluster serves a version (wait).\n"
+      "  roost-admin [--addr HOST:PORT] [OPTIONS] rollback TABLE [VERSION]\n"
+      "  roost-admin [--addr HOST:PORT] [OPTIONS] unpin TABLE\n"
+      "  roost-admin [--lookup-addr HOST:PORT] [OPTIONS] tables\n"
+      "  roost-admin [--lookup-addr HOST:PORT] [OPTIONS] health [--service "
+      "NAME]\n"
+      "  roost-admin [OPTIONS] wait --cluster FILE --table TABLE "
+      "--for-version VERSION [--timeout SECONDS]",
       "roost-admin"};
   app.footer(
-      "rollback and unpin call the admin service (--addr), tables and health "
-      "the lookup service (--lookup-addr); the options may also follow the "
-      "subcommand. "
-      "A rollback survives restarts, and the version rolled back from is "
-      "never served again automatically, not even after unpin.\n"
+      "rollback and unpin call the admin service (--addr, the server's "
+      "--admin-listen), tables and health the lookup service (--lookup-addr, "
+      "its --listen), wait every replica its --cluster file lists; a "
+      "command given another's address is refused. The options may also "
+      "follow the subcommand. A rollback survives restarts, and the version "
+      "rolled back from is never served again automatically, not even after "
+      "unpin.\n"
       "A failed call prints `roost-admin: CODE: MESSAGE` on stderr, e.g. "
       "`roost-admin: NOT_FOUND: no table \"x\"`.\n"
+      "\n"
+      "Examples:\n"
+      "  roost-admin tables\n"
+      "  roost-admin rollback users          # to the version before the "
+      "served one\n"
+      "  roost-admin --addr 127.0.0.1:7002 rollback users v3\n"
+      "  roost-admin unpin users\n"
+      "  roost-admin --lookup-addr 10.0.0.5:50051 --tls-ca ca.crt health\n"
+      "  roost-admin wait --cluster cluster.json --table users "
+      "--for-version v000007 --timeout 600\n"
+      "Run `roost-admin COMMAND --help` for a command's own flags.\n"
       "\n"
       "Exit codes: 0 ok, 1 health answered another status than SERVING, 2 a "
       "call failed (server unreachable, no such table or version, deadline "
       "passed...), 3 wait timed out, 64 bad usage.");
-  app.set_version_flag("--version", VersionLine("roost-admin"));
+  AddVersionFlag(app, VersionLine("roost-admin"),
+                 "the version that `wait` waits for is its --for-version: "
+                 "roost-admin wait --cluster FILE --table TABLE --for-version "
+                 "VERSION");
   app.require_subcommand(1);
   app.fallthrough();  // the flags below also work after the subcommand
 
@@ -225,7 +251,8 @@ int main(int argc, char** argv) {
       ->type_name("HOST:PORT")
       ->capture_default_str();
   app.add_option("--lookup-addr", f.lookup_addr,
-                 "Lookup service of roost-server (its --listen), for tables")
+                 "Lookup service of roost-server (its --listen), for tables "
+                 "and health")
       ->type_name("HOST:PORT")
       ->capture_default_str();
   app.add_option("--timeout", f.timeout_seconds,
@@ -238,20 +265,27 @@ int main(int argc, char** argv) {
       "rollback",
       "Serve an older version of TABLE, pinned, and mark the version served "
       "until now as rolled back from. Prints `TABLE: now serving VERSION "
-      "(rolled back from PREVIOUS)`.");
+      "(rolled back from PREVIOUS)`. Calls the admin service (--addr).");
   rollback->add_option("TABLE", f.table, "Table to roll back")->required();
   rollback->add_option("VERSION", f.version,
-                       "Version to serve, like v000003 or 3 (default: the "
+                       "Version to serve, like v000003, v3 or 3 (default: the "
                        "newest complete version older than the one served)");
+  rollback->footer(
+      "Examples:\n"
+      "  roost-admin rollback users\n"
+      "  roost-admin --addr 127.0.0.1:7002 rollback users v3");
   CLI::App* unpin = app.add_subcommand(
       "unpin",
       "Remove TABLE's pin: it serves its newest complete version that was "
       "not rolled back from. Prints `TABLE: now serving VERSION "
-      "(unpinned)`.");
+      "(unpinned)`. Calls the admin service (--addr).");
   unpin->add_option("TABLE", f.table, "Table to unpin")->required();
+  unpin->footer("Example:\n  roost-admin --addr 127.0.0.1:7002 unpin users");
   CLI::App* tables = app.add_subcommand(
       "tables", "List the tables served (as roost-get --list): " +
-                    std::string(kTableListingHelp) + ".");
+                    std::string(kTableListingHelp) +
+                    ". Asks the lookup service (--lookup-addr).");
+  tables->footer("Example:\n  roost-admin --lookup-addr 127.0.0.1:7001 tables");
 
   CLI::App* health = app.add_subcommand(
       "health",
@@ -266,6 +300,11 @@ int main(int argc, char** argv) {
                    "loaded), roost.v1.Registry (alive), "
                    "roost.v1.Lookup/TABLE, or empty for the server")
       ->capture_default_str();
+  health->footer(
+      "Examples:\n"
+      "  roost-admin health\n"
+      "  roost-admin --lookup-addr 10.0.0.5:50051 --tls-ca ca.crt health "
+      "--service roost.v1.Lookup/users");
 
   CLI::App* wait = app.add_subcommand(
       "wait",
@@ -276,13 +315,16 @@ int main(int argc, char** argv) {
       "VERSION served by all N replicas of M shards`; on timeout, one line "
       "per replica that does not on stderr (`roost-admin: shard I TARGET: "
       "serves v000006`) and exits 3. A replica serving the version as "
-      "another shard than the layout says does not count.");
+      "another shard than the layout says does not count. TLS comes from "
+      "the layout file's \"tls\", the token from --token or --token-file.");
   wait->add_option("--cluster", f.cluster, "The cluster layout file")
       ->type_name("FILE")
       ->required();
   wait->add_option("--table", f.table, "The table")->required();
-  wait->add_option("--version", f.version,
-                   "The version to wait for, like v000007 or 7")
+  // --version too, after `wait` (where it cannot be roost-admin's own).
+  wait->add_option("--for-version,--version", f.version,
+                   "The version to wait for, like v000007, v7 or 7")
+      ->type_name("VERSION")
       ->required();
   wait->add_option("--timeout", f.wait_timeout_seconds,
                    "Give up after this long (each ListTables call also "
@@ -293,20 +335,50 @@ int main(int argc, char** argv) {
                    "Ask again after this long")
       ->type_name("SECONDS")
       ->capture_default_str();
+  wait->footer(
+      "Example:\n"
+      "  roost-admin wait --cluster cluster.json --table users --for-version "
+      "v000007 --timeout 600");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+  if (std::optional<int> exit = ParseCommandLine(app, argc, argv)) {
+    return *exit;
   }
   if (!(f.timeout_seconds > 0)) {
     return ReportUsageError(kProgram, "--timeout must be more than 0 seconds");
   }
-  if (rollback->parsed()) return RunRollback(f);
-  if (unpin->parsed()) return RunUnpin(f);
-  if (health->parsed()) return RunHealth(f);
+  // One address per intent: a command refuses the address of a service it
+  // does not call, rather than calling its own service at the default
+  // address (`--addr ADMIN_PORT tables` listed whatever served the lookup
+  // default).
+  const bool admin_call = rollback->parsed() || unpin->parsed();
+  const bool lookup_call = tables->parsed() || health->parsed();
+  const std::string command = app.get_subcommands().front()->get_name();
+  if (lookup_call && app.count("--addr") > 0) {
+    return ReportUsageError(
+        kProgram, StrCat(command,
+                         " asks the lookup service: give its address as "
+                         "--lookup-addr (the server's --listen); --addr is "
+                         "the admin service's, for rollback and unpin"));
+  }
+  if (admin_call && app.count("--lookup-addr") > 0) {
+    return ReportUsageError(
+        kProgram, StrCat(command,
+                         " calls the admin service: give its address as "
+                         "--addr (the server's --admin-listen); --lookup-addr "
+                         "is the lookup service's, for tables and health"));
+  }
   if (wait->parsed()) {
+    if (app.count("--addr") + app.count("--lookup-addr") > 0) {
+      return ReportUsageError(kProgram,
+                              "wait asks every replica its --cluster file "
+                              "lists: not --addr or --lookup-addr");
+    }
+    if (f.security.tls || !f.security.ca.empty() || !f.security.cert.empty() ||
+        !f.security.key.empty() || !f.security.server_name.empty()) {
+      return ReportUsageError(kProgram,
+                              "with wait, TLS is the --cluster file's "
+                              "\"tls\", not --tls*");
+    }
     if (!(f.wait_timeout_seconds >= 0) || !(f.interval_seconds > 0)) {
       return ReportUsageError(kProgram,
                               "wait: --timeout must not be negative and "
@@ -314,6 +386,9 @@ int main(int argc, char** argv) {
     }
     return RunWait(f);
   }
+  if (rollback->parsed()) return RunRollback(f);
+  if (unpin->parsed()) return RunUnpin(f);
+  if (health->parsed()) return RunHealth(f);
   if (tables->parsed()) {
     return PrintTableListing(kProgram, f.lookup_addr, f.timeout_seconds,
                              f.security);

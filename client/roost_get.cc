@@ -4,7 +4,12 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -15,6 +20,7 @@
 #include "client/table_listing.h"
 #include "roost/v1/lookup.grpc.pb.h"
 #include "util/build_info.h"
+#include "util/cli.h"
 #include "util/encoding.h"
 #include "util/escape.h"
 #include "util/mutex_mode.h"
@@ -40,6 +46,81 @@ struct Flags {
   uint32_t limit = 0;
   std::string table;
   std::vector<std::string> keys;  // as given, in --key-encoding
+  std::string keys_file;          // one key a line; "-" is stdin
+  // The most keys in one MultiGet: more are looked up in several, the
+  // later ones from the version the first answered from.
+  uint32_t max_batch = 10000;
+};
+
+// The keys to look up, a batch at a time: the KEY arguments, or the lines
+// of --keys-file (empty lines skipped), each as given, in --key-encoding.
+class KeySource {
+ public:
+  // Reads `f.keys_file` if it is set, else gives `f.keys`. Errors name a
+  // file that cannot be opened.
+  static absl::StatusOr<std::unique_ptr<KeySource>> Open(const Flags& f) {
+    auto source = std::unique_ptr<KeySource>(new KeySource(f));
+    if (f.keys_file.empty() || f.keys_file == "-") return source;
+    source->file_.open(f.keys_file, std::ios::binary);
+    if (!source->file_) {
+      return absl::NotFoundError(StrCat("cannot read --keys-file ", f.keys_file,
+                                        ": ", std::strerror(errno)));
+    }
+    return source;
+  }
+
+  // Up to `n` more keys (as given) into *texts, and the line of the file
+  // each came from into *lines (0 for an argument); false when none are
+  // left.
+  bool Next(size_t n, std::vector<std::string>* texts,
+            std::vector<uint64_t>* lines) {
+    texts->clear();
+    lines->clear();
+    if (f_.keys_file.empty()) {
+      while (texts->size() < n && next_arg_ < f_.keys.size()) {
+        texts->push_back(f_.keys[next_arg_++]);
+        lines->push_back(0);
+      }
+      return !texts->empty();
+    }
+    std::istream& in = f_.keys_file == "-" ? std::cin : file_;
+    std::string line;
+    while (texts->size() < n && std::getline(in, line)) {
+      ++line_;
+      if (line.empty()) continue;
+      texts->push_back(std::move(line));
+      lines->push_back(line_);
+    }
+    return !texts->empty();
+  }
+
+  // "FILE:LINE: " ("stdin:LINE: "), or "" for line 0 (an argument).
+  std::string Where(uint64_t line) const {
+    if (line == 0) return "";
+    return StrCat(f_.keys_file == "-" ? "stdin" : f_.keys_file, ":", line,
+                  ": ");
+  }
+
+  // An error reading the file (not its end), as a message.
+  std::optional<std::string> ReadError() const {
+    if (f_.keys_file.empty()) return std::nullopt;
+    const std::istream& in = f_.keys_file == "-"
+                                 ? static_cast<const std::istream&>(std::cin)
+                                 : file_;
+    if (in.bad()) {
+      return StrCat("cannot read --keys-file ", f_.keys_file, " after line ",
+                    line_);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  explicit KeySource(const Flags& f) : f_(f) {}
+
+  const Flags& f_;
+  std::ifstream file_;
+  size_t next_arg_ = 0;
+  uint64_t line_ = 0;
 };
 
 // The bytes of the key given as `text`. Errors name the key as given.
@@ -84,9 +165,9 @@ bool PrintResult(const std::string& key_text, const v1::GetResponse& result,
 }
 
 // The routing client of --cluster FILE, or of the one server at --addr
-// (an unsharded table is one shard).
-absl::StatusOr<std::unique_ptr<ClusterClient>> MakeClusterClient(
-    const Flags& f) {
+// (an unsharded table is one shard); *tls says whether it speaks TLS.
+absl::StatusOr<std::unique_ptr<ClusterClient>> MakeClusterClient(const Flags& f,
+                                                                 bool* tls) {
   ClusterLayout layout;
   if (f.cluster.empty()) {
     layout.shards = {{f.addr}};
@@ -97,6 +178,7 @@ absl::StatusOr<std::unique_ptr<ClusterClient>> MakeClusterClient(
     layout = *std::move(read);
     layout.security.token = f.security.token;
   }
+  *tls = layout.security.tls;
   ClusterClientOptions options;
   options.timeout_seconds = f.timeout_seconds;
   options.hedge_delay_seconds = f.hedge_delay_seconds;
@@ -104,11 +186,16 @@ absl::StatusOr<std::unique_ptr<ClusterClient>> MakeClusterClient(
 }
 
 // A failed call of the routing client, as ReportRpcError reports a
-// failed gRPC call (the codes are the same).
-int ReportClusterError(const absl::Status& status) {
+// failed gRPC call (the codes are the same), with a hint when it spoke
+// plaintext to what looks like a TLS port.
+int ReportClusterError(const Flags& f, const absl::Status& status, bool tls) {
+  const grpc::Status failed(static_cast<grpc::StatusCode>(status.code()),
+                            std::string(status.message()));
   return ReportRpcError(
-      kProgram, grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                             std::string(status.message())));
+      kProgram, grpc::Status(failed.error_code(),
+                             StrCat(failed.error_message(),
+                                    TlsHint(failed, tls,
+                                            /*layout=*/!f.cluster.empty()))));
 }
 
 void PrintVersion(const Flags& f, const std::string& version) {
@@ -116,26 +203,6 @@ void PrintVersion(const Flags& f, const std::string& version) {
   std::fflush(stdout);
   fmt::print(stderr, "{}: version {}\n", kProgram,
              version.empty() ? "unknown (the server did not say)" : version);
-}
-
-int RunClusterGet(const Flags& f, const std::vector<std::string>& keys) {
-  auto client = MakeClusterClient(f);
-  if (!client.ok()) {
-    return ReportUsageError(kProgram, std::string(client.status().message()));
-  }
-  absl::StatusOr<MultiGetResult> r = (*client)->MultiGet(f.table, keys);
-  if (!r.ok()) return ReportClusterError(r.status());
-  int code = kExitOk;
-  v1::GetResponse result;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    result.set_found(r->results[i].found);
-    result.set_value(std::move(r->results[i].value));
-    if (!PrintResult(f.keys[i], result, f.value_encoding)) {
-      code = kExitNotFound;
-    }
-  }
-  PrintVersion(f, r->version);
-  return code;
 }
 
 int RunScan(const Flags& f) {
@@ -152,12 +219,13 @@ int RunScan(const Flags& f) {
     }
     *out = *std::move(bytes);
   }
-  auto client = MakeClusterClient(f);
+  bool tls = false;
+  auto client = MakeClusterClient(f, &tls);
   if (!client.ok()) {
     return ReportUsageError(kProgram, std::string(client.status().message()));
   }
   absl::StatusOr<ScanResult> r = (*client)->Scan(f.table, scan);
-  if (!r.ok()) return ReportClusterError(r.status());
+  if (!r.ok()) return ReportClusterError(f, r.status(), tls);
   for (const ScanEntry& entry : r->entries) {
     PrintLine(EncodeValue(entry.key, f.key_encoding),
               EncodeValue(entry.value, f.value_encoding));
@@ -171,54 +239,133 @@ int RunScan(const Flags& f) {
   return kExitOk;
 }
 
-int RunGet(const Flags& f) {
-  std::vector<std::string> keys;
-  keys.reserve(f.keys.size());
-  for (const std::string& text : f.keys) {
-    auto key = DecodeKey(text, f.key_encoding);
-    if (!key.ok()) {
-      return ReportUsageError(kProgram, std::string(key.status().message()));
-    }
-    keys.push_back(*std::move(key));
-  }
-  if (!f.cluster.empty()) return RunClusterGet(f, keys);
-
-  auto channel = MakeChannel(f.addr, f.security);
-  if (!channel.ok()) {
-    return ReportUsageError(kProgram, std::string(channel.status().message()));
-  }
-  auto stub = v1::Lookup::NewStub(*channel);
+// Looks one batch of keys up on the one server at --addr, into *response:
+// as a Get when `single`, else as a MultiGet from *version if that is not
+// empty. *version gets the version that answered.
+grpc::Status LookUpOnServer(const Flags& f, v1::Lookup::Stub& stub,
+                            std::vector<std::string> keys, bool single,
+                            std::string* version,
+                            v1::MultiGetResponse* response) {
   grpc::ClientContext context;
   PrepareCall(&context, f.timeout_seconds, f.security);
-  // A Get's answer goes into `response` too: one loop prints both.
-  v1::MultiGetResponse response;
-  if (keys.size() == 1) {
+  grpc::Status status;
+  if (single) {
+    // A Get's answer goes into `response` too: one loop prints both.
     v1::GetRequest request;
     request.set_table(f.table);
-    request.set_key(keys[0]);
-    const grpc::Status status =
-        stub->Get(&context, request, response.add_results());
-    if (!status.ok()) return ReportRpcError(kProgram, status);
-  } else {
-    v1::MultiGetRequest request;
-    request.set_table(f.table);
-    for (std::string& key : keys) request.add_keys(std::move(key));
-    const grpc::Status status = stub->MultiGet(&context, request, &response);
-    if (!status.ok()) return ReportRpcError(kProgram, status);
-    if (static_cast<size_t>(response.results_size()) != f.keys.size()) {
-      std::fflush(stdout);
-      fmt::print(stderr, "{}: the server answered {} results for {} keys\n",
-                 kProgram, response.results_size(), f.keys.size());
-      return kExitRpcFailed;
+    request.set_key(std::move(keys[0]));
+    request.set_version(*version);
+    status = stub.Get(&context, request, response->add_results());
+    if (status.ok()) *version = response->results(0).version();
+    return status;
+  }
+  v1::MultiGetRequest request;
+  request.set_table(f.table);
+  request.set_version(*version);
+  for (std::string& key : keys) request.add_keys(std::move(key));
+  status = stub.MultiGet(&context, request, response);
+  if (status.ok()) *version = response->version();
+  return status;
+}
+
+// Looks the keys up a batch of at most --max-batch at a time, printing each
+// batch's results before reading the next: the KEY arguments, or the lines
+// of --keys-file. The batches after the first name the version the first
+// answered from, so that the output is one version's, as one MultiGet's
+// would be.
+int RunGet(const Flags& f) {
+  absl::StatusOr<std::unique_ptr<KeySource>> source = KeySource::Open(f);
+  if (!source.ok()) {
+    return ReportUsageError(kProgram, std::string(source.status().message()));
+  }
+  bool tls = UsesTls(f.security);
+  std::unique_ptr<ClusterClient> cluster;
+  std::unique_ptr<v1::Lookup::Stub> stub;
+  if (!f.cluster.empty()) {
+    auto client = MakeClusterClient(f, &tls);
+    if (!client.ok()) {
+      return ReportUsageError(kProgram, std::string(client.status().message()));
     }
+    cluster = *std::move(client);
+  } else {
+    auto channel = MakeChannel(f.addr, f.security);
+    if (!channel.ok()) {
+      return ReportUsageError(kProgram,
+                              std::string(channel.status().message()));
+    }
+    stub = v1::Lookup::NewStub(*channel);
   }
 
   int code = kExitOk;
-  for (int i = 0; i < response.results_size(); ++i) {
-    if (!PrintResult(f.keys[i], response.results(i), f.value_encoding)) {
-      code = kExitNotFound;
+  std::string version;  // the one the first batch was answered from
+  std::vector<std::string> texts;
+  std::vector<uint64_t> lines;
+  size_t batches = 0;
+  while ((*source)->Next(f.max_batch, &texts, &lines)) {
+    std::vector<std::string> keys;
+    keys.reserve(texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+      auto key = DecodeKey(texts[i], f.key_encoding);
+      if (!key.ok()) {
+        return ReportUsageError(kProgram,
+                                StrCat((*source)->Where(lines[i]),
+                                       std::string(key.status().message())));
+      }
+      keys.push_back(*std::move(key));
+    }
+    ++batches;
+    if (cluster) {
+      CallOptions call;
+      call.version = version;
+      absl::StatusOr<MultiGetResult> r = cluster->MultiGet(f.table, keys, call);
+      if (!r.ok()) return ReportClusterError(f, r.status(), tls);
+      version = r->version;
+      v1::GetResponse result;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        result.set_found(r->results[i].found);
+        result.set_value(std::move(r->results[i].value));
+        if (!PrintResult(texts[i], result, f.value_encoding)) {
+          code = kExitNotFound;
+        }
+      }
+      continue;
+    }
+    // One key given as an argument is a Get; anything else MultiGets.
+    const bool single = f.keys_file.empty() && f.keys.size() == 1;
+    v1::MultiGetResponse response;
+    grpc::Status status =
+        LookUpOnServer(f, *stub, std::move(keys), single, &version, &response);
+    if (!status.ok()) {
+      if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT &&
+          status.error_message().find("--max-batch") != std::string::npos) {
+        status = grpc::Status(
+            status.error_code(),
+            StrCat(status.error_message(),
+                   " (roost-get --max-batch N sends at most N keys a call)"));
+      }
+      return ReportRpcError(kProgram, status, f.security);
+    }
+    if (static_cast<size_t>(response.results_size()) != texts.size()) {
+      std::fflush(stdout);
+      fmt::print(stderr, "{}: the server answered {} results for {} keys\n",
+                 kProgram, response.results_size(), texts.size());
+      return kExitRpcFailed;
+    }
+    for (int i = 0; i < response.results_size(); ++i) {
+      if (!PrintResult(texts[i], response.results(i), f.value_encoding)) {
+        code = kExitNotFound;
+      }
     }
   }
+  if (std::optional<std::string> error = (*source)->ReadError()) {
+    std::fflush(stdout);
+    return ReportUsageError(kProgram, *error);
+  }
+  if (batches == 0) {
+    return ReportUsageError(kProgram, StrCat("--keys-file ", f.keys_file,
+                                             " holds no key (one key a line)"));
+  }
+  if (cluster) PrintVersion(f, version);
   return code;
 }
 
@@ -230,10 +377,11 @@ int main(int argc, char** argv) {
   using namespace roost;
   CLI::App app{
       "roost-get: looks keys up in a table served by roost-server (one key: "
-      "Get, several: one MultiGet), or in a sharded cluster of them "
-      "(--cluster), reads a block table in key order (--scan), or lists the "
-      "tables a server serves.\n"
+      "Get, several: MultiGets of up to --max-batch keys), or in a sharded "
+      "cluster of them (--cluster), reads a block table in key order "
+      "(--scan), or lists the tables a server serves.\n"
       "  roost-get [OPTIONS] TABLE KEY...\n"
+      "  roost-get [OPTIONS] TABLE --keys-file FILE   (- for stdin)\n"
       "  roost-get [OPTIONS] --cluster FILE TABLE KEY...\n"
       "  roost-get [OPTIONS] [--cluster FILE] --scan [--start K] [--end K] "
       "[--prefix P] [--limit N] TABLE\n"
@@ -246,6 +394,11 @@ int main(int argc, char** argv) {
       "found prints nothing on stdout and `roost-get: \"KEY\": not found` on "
       "stderr. A failed call prints `roost-get: CODE: MESSAGE` on stderr, "
       "e.g. `roost-get: NOT_FOUND: no table \"x\"`.\n"
+      "--keys-file FILE: one key a line, in --key-encoding (hex or base64 "
+      "for keys that hold newlines), empty lines skipped; each batch of "
+      "--max-batch keys is looked up and printed before the next is read. "
+      "More keys than --max-batch are looked up in several MultiGets, the "
+      "later ones from the table version the first answered from.\n"
       "--scan prints KEY<TAB>VALUE for each entry in key order, KEY in "
       "--key-encoding and VALUE in --value-encoding, and, when --limit "
       "stopped it with keys left, `roost-get: more entries follow (resume "
@@ -265,11 +418,22 @@ int main(int argc, char** argv) {
       ".\n"
       "A key that starts with - goes after --: roost-get users -- -42\n"
       "\n"
+      "Examples:\n"
+      "  roost-get users user:000042\n"
+      "  roost-get --addr 10.0.0.5:50051 --tls-ca ca.crt users user:000042 "
+      "user:000043\n"
+      "  cut -f1 users.tsv | roost-get users --keys-file - > found.tsv\n"
+      "  roost-get --key-encoding hex --value-encoding base64 fixed "
+      "3030303030303432\n"
+      "  roost-get --cluster cluster.json --show-version users user:000042\n"
+      "  roost-get --scan --prefix user:0000 --limit 100 events\n"
+      "  roost-get --list\n"
+      "\n"
       "Exit codes: 0 every key found (or the tables listed), 1 some key not "
       "found, 2 a call failed (server unreachable, no such table, deadline "
       "passed...), 64 bad usage (flags, arguments, bad hex or base64 in a "
       "key).");
-  app.set_version_flag("--version", VersionLine("roost-get"));
+  AddVersionFlag(app, VersionLine("roost-get"));
 
   Flags f;
   app.add_option("--addr", f.addr,
@@ -330,20 +494,29 @@ int main(int argc, char** argv) {
       ->type_name("N")
       ->group("Scan")
       ->capture_default_str();
+  app.add_option("--keys-file", f.keys_file,
+                 "Look up the keys in this file, one a line (- for stdin), "
+                 "instead of KEY arguments")
+      ->type_name("FILE");
+  app.add_option("--max-batch", f.max_batch,
+                 "Most keys in one MultiGet: more are looked up in several "
+                 "(at most the server's --max-batch)")
+      ->type_name("N")
+      ->capture_default_str();
   app.add_option("TABLE", f.table, "Table to look the keys up in");
   app.add_option("KEY", f.keys, "Keys to look up, in --key-encoding");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+  if (std::optional<int> exit = ParseCommandLine(app, argc, argv)) {
+    return *exit;
   }
   if (!(f.timeout_seconds > 0)) {
     return ReportUsageError(kProgram, "--timeout must be more than 0 seconds");
   }
   if (!(f.hedge_delay_seconds >= 0)) {
     return ReportUsageError(kProgram, "--hedge-delay must not be negative");
+  }
+  if (f.max_batch == 0) {
+    return ReportUsageError(kProgram, "--max-batch must be at least 1");
   }
   if (!f.cluster.empty() &&
       (f.security.tls || !f.security.ca.empty() || !f.security.cert.empty() ||
@@ -365,20 +538,25 @@ int main(int argc, char** argv) {
                             "with --scan or --cluster");
   }
   if (f.scan) {
-    if (app.count("TABLE") == 0 || !f.keys.empty()) {
+    if (app.count("TABLE") == 0 || !f.keys.empty() || !f.keys_file.empty()) {
       return ReportUsageError(kProgram, "--scan takes a TABLE and no KEY");
     }
     return RunScan(f);
   }
   if (f.list) {
-    if (app.count("TABLE") > 0) {
+    if (app.count("TABLE") > 0 || !f.keys_file.empty()) {
       return ReportUsageError(kProgram, "--list takes no TABLE or KEY");
     }
     return PrintTableListing(kProgram, f.addr, f.timeout_seconds, f.security);
   }
-  if (app.count("TABLE") == 0 || f.keys.empty()) {
-    return ReportUsageError(kProgram,
-                            "give a TABLE and at least one KEY, or --list");
+  if (!f.keys_file.empty() && !f.keys.empty()) {
+    return ReportUsageError(kProgram, "give KEYs or --keys-file, not both");
+  }
+  if (app.count("TABLE") == 0 || (f.keys.empty() && f.keys_file.empty())) {
+    return ReportUsageError(
+        kProgram,
+        "give a TABLE and at least one KEY (or --keys-file), or "
+        "--list");
   }
   return RunGet(f);
 }

@@ -48,6 +48,42 @@ int ReportRpcError(std::string_view program, const grpc::Status& status) {
   return kExitRpcFailed;
 }
 
+bool UsesTls(const ChannelSecurity& s) {
+  return s.tls || !s.ca.empty() || !s.cert.empty() || !s.server_name.empty();
+}
+
+std::string TlsHint(const grpc::Status& status, bool tls, bool layout) {
+  // UNAVAILABLE, or DEADLINE_EXCEEDED from a client that kept retrying.
+  if (status.ok()) return "";
+  const std::string& message = status.error_message();
+  const auto has = [&](std::string_view text) {
+    return message.find(text) != std::string::npos;
+  };
+  // A TLS server reads a plaintext client's HTTP/2 preface as a bad
+  // ClientHello and closes the connection: gRPC says no more than that.
+  if (!tls && (has("Socket closed") || has("Connection reset by peer"))) {
+    return layout ? " (is the server using TLS? give the layout file a "
+                    "\"tls\")"
+                  : " (is the server using TLS? try --tls)";
+  }
+  // A plaintext server answers a ClientHello with HTTP/2 bytes.
+  if (tls && has("wrong version number")) {
+    return layout ? " (is the server plaintext? the layout file has a "
+                    "\"tls\")"
+                  : " (is the server plaintext? leave out --tls and "
+                    "--tls-*)";
+  }
+  return "";
+}
+
+int ReportRpcError(std::string_view program, const grpc::Status& status,
+                   const ChannelSecurity& security) {
+  return ReportRpcError(
+      program, grpc::Status(status.error_code(),
+                            StrCat(status.error_message(),
+                                   TlsHint(status, UsesTls(security)))));
+}
+
 int ReportUsageError(std::string_view program, std::string_view message) {
   const std::string line = StrCat(program, ": ", message,
                                   "\nRun with --help for more information.\n");
@@ -129,7 +165,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
   args.SetMaxReceiveMessageSize(-1);
   if (!lb_policy.empty()) args.SetLoadBalancingPolicyName(lb_policy);
   std::shared_ptr<grpc::ChannelCredentials> credentials;
-  if (s.tls || !s.ca.empty() || !s.cert.empty() || !s.server_name.empty()) {
+  if (UsesTls(s)) {
     grpc::SslCredentialsOptions ssl;
     for (auto [path, flag, out] :
          {std::tuple{&s.ca, "--tls-ca", &ssl.pem_root_certs},

@@ -60,6 +60,22 @@ struct ChannelSecurity {
   std::string token;        // sent as "authorization: Bearer TOKEN"
 };
 
+// Whether a channel made with `security` speaks TLS (MakeChannel).
+bool UsesTls(const ChannelSecurity& security);
+
+// What to add to the error of a call that failed as calls in the wrong
+// security do, or "". Plaintext to a TLS port (the connection closed in
+// the handshake, "Socket closed") gives "(is the server using TLS? try
+// --tls)"; TLS to a plaintext port (the handshake's "wrong version
+// number") "(is the server plaintext? ...)", each after a space. `tls`
+// says whether the call spoke TLS, and `layout` that its security came from
+// a cluster layout file's "tls" rather than from the --tls flags.
+std::string TlsHint(const grpc::Status& status, bool tls, bool layout = false);
+
+// ReportRpcError, the message followed by TlsHint's hint.
+int ReportRpcError(std::string_view program, const grpc::Status& status,
+                   const ChannelSecurity& security);
+
 // Adds --tls, --tls-ca, --tls-cert, --tls-key, --tls-server-name, --token
 // (or $ROOST_TOKEN) and --token-file (read as it is parsed) to `app`, in a
 // group "Security".

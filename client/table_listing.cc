@@ -49,7 +49,7 @@ int PrintTableListing(std::string_view program, const std::string& addr,
   v1::ListTablesResponse response;
   const grpc::Status status =
       stub->ListTables(&context, v1::ListTablesRequest(), &response);
-  if (!status.ok()) return ReportRpcError(program, status);
+  if (!status.ok()) return ReportRpcError(program, status, security);
   std::vector<const v1::TableInfo*> tables;
   for (const v1::TableInfo& table : response.tables()) tables.push_back(&table);
   std::sort(tables.begin(), tables.end(),

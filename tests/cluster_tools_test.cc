@@ -82,6 +82,23 @@ TEST_F(ClusterToolsTest, GetThroughTheCluster) {
   EXPECT_EQ(hex.err, "roost-get: version v000001\n");
 }
 
+// Issue 30, item 22: keys from a file or stdin, in batches of --max-batch,
+// every batch read from the version the first answered from.
+TEST_F(ClusterToolsTest, GetReadsAKeysFileInBatchesThroughTheCluster) {
+  std::string lines, want;
+  for (const auto& [key, value] : *kvs_) {
+    lines += key + "\n";
+    want += key + "\t" + value + "\n";
+  }
+  const std::string file = scratch_->File("keys.txt");
+  WriteFile(file, lines);
+  const ProcessResult r = Get({"--cluster", *layout_, "--max-batch", "7",
+                               "--show-version", "t", "--keys-file", file});
+  EXPECT_EQ(r.exit_code, kExitOk) << r.err;
+  EXPECT_EQ(r.out, want);
+  EXPECT_EQ(r.err, "roost-get: version v000001\n");
+}
+
 TEST_F(ClusterToolsTest, GetErrors) {
   const ProcessResult table =
       Get({"--cluster", *layout_, "nope", kvs_->begin()->first});
@@ -123,10 +140,15 @@ TEST_F(ClusterToolsTest, GetErrors) {
 }
 
 TEST_F(ClusterToolsTest, WaitReturnsAtOnceForTheServedVersion) {
-  for (const char* version : {"v000001", "1"}) {
-    const ProcessResult r =
-        Admin({"wait", "--cluster", *layout_, "--table", "t", "--version",
-               version, "--timeout", "30"});
+  // --for-version (issue 30, item 16), and --version after `wait`, where it
+  // is not roost-admin's own.
+  for (auto [flag, version] : std::vector<std::pair<const char*, const char*>>{
+           {"--version", "v000001"},
+           {"--version", "1"},
+           {"--for-version", "v000001"},
+           {"--for-version", "v1"}}) {
+    const ProcessResult r = Admin({"wait", "--cluster", *layout_, "--table",
+                                   "t", flag, version, "--timeout", "30"});
     EXPECT_EQ(r.exit_code, kExitOk) << r.err;
     EXPECT_EQ(r.out, StrCat("t: ", version,
                             " served by all 4 replicas of 3 shards\n"));
@@ -157,7 +179,7 @@ TEST_F(ClusterToolsTest, WaitTimesOutNamingTheReplicas) {
   const ProcessResult bad = Admin(
       {"wait", "--cluster", *layout_, "--table", "t", "--version", "v1x"});
   EXPECT_EQ(bad.exit_code, kExitUsage);
-  EXPECT_THAT(bad.err, HasSubstr("bad --version \"v1x\""));
+  EXPECT_THAT(bad.err, HasSubstr("bad --for-version \"v1x\""));
 }
 
 TEST_F(ClusterToolsTest, WaitNamesAReplicaThatIsDown) {

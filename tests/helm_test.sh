@@ -8,13 +8,15 @@
 #   - what the objects must say (tests/helm_checks.py: one StatefulSet,
 #     headless Service and PDB per shard, --shard I in shard I, probes,
 #     TLS mounts and flags, huge pages, monitoring, NOTES.txt);
-#   - the rendered command line parsed by the real roost-server;
+#   - the rendered command line parsed by the real roost-server, and the
+#     roost-admin commands NOTES.txt gives by the real roost-admin;
 #   - values the chart must refuse, refused, saying why.
 # The tools come from scripts/install-k8s-tools.sh (built once, cached).
-# Usage: tests/helm_test.sh ROOST_SERVER_BINARY
+# Usage: tests/helm_test.sh ROOST_SERVER_BINARY ROOST_ADMIN_BINARY
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 server=$1
+admin=$2
 chart=$root/deploy/helm/roost
 python=/usr/bin/python3   # Debian's, with python3-yaml
 fail() { echo "helm_test: $*" >&2; exit 1; }
@@ -24,6 +26,7 @@ tools=$("$root/scripts/install-k8s-tools.sh" --check) ||
 eval "$tools"
 "$python" -c 'import yaml' 2>/dev/null || fail "no python3-yaml for $python (scripts/install-deps.sh installs it)"
 [ -x "$server" ] || fail "no roost-server at $server"
+[ -x "$admin" ] || fail "no roost-admin at $admin"
 # The chart carries copies of deploy/prometheus/roost-rules.yml,
 # deploy/grafana/roost.json and LICENSE (scripts/sync-chart-files.sh makes
 # them): real files, each its source's bytes.
@@ -162,6 +165,29 @@ for case in "${cases[@]}"; do
   [ $rc -eq 1 ] && [[ $out == *"$tmp/no-such-dir does not exist"* ]] ||
     fail "$case: roost-server ${args[*]}: exit $rc: $out"
 done
+
+# The roost-admin commands NOTES.txt gives are roost-admin's: each gets past
+# its arguments (an address only to a command that calls its service) and
+# fails only for want of a server (exit 2; 64 is bad usage): the pod's
+# addresses become port 1, where none listens, its TLS files a file that is
+# there, and TABLE a table.
+touch "$tmp/pem"
+commands=0
+for case in "${cases[@]}"; do
+  while read -r line; do
+    read -r -a words < <(sed -e 's/.*roost-admin //' -e 's/ \[VERSION\]//' \
+      -e 's/TABLE/t/' -e 's/127\.0\.0\.1:[0-9]*/127.0.0.1:1/g' \
+      -e "s|/etc/roost/[^ ]*|$tmp/pem|g" <<<"$line")
+    set +e
+    out=$("$admin" "${words[@]}" --timeout=1 2>&1)
+    rc=$?
+    set -e
+    [ $rc -eq 2 ] || fail "$case: NOTES.txt's roost-admin ${words[*]}: exit $rc: $out"
+    commands=$((commands + 1))
+  done < <("$python" -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["data"]["notes"])' \
+             "$tmp/render/$case.notes" | grep -E '^ +(kubectl .* -- )?roost-admin ')
+done
+[ $commands -ge 3 ] || fail "NOTES.txt gives $commands roost-admin commands"
 
 # Values the chart must refuse, and the words that say why.
 refused() {  # WHAT-IT-SAYS HELM-ARGS...

@@ -134,5 +134,36 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
   EXPECT_TRUE(ServesVersion(server, keys, 2));
 }
 
+// Issue 30, item 22: `roost-admin rollback T v1` was refused (the server
+// takes v000001 or 1) where `roost-load rollback --to v1` works.
+TEST_F(RollbackTest, RoostAdminTakesVersionsAsRoostLoadDoes) {
+  const std::vector<std::string> keys = Keys(20);
+  for (int v = 1; v <= 3; ++v) {
+    ASSERT_NE(BuildTable(data_, "t", Versioned(v, keys)), "");
+  }
+  ServerProcess server(Flags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const auto rollback = [&](const std::string& version) {
+    return RunProcess({RoostAdminBinary(), "--addr", server.admin_address(),
+                       "rollback", "t", version});
+  };
+  ProcessResult r = rollback("v1");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "t: now serving v000001 (rolled back from v000003)\n");
+  EXPECT_TRUE(ServesVersion(server, keys, 1));
+  r = rollback("v000002");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "t: now serving v000002 (rolled back from v000001)\n");
+  r = rollback("v02");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "t: now serving v000002 (already served; now pinned)\n");
+  for (const char* bad : {"v", "v0", "0", "x1", "v1x"}) {
+    r = rollback(bad);
+    EXPECT_EQ(r.exit_code, 64) << bad;
+    EXPECT_THAT(r.err, ::testing::HasSubstr("(like v000003, v3 or 3)")) << bad;
+  }
+  EXPECT_TRUE(ServesVersion(server, keys, 2));
+}
+
 }  // namespace
 }  // namespace roost::testing

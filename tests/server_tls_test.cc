@@ -13,6 +13,7 @@
 
 #include "tests/security_fixture.h"
 #include "tests/server_harness.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {
@@ -47,6 +48,54 @@ TEST_F(SecurityTest, APlaintextClientIsRefusedOnATlsPort) {
   EXPECT_NE(https.out.find("roost_tls_certificate_expiry_timestamp_seconds"),
             std::string::npos);
   EXPECT_NE(Curl(server.metrics_port(), "", "", "http").exit_code, 0);
+}
+
+// Issue 30, item 22: a plaintext client of a TLS port said only "Socket
+// closed". Each tool now says what was likely wrong, and which way round.
+TEST_F(SecurityTest, AClientInTheWrongSecurityIsToldWhatToTry) {
+  ServerProcess server(TlsFlags(false), LogFile());
+  server.UseCredentials(pki_.Credentials({"ca"}));
+  ASSERT_TRUE(server.WaitReady());
+  const std::string lookup = server.lookup_address();
+  const std::string hint = "(is the server using TLS? try --tls)\n";
+  for (const std::vector<std::string>& argv :
+       std::vector<std::vector<std::string>>{
+           {RoostGetBinary(), "--addr", lookup, "--timeout", "5", "t", "k"},
+           {RoostGetBinary(), "--addr", lookup, "--timeout", "5", "--list"},
+           {RoostAdminBinary(), "--lookup-addr", lookup, "--timeout", "5",
+            "tables"},
+           {RoostAdminBinary(), "--addr", server.admin_address(), "--timeout",
+            "5", "unpin", "t"}}) {
+    const ProcessResult r = RunProcess(argv);
+    EXPECT_EQ(r.exit_code, 2) << argv.back();
+    EXPECT_THAT(r.err, ::testing::HasSubstr("UNAVAILABLE: "));
+    EXPECT_THAT(r.err, ::testing::EndsWith(hint)) << argv.back();
+  }
+  // Through a layout file without "tls".
+  const std::string layout = scratch_.File("cluster.json");
+  WriteFile(layout, StrCat("{\"shards\": [[\"", lookup, "\"]]}"));
+  ProcessResult r = RunProcess(
+      {RoostGetBinary(), "--cluster", layout, "--timeout", "3", "t", "k"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err,
+              ::testing::EndsWith("(is the server using TLS? give the layout "
+                                  "file a \"tls\")\n"));
+  r = RunProcess({RoostAdminBinary(), "--timeout", "3", "wait", "--cluster",
+                  layout, "--table", "t", "--for-version", "1", "--timeout",
+                  "0"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("(is the server using TLS? give the "
+                                          "layout file a \"tls\")\n"));
+
+  // TLS to a plaintext port.
+  ServerFlags flags = Flags();
+  ServerProcess plain(flags, LogFile("plain"));
+  ASSERT_TRUE(plain.WaitReady());
+  r = RunProcess({RoostGetBinary(), "--addr", plain.lookup_address(),
+                  "--tls-ca", pki_.Pem("ca"), "--timeout", "5", "t", "k"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, ::testing::EndsWith("(is the server plaintext? leave out "
+                                         "--tls and --tls-*)\n"));
 }
 
 // roost-admin health: the probe a container runs where Kubernetes' gRPC
