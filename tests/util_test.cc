@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
+#include "util/cli.h"
 #include "util/encoding.h"
 #include "util/file.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {
@@ -140,6 +143,60 @@ TEST(EncodingTest, EncodersAreTheInversesOfTheDecoders) {
   for (size_t n = 0; n <= bytes.size(); ++n) {
     EXPECT_EQ(*DecodeBase64(EncodeBase64(bytes.substr(0, n))),
               bytes.substr(0, n));
+  }
+}
+
+// The "did you mean" of the four programs' unknown flags and subcommands
+// (tests/cli_test.cc has them end to end).
+TEST(ClosestMatchTest, OneEditInAShortWordMoreInALongOne) {
+  const std::vector<std::string> flags = {
+      "--input", "--output", "--index-search", "--max-message-size",
+      "--addr",  "-i"};
+  struct Case {
+    std::string word;
+    std::optional<std::string> want;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--inptu", "--input"},  // two neighbours swapped
+           {"--Input", "--input"},  // case
+           {"-input", "--input"},   // dashes do not count
+           {"--outptu", "--output"},
+           {"--adr", "--addr"},  // a letter left out
+           {"--max-mesage-size", "--max-message-size"},
+           {"--maxmessagesize", "--max-message-size"},  // 3 edits, long word
+           {"--inp", "--input"},         // the only one it begins
+           {"--ind", "--index-search"},  // "
+           {"--in", std::nullopt},       // too short to guess
+           {"--xyz", std::nullopt},
+           {"--adrr", "--addr"},
+           {"--output-format", std::nullopt},  // 5 edits from --output
+           {"", std::nullopt},
+       }) {
+    EXPECT_EQ(ClosestMatch(c.word, flags), c.want) << c.word;
+  }
+  EXPECT_EQ(ClosestMatch("biuld", {"build", "inspect", "verify", "get"}),
+            "build");
+  EXPECT_EQ(ClosestMatch("tabels", {"rollback", "unpin", "tables"}), "tables");
+  EXPECT_EQ(ClosestMatch("x", {"get"}), std::nullopt);
+}
+
+// Sizes as roost-load and roost-server take them.
+TEST(ParseSizeTest, UnitsArePowersOf1024AndNothingWraps) {
+  EXPECT_EQ(*ParseSize("0"), 0u);
+  EXPECT_EQ(*ParseSize("1073741824"), uint64_t{1} << 30);
+  EXPECT_EQ(*ParseSize("64M"), uint64_t{64} << 20);
+  EXPECT_EQ(*ParseSize("64MiB"), uint64_t{64} << 20);
+  EXPECT_EQ(*ParseSize("512k"), uint64_t{512} << 10);
+  EXPECT_EQ(*ParseSize("1G"), uint64_t{1} << 30);
+  EXPECT_EQ(*ParseSize("1048576G"), uint64_t{1} << 50);
+  for (const char* bad : {"", "-1", "G", "1.5G", "64X", "1048577G",
+                          "18446744073709551617", "99999999999G", " 1"}) {
+    absl::StatusOr<uint64_t> n = ParseSize(bad);
+    EXPECT_FALSE(n.ok()) << bad;
+    EXPECT_EQ(Message(n.status()),
+              StrCat("bad size \"", bad,
+                     "\" (a whole number of bytes up to 2^50, optionally with "
+                     "k, M or G)"));
   }
 }
 
