@@ -8,15 +8,32 @@
 #       lib/systemd/system/roost-server.service (ExecStart in DIR/bin)
 #   cd build/release && cpack -G DEB              roost_VERSION_ARCH.deb,
 #       the same under /usr, its dependencies from dpkg-shlibdeps
+# Both build the four binaries first when they are missing or out of date
+# (after scripts/demo.sh, which builds three of them), and nothing else.
 include(GNUInstallDirs)
 
-# cpack (and `ninja install`) package what is built, without building
-# first: tests/install_test.sh runs cpack while other tests run the same
-# binaries, which a rebuild (after a commit changed the revision, say)
-# would replace under them. Build first: scripts/build.sh.
-set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+set(ROOST_INSTALLED_TARGETS roost-server roost-load roost-get roost-admin)
 
-install(TARGETS roost-server roost-load roost-get roost-admin
+# Installing builds what it installs, and only that: not `all` (CMake's
+# default for `install` and cpack's "preinstall"), which is every test and
+# benchmark as well. The first install rule builds the four targets with
+# the build tool (a no-op when they are up to date), for `cmake --install`
+# and for cpack, whose install step runs these rules.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+string(REPLACE ";" " " _roost_targets "${ROOST_INSTALLED_TARGETS}")
+install(CODE "
+  message(STATUS \"Building ${_roost_targets}\")
+  execute_process(
+    COMMAND \"${CMAKE_COMMAND}\" --build \"${PROJECT_BINARY_DIR}\"
+            --config \"\${CMAKE_INSTALL_CONFIG_NAME}\"
+            --target ${_roost_targets}
+    RESULT_VARIABLE _roost_build_result)
+  if(NOT _roost_build_result EQUAL 0)
+    message(FATAL_ERROR \"cannot build ${_roost_targets} to install them\")
+  endif()
+")
+
+install(TARGETS ${ROOST_INSTALLED_TARGETS}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES README.md docs/operations.md docs/architecture.md
               deploy/deb/copyright

@@ -2,16 +2,36 @@
 # `cmake --install` into a scratch prefix and `cpack -G DEB`: what each
 # holds, that the installed binaries run, that the example config's keys
 # are all roost-server's, and the package's control fields. The package is
-# looked into with dpkg-deb, never installed.
+# looked into with dpkg-deb, never installed. Both build what they install
+# first: each runs with roost-admin taken out of the build directory, as
+# after scripts/demo.sh (which builds the other three), and must bring it
+# back. ctest runs this test alone (RUN_SERIAL): the other tests run that
+# binary.
 # Usage: tests/install_test.sh BUILD_DIR
 set -euo pipefail
 build=$(cd "$1" && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+admin=$build/client/roost-admin
+# A failed build leaves the build directory as it found it.
+restore_admin() { [ -e "$admin" ] || mv "$tmp/roost-admin" "$admin" 2>/dev/null || true; }
+trap 'restore_admin; rm -rf "$tmp"' EXIT
 fail() { echo "install_test: $*" >&2; exit 1; }
+# Takes roost-admin out of the build directory, as if it was never built.
+unbuild_admin() {
+  [ -x "$admin" ] || fail "$admin is not built"
+  mv "$admin" "$tmp/roost-admin"
+}
+# After `$1`: roost-admin was built again.
+admin_rebuilt() {
+  [ -x "$admin" ] || fail "$1 did not build roost-admin"
+  rm -f "$tmp/roost-admin"
+}
 
 prefix=$tmp/prefix
-cmake --install "$build" --prefix "$prefix" >/dev/null
+unbuild_admin
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" 2>&1 ||
+  { cat "$tmp/install.log" >&2; fail "cmake --install failed"; }
+admin_rebuilt "cmake --install"
 for f in bin/roost-server bin/roost-load bin/roost-get bin/roost-admin; do
   [ -x "$prefix/$f" ] || fail "$f not installed, or not executable"
 done
@@ -51,11 +71,14 @@ set -e
 [ $rc -eq 1 ] && [[ $out == *"$tmp/no-such-dir does not exist"* ]] ||
   fail "roost-server --config server.toml: exit $rc: $out"
 
-# The Debian package, from the install rules above and the build directory
-# as it is (deploy/install.cmake: cpack does not build first).
+# The Debian package, from the install rules above (which build the four
+# binaries first: `cpack -G DEB` after the demo failed, "cannot find
+# .../client/roost-admin").
+unbuild_admin
 cpack -G DEB --config "$build/CPackConfig.cmake" -B "$tmp/package" \
   >"$tmp/cpack.log" 2>&1 ||
   { cat "$tmp/cpack.log" >&2; fail "cpack -G DEB failed"; }
+admin_rebuilt "cpack -G DEB"
 debs=("$tmp"/package/*.deb)
 [ ${#debs[@]} -eq 1 ] && [ -f "${debs[0]}" ] || fail "cpack made no single .deb"
 deb=${debs[0]}
