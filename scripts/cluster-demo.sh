@@ -174,7 +174,7 @@ echo "== $layout"
 cat "$layout"
 
 echo "== roost-admin wait: every replica serves users v000001"
-"$admin" wait --cluster "$layout" --table users --version v000001 --timeout 120
+"$admin" wait --cluster "$layout" --table users --for-version v000001 --timeout 120
 
 # Six keys, which the partition function puts on all three shards (1, 2,
 # 1, 2, 1, 0), and one that is in none.
@@ -193,7 +193,7 @@ start_server 0 0 "${addr[0,0]}"
 sample 2
 "$load" build --quiet -i "$dir/users.tsv" --shards "$shards" \
   --repository s3://roost/demo --table users
-"$admin" wait --cluster "$layout" --table users --version v000002 --timeout 120
+"$admin" wait --cluster "$layout" --table users --for-version v000002 --timeout 120
 "$get" --cluster "$layout" --show-version users "${lookup[@]}" || [ $? -eq 1 ]
 
 if $hold; then

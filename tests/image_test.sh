@@ -144,7 +144,7 @@ for port in sys.argv[1:]:
 print("health SERVING:", " ".join(sys.argv[1:]))
 EOF
 "$build/client/roost-admin" wait --cluster "$tmp/cluster.json" --table users \
-  --version v000001 --timeout 60 || { logs >&2; fail "roost-admin wait"; }
+  --for-version v000001 --timeout 60 || { logs >&2; fail "roost-admin wait"; }
 
 # roost-get over the cluster: every key, its value as published.
 cut -f1 "$tmp/input.tsv" | xargs "$build/client/roost-get" --cluster "$tmp/cluster.json" \
