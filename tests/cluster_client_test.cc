@@ -299,7 +299,7 @@ TEST_F(ClusterFailoverTest, HedgingAnswersAroundAHungReplica) {
   ASSERT_OK(plain->MultiGet("t", keys));
   ASSERT_OK(plain->MultiGet("t", keys));
 
-  cluster.server(0, 0).SendSignal(SIGSTOP);
+  ASSERT_TRUE(cluster.server(0, 0).Stop());
   CallOptions call;
   call.timeout_seconds = 10;
   for (int i = 0; i < 6; ++i) {  // round robin: half go to the hung one
@@ -354,7 +354,7 @@ TEST_F(ClusterFailoverTest, AShardThatRefusedIsUnavailableWhenTheDeadlineEnds) {
   layout.shards[0].insert(layout.shards[0].begin(), "127.0.0.1:1");
   auto client = Connect(layout);
   ASSERT_NE(client, nullptr);
-  cluster.server(0, 0).SendSignal(SIGSTOP);
+  ASSERT_TRUE(cluster.server(0, 0).Stop());
   CallOptions call;
   call.timeout_seconds = 0.5;
   EXPECT_THAT(client->MultiGet("t", KeysOf(kvs), call),
@@ -369,7 +369,7 @@ TEST_F(ClusterFailoverTest, AShardThatRefusedIsUnavailableWhenTheDeadlineEnds) {
   auto plain = Connect(hung);
   ASSERT_NE(plain, nullptr);
   ASSERT_OK(plain->MultiGet("t", KeysOf(kvs)));
-  cluster.server(0, 0).SendSignal(SIGSTOP);
+  ASSERT_TRUE(cluster.server(0, 0).Stop());
   EXPECT_THAT(
       plain->MultiGet("t", KeysOf(kvs), call),
       StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("shard 0 (")));

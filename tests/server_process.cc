@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "tests/grpc_client.h"
 #include "tests/roost_binaries.h"
@@ -190,6 +191,25 @@ void ServerProcess::Disconnect() {
 
 void ServerProcess::SendSignal(int signal) {
   if (Running()) ::kill(pid_, signal);
+}
+
+::testing::AssertionResult ServerProcess::Stop() {
+  if (!Running()) return ::testing::AssertionFailure() << "not running";
+  ::kill(pid_, SIGSTOP);
+  // waitpid(WUNTRACED) reports the child once its group stop is complete:
+  // every thread stopped.
+  const auto deadline = std::chrono::steady_clock::now() + kWaitTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG | WUNTRACED);
+    if (r == pid_ && WIFSTOPPED(status)) return ::testing::AssertionSuccess();
+    if (r == pid_) {
+      exit_code_ = ExitCode(status);
+      return ::testing::AssertionFailure() << "exited instead of stopping";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return ::testing::AssertionFailure() << "not stopped after SIGSTOP";
 }
 
 bool ServerProcess::Running() {

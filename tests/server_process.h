@@ -91,6 +91,11 @@ class ServerProcess {
   }
 
   void SendSignal(int signal);
+  // SIGSTOP, then waits until the whole process has stopped. kill(2) only
+  // starts a stop: one thread takes the signal and stops the others once
+  // it is scheduled, and on a busy machine the others can go on answering
+  // calls meanwhile, which made a "hung" replica answer.
+  ::testing::AssertionResult Stop();
   // Whether the process still runs (reaps it when it has exited).
   bool Running();
   // Waits for the process to exit: its exit status (128 + N if killed by
