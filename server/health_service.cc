@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "server/call_context.h"
+
 namespace roost {
 namespace {
 using grpc::health::v1::HealthCheckResponse;
@@ -28,6 +30,7 @@ grpc::ServerUnaryReactor* HealthService::Check(
   }
   metrics_->Handled(Method::kHealthCheck, status.error_code(),
                     Clock::now() - start);
+  if (CallContext* call = CallContext::Of(context)) call->SendStarted();
   reactor->Finish(status);
   return reactor;
 }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <vector>
 
+#include "server/call_context.h"
 #include "server/call_helpers.h"
 #include "server/log.h"
 #include "storage/data_dir.h"
@@ -113,6 +114,7 @@ grpc::Status PinVersion(const TableEntry& entry, uint64_t wanted,
 grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer& request,
                                      grpc::ByteBuffer* response, Method method,
+                                     ClientLimits::Share* client,
                                      CallGate* slot) {
   if (DeadlinePassed(context)) return DeadlinePassedError();
   const bool batch = method != Method::kGet;
@@ -194,7 +196,7 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
            version->get_version_field.size();
   }
   auto buffer =
-      ResponseBuffer::Create(memory_, size, options_.max_message_size);
+      ResponseBuffer::Create(memory_, client, size, options_.max_message_size);
   if (!buffer.ok()) return ToClient(buffer.status(), options_.data_dir);
   char* out = buffer->data();
   if (batch && r.packed) {
@@ -224,24 +226,46 @@ grpc::ServerUnaryReactor* LookupService::Unary(
     grpc::ByteBuffer* response, Method method) {
   const Clock::time_point start = Clock::now();
   metrics_->Started(method);
-  if (!calls_->Enter()) {
-    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-    Finish(reactor, metrics_, method, start,
-           grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                        StrCat("too many calls in flight (--max-in-flight ",
-                               calls_->max(), "); retry later")));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  CallContext* call = CallContext::Of(context);
+  ClientLimits::Share* client = call != nullptr ? call->client() : nullptr;
+  if (grpc::Status s = EnterCall(client); !s.ok()) {
+    Finish(reactor, metrics_, method, start, s);
     return reactor;
   }
-  // The call's slot is left when gRPC frees the response's bytes (sent, or
-  // the call dropped), not in a reactor's OnDone: gRPC 1.51 runs the OnDone
-  // of any reactor but its own default one on its executor, a thread hop
-  // for every call.
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // The call's slots are left when gRPC frees the response's bytes (sent,
+  // or the call dropped), not in a reactor's OnDone: gRPC 1.51 runs the
+  // OnDone of any reactor but its own default one on its executor, a
+  // thread hop for every call.
   const grpc::Status status =
-      DoLookup(context, request, response, method, calls_);
-  if (!status.ok()) calls_->Leave();
+      DoLookup(context, request, response, method, client, calls_);
+  if (!status.ok()) LeaveCall(client);
+  // From here the response waits for its client; one that does not take it
+  // within --send-timeout gets the call cancelled (CallContexts).
+  if (call != nullptr) call->SendStarted();
   Finish(reactor, metrics_, method, start, status);
   return reactor;
+}
+
+grpc::Status LookupService::EnterCall(ClientLimits::Share* client) {
+  if (!calls_->Enter()) {
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        StrCat("too many calls in flight (--max-in-flight ",
+                               calls_->max(), "); retry later"));
+  }
+  if (client != nullptr && !client->Enter()) {
+    calls_->Leave();
+    return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                        StrCat("this client has too many calls in flight "
+                               "(--max-client-in-flight ",
+                               client->options().calls, "); retry later"));
+  }
+  return grpc::Status::OK;
+}
+
+void LookupService::LeaveCall(ClientLimits::Share* client) {
+  calls_->Leave();
+  if (client != nullptr) client->Leave();
 }
 
 grpc::ServerUnaryReactor* LookupService::Get(
@@ -270,6 +294,7 @@ class LookupService::StreamReactor final
         start_(Clock::now()),
         watched_(context) {
     service_->metrics_->Started(Method::kStreamMultiGet);
+    if (CallContext* call = CallContext::Of(context)) client_ = call->client();
     watching_ = service_->streams_->Add(&watched_);
     if (!watching_) {
       End(grpc::Status(
@@ -287,8 +312,9 @@ class LookupService::StreamReactor final
       return;
     }
     service_->metrics_->MessageReceived(Method::kStreamMultiGet);
-    grpc::Status s = service_->DoLookup(context_, request_, &response_,
-                                        Method::kStreamMultiGet, nullptr);
+    grpc::Status s =
+        service_->DoLookup(context_, request_, &response_,
+                           Method::kStreamMultiGet, client_, nullptr);
     request_.Clear();
     if (!s.ok()) {
       End(grpc::Status(s.error_code(),
@@ -327,6 +353,8 @@ class LookupService::StreamReactor final
 
   LookupService* service_;
   grpc::CallbackServerContext* context_;
+  // Whose share its responses count against; held by the context.
+  ClientLimits::Share* client_ = nullptr;
   const Clock::time_point start_;
   StreamWatch::Stream watched_;
   grpc::ByteBuffer request_;
@@ -396,6 +424,7 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
     }
     *response = Serialize(out);
   }
+  if (CallContext* call = CallContext::Of(context)) call->SendStarted();
   Finish(reactor, metrics_, Method::kListTables, start, status);
   return reactor;
 }

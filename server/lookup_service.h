@@ -11,14 +11,15 @@
 // Lookup handlers (and each message of a StreamMultiGet) run to completion on
 // the thread gRPC calls them on: they pin the table's serving version, or
 // the one the request names (PinVersion; no lock), look the keys up in the
-// mapped file, size the response and refuse it (RESOURCE_EXHAUSTED) if it would
-// pass --max-message-size or the response memory budget, then copy each value
-// once into it, tally hits, misses and probes locally, and add the tallies to
-// per-thread counters once. Every response ends with the bytes naming its
-// version, encoded once per version. Scan (scan_reactor.cc) pins its version
-// for the whole stream and writes one bounded message at a time. Nothing on
-// that path waits. Admin handlers hand their work to the registry's thread and
-// finish when it is done.
+// mapped file, size the response and refuse it (RESOURCE_EXHAUSTED) if it
+// would pass --max-message-size, the response memory budget or its client's
+// share of it (the client is the CallContext's, on a server that has them),
+// then copy each value once into it, tally hits, misses and probes locally,
+// and add the tallies to per-thread counters once. Every response ends with the
+// bytes naming its version, encoded once per version. Scan (scan_reactor.cc)
+// pins its version for the whole stream and writes one bounded message at a
+// time. Nothing on that path waits. Admin handlers hand their work to the
+// registry's thread and finish when it is done.
 //
 // Example:
 //   LookupService lookup(&registry, &metrics, &memory, &streams, options);
@@ -33,6 +34,7 @@
 #include "roost/v1/lookup.grpc.pb.h"
 #include "server/access_policy.h"
 #include "server/call_gate.h"
+#include "server/client_limits.h"
 #include "server/metrics.h"
 #include "server/request_codec.h"
 #include "server/response_buffer.h"
@@ -91,6 +93,8 @@ class LookupService final : public RawLookupService {
   int CancelStalledScans(std::chrono::steady_clock::duration timeout) {
     return scans_.CancelStalled(timeout);
   }
+  // Scans cancelled so far.
+  uint64_t scans_cancelled() const { return scans_.cancelled(); }
 
  private:
   class StreamReactor;
@@ -98,14 +102,19 @@ class LookupService final : public RawLookupService {
   grpc::ServerUnaryReactor* Unary(grpc::CallbackServerContext* context,
                                   const grpc::ByteBuffer& request,
                                   grpc::ByteBuffer* response, Method method);
-  // Answers one Get or MultiGet request into *response. With `slot` (a
-  // unary call's, from calls_->Enter()) and an OK status, the slot passes to
-  // the response's bytes and is left when gRPC frees them; on any other
-  // status the caller still holds it.
+  // Takes a call slot in calls_ and in `client`'s share (null: none), or
+  // says which is full (RESOURCE_EXHAUSTED).
+  grpc::Status EnterCall(ClientLimits::Share* client);
+  void LeaveCall(ClientLimits::Share* client);
+  // Answers one Get or MultiGet request into *response, its bytes counted
+  // against `client`'s share (null: none). With `slot` (a unary call's,
+  // from EnterCall) and an OK status, the slots pass to the response's
+  // bytes and are left when gRPC frees them; on any other status the caller
+  // still holds them.
   grpc::Status DoLookup(grpc::CallbackServerContext* context,
                         const grpc::ByteBuffer& request,
                         grpc::ByteBuffer* response, Method method,
-                        CallGate* slot);
+                        ClientLimits::Share* client, CallGate* slot);
 
   TableRegistry* registry_;
   RpcMetrics* metrics_;

@@ -10,50 +10,73 @@ namespace {
 
 // What gRPC calls when it is done with a buffer's slice. The header in
 // front of the bytes says which budget they count against (none for the
-// header alone of an empty response) and which call's slot they hold.
+// header alone of an empty response), which client's share (referenced),
+// and which call's slot they hold.
 struct Header {
   ResponseMemory* memory;
   size_t size;
   CallGate* slot;
+  ClientLimits::Share* client;
 };
 constexpr size_t kHeaderSize = (sizeof(Header) + 15) / 16 * 16;
 
 void Free(void* user_data) {
   auto* header = static_cast<Header*>(user_data);
+  ClientLimits::Share* client = header->client;
   if (header->memory != nullptr) {
     header->memory->Release(kHeaderSize + header->size);
+    if (client != nullptr) client->Release(kHeaderSize + header->size);
   }
-  if (header->slot != nullptr) header->slot->Leave();
+  if (header->slot != nullptr) {
+    header->slot->Leave();
+    if (client != nullptr) client->Leave();
+  }
+  if (client != nullptr) client->Unref();
   std::free(header);
 }
 
 }  // namespace
 
-absl::StatusOr<ResponseBuffer> ResponseBuffer::Create(ResponseMemory* memory,
-                                                      size_t size,
-                                                      size_t max_message_size) {
-  if (size == 0) return ResponseBuffer(memory, nullptr, 0);
+absl::StatusOr<ResponseBuffer> ResponseBuffer::Create(
+    ResponseMemory* memory, ClientLimits::Share* client, size_t size,
+    size_t max_message_size) {
+  if (size == 0) return ResponseBuffer(memory, client, nullptr, 0);
   if (size > max_message_size) {
     return absl::ResourceExhaustedError(
         StrCat("the response would be larger than --max-message-size (",
                max_message_size, " bytes)"));
   }
-  if (!memory->Reserve(kHeaderSize + size)) {
+  const size_t bytes = kHeaderSize + size;
+  if (!memory->Reserve(bytes)) {
     return absl::ResourceExhaustedError(StrCat(
         "the server is out of response memory (--max-response-memory ",
         memory->limit(), " bytes, all held by responses in flight); retry"));
   }
-  auto* block = static_cast<char*>(std::malloc(kHeaderSize + size));
+  if (client != nullptr && !client->Reserve(bytes)) {
+    memory->Release(bytes);
+    return absl::ResourceExhaustedError(
+        StrCat("this client's responses in flight hold all of its share of "
+               "response memory (--max-client-response-memory ",
+               client->options().memory, " bytes); retry"));
+  }
+  auto* block = static_cast<char*>(std::malloc(bytes));
   if (block == nullptr) {
-    memory->Release(kHeaderSize + size);
+    memory->Release(bytes);
+    if (client != nullptr) client->Release(bytes);
     return absl::ResourceExhaustedError("the server is out of memory; retry");
   }
-  new (block) Header{memory, size, nullptr};
-  return ResponseBuffer(memory, block + kHeaderSize, size);
+  if (client != nullptr) client->Ref();
+  new (block) Header{memory, size, nullptr, client};
+  return ResponseBuffer(memory, client, block + kHeaderSize, size);
 }
 
+uint64_t ResponseBuffer::BytesFor(size_t size) { return kHeaderSize + size; }
+
 ResponseBuffer::ResponseBuffer(ResponseBuffer&& other) noexcept
-    : memory_(other.memory_), data_(other.data_), size_(other.size_) {
+    : memory_(other.memory_),
+      client_(other.client_),
+      data_(other.data_),
+      size_(other.size_) {
   other.data_ = nullptr;
 }
 
@@ -73,10 +96,12 @@ grpc::ByteBuffer ResponseBuffer::Release(CallGate* slot) && {
     block = static_cast<char*>(std::malloc(kHeaderSize));
     if (block == nullptr) {  // nothing to carry it: the call leaves now
       slot->Leave();
+      if (client_ != nullptr) client_->Leave();
       grpc::Slice empty;
       return grpc::ByteBuffer(&empty, 1);
     }
-    new (block) Header{nullptr, 0, slot};
+    if (client_ != nullptr) client_->Ref();
+    new (block) Header{nullptr, 0, slot, client_};
   } else {  // an empty response: nothing to hold
     grpc::Slice empty;
     return grpc::ByteBuffer(&empty, 1);

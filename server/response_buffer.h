@@ -1,21 +1,25 @@
 // ResponseMemory and ResponseBuffer: the bytes of lookup responses, bounded
-// as a whole.
+// as a whole and per client.
 //
 // Every Get, MultiGet and StreamMultiGet response is written into one
 // ResponseBuffer of exactly its encoded size, which gRPC then sends without
 // copying it again. The buffer's bytes count against one process-wide
-// ResponseMemory budget (--max-response-memory) from the moment they are
-// reserved until gRPC frees them, after the last byte is sent or the call is
-// dropped, so that responses waiting on slow or stalled clients can never
-// hold more than the budget. A response that would pass the per-message
-// limit (--max-message-size), or that the budget cannot hold right now, is
-// refused before a byte of it is copied.
+// ResponseMemory budget (--max-response-memory), and against its client's
+// share of it (ClientLimits, --max-client-response-memory), from the moment
+// they are reserved until gRPC frees them, after the last byte is sent or
+// the call is dropped, so that responses waiting on slow or stalled clients
+// can never hold more than the budget, nor one client more than its share.
+// A response that would pass the per-message limit (--max-message-size), or
+// that the budget or the client's share cannot hold right now, is refused
+// before a byte of it is copied.
 //
-// Thread-safe: Reserve() and the buffer's release are one atomic add each.
+// Thread-safe: Reserve() and the buffer's release are one atomic add each
+// (a few more with a client).
 //
 // Example:
 //   ResponseMemory memory(1 << 30);
-//   auto buffer = ResponseBuffer::Create(&memory, size, max_message_size);
+//   auto buffer = ResponseBuffer::Create(&memory, client, size,
+//                                        max_message_size);
 //   if (!buffer.ok()) return buffer.status();   // RESOURCE_EXHAUSTED
 //   char* end = Write(..., buffer->data());
 //   *response = std::move(*buffer).Release();   // a grpc::ByteBuffer
@@ -29,6 +33,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "server/client_limits.h"
 
 namespace roost {
 
@@ -64,12 +69,17 @@ class ResponseMemory {
 
 class ResponseBuffer {
  public:
-  // A buffer of exactly `size` bytes. ResourceExhausted when `size` is over
-  // `max_message_size` or the budget cannot hold it now; the message says
-  // which.
+  // A buffer of exactly `size` bytes, counted against `memory` and
+  // `client`'s share (null: no client's). ResourceExhausted when `size` is
+  // over `max_message_size`, or the budget or the share cannot hold it now;
+  // the message says which. `client` must stay referenced until Release().
   static absl::StatusOr<ResponseBuffer> Create(ResponseMemory* memory,
+                                               ClientLimits::Share* client,
                                                size_t size,
                                                size_t max_message_size);
+  // The budget a response of `size` bytes takes (its bytes and a header).
+  static uint64_t BytesFor(size_t size);
+
   ResponseBuffer(ResponseBuffer&& other) noexcept;
   ResponseBuffer& operator=(ResponseBuffer&&) = delete;
   ~ResponseBuffer();
@@ -83,16 +93,19 @@ class ResponseBuffer {
   void Shrink(size_t n) { size_ = n; }
 
   // Hands the bytes to gRPC: they stay counted until gRPC frees them. With
-  // `slot`, the response also holds its call's slot in that CallGate (taken
-  // with Enter()) and leaves it then, so that a call whose client does not
-  // take its response stays in flight; an empty response too.
+  // `slot`, the response also holds its call's slot in that CallGate and in
+  // its client's share (both taken with Enter()) and leaves them then, so
+  // that a call whose client does not take its response stays in flight;
+  // an empty response too.
   grpc::ByteBuffer Release(CallGate* slot = nullptr) &&;
 
  private:
-  ResponseBuffer(ResponseMemory* memory, char* data, size_t size)
-      : memory_(memory), data_(data), size_(size) {}
+  ResponseBuffer(ResponseMemory* memory, ClientLimits::Share* client,
+                 char* data, size_t size)
+      : memory_(memory), client_(client), data_(data), size_(size) {}
 
   ResponseMemory* memory_;
+  ClientLimits::Share* client_;
   char* data_;
   size_t size_;
 };

@@ -22,6 +22,8 @@
 
 #include "grpc/health/v1/health.pb.h"
 #include "server/access_policy.h"
+#include "server/call_context.h"
+#include "server/client_limits.h"
 #include "server/file_lease.h"
 #include "server/health_service.h"
 #include "server/listener.h"
@@ -108,13 +110,16 @@ void GrpcLog(gpr_log_func_args* args) {
 
 // A gRPC server for `services` that takes its connections from a Listener
 // (through *acceptor), with the memory and connection bounds of `options`.
+// With `contexts`, its calls' contexts come from there.
 std::unique_ptr<grpc::Server> BuildServer(
     const std::vector<grpc::Service*>& services, const ServerOptions& options,
     grpc::ResourceQuota* quota,
     const std::shared_ptr<grpc::ServerCredentials>& credentials,
-    std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>* acceptor) {
+    std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>* acceptor,
+    CallContexts* contexts = nullptr) {
   grpc::ServerBuilder builder;
   for (grpc::Service* service : services) builder.RegisterService(service);
+  if (contexts != nullptr) builder.SetContextAllocator(contexts->Allocator());
   *acceptor = builder.experimental().AddExternalConnectionAcceptor(
       grpc::ServerBuilder::experimental_type::ExternalConnectionType::FROM_FD,
       credentials);
@@ -251,6 +256,21 @@ int Main(int argc, char** argv) {
   ResponseMemory response_memory(options.max_response_memory);
   StreamWatch streams(options.max_streams);
   CallGate calls(options.max_in_flight);
+  // Each client's share of the two (by default a quarter, and room for one
+  // response of --max-message-size), and the lookup port's call contexts,
+  // which find a call's client and cut off unary calls whose response is
+  // not taken.
+  ClientLimits clients(
+      {.memory = options.max_client_response_memory != 0
+                     ? options.max_client_response_memory
+                     : std::min(options.max_response_memory,
+                                std::max(options.max_response_memory / 4,
+                                         ResponseBuffer::BytesFor(
+                                             options.max_message_size))),
+       .calls = options.max_client_in_flight != 0
+                    ? options.max_client_in_flight
+                    : std::max<uint64_t>(1, options.max_in_flight / 4)});
+  CallContexts call_contexts(&clients);
   ConnectionLimit connections(max_connections);
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
@@ -319,7 +339,7 @@ int Main(int argc, char** argv) {
       lookup_acceptor;
   std::unique_ptr<grpc::Server> server =
       BuildServer({&lookup, &health_service}, options, &quota, credentials,
-                  &lookup_acceptor);
+                  &lookup_acceptor, &call_contexts);
   if (server == nullptr) {
     Log("cannot start the lookup service");
     return 1;
@@ -414,6 +434,16 @@ int Main(int argc, char** argv) {
                 "were in flight.",
                 prometheus::MetricType::Counter,
                 static_cast<double>(calls.refused()));
+            AddScalar(
+                out, "roost_calls_cancelled_total",
+                "Calls cancelled because their client took no response for "
+                "--send-timeout: unary calls (Get, MultiGet, ListTables, "
+                "health Check) and Scans (StreamMultiGet: "
+                "roost_streams_cancelled_total).",
+                prometheus::MetricType::Counter,
+                static_cast<double>(call_contexts.cancelled() +
+                                    lookup.scans_cancelled()));
+            clients.CollectMetrics(out);
             if (access) access->CollectMetrics(out);
             if (tls_watch) tls_watch->CollectMetrics(out);
           },
@@ -462,12 +492,17 @@ int Main(int argc, char** argv) {
   }
   if (puller) puller->Start();
 
-  // Once a second: cut off streams whose client stopped reading, and tell
-  // watchers of roost.v1.Registry whether it stalled.
+  // Once a second: cut off calls whose client stopped reading, forget the
+  // clients gone, and tell watchers of roost.v1.Registry whether it
+  // stalled.
   const auto send_timeout =
       std::chrono::duration_cast<std::chrono::steady_clock::duration>(
           std::chrono::duration<double>(options.send_timeout_seconds));
   uint32_t seconds_since_tls_refresh = 0;
+  const std::string unsent =
+      StrCat("the client took no response for --send-timeout (",
+             options.send_timeout_seconds,
+             " s): a client that does not read is cut off");
   int signal = 0;
   for (;;) {
     const timespec second = {1, 0};
@@ -499,6 +534,13 @@ int Main(int argc, char** argv) {
           " whose client took no message for --send-timeout ",
           options.send_timeout_seconds, " s");
     }
+    if (const int n = call_contexts.CancelUnsent(send_timeout, unsent); n > 0) {
+      Log("cancelled ", Count(n, "unary call"),
+          " (Get, MultiGet, ...) whose client took no response "
+          "for --send-timeout ",
+          options.send_timeout_seconds, " s");
+    }
+    clients.Sweep();
     health_service.Changed(std::string(kRegistryService));
   }
   Log("draining (", signal == SIGTERM ? "SIGTERM" : "SIGINT", "): health ",

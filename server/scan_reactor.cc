@@ -1,9 +1,10 @@
 // roost.v1.Lookup/Scan: a block table's entries in key order, over a
 // server stream.
 //
-// The call is checked as a Get is (admission by --max-in-flight, deadline,
-// the request parsed in place by request_codec, table name, access policy,
-// key sizes), and its limit against --max-scan-keys. It pins the version it
+// The call is checked as a Get is (admission by --max-in-flight and its
+// client's share of it, deadline, the request parsed in place by
+// request_codec, table name, access policy, key sizes), and its limit
+// against --max-scan-keys. It pins the version it
 // reads (the serving one, or the one it names: PinVersion) for the whole
 // stream, by a reference of its own, so that neither a swap nor the end of a
 // grace period changes what a scan reads half way. Then one message at a
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <memory>
 
+#include "server/call_context.h"
 #include "server/call_helpers.h"
 #include "server/lookup_service.h"
 #include "storage/table.h"
@@ -50,10 +52,9 @@ class LookupService::ScanReactor final
         watched_(context) {
     service_->metrics_->Started(Method::kScan);
     service_->metrics_->MessageReceived(Method::kScan);
-    if (!service_->calls_->Enter()) {
-      End(grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                       StrCat("too many calls in flight (--max-in-flight ",
-                              service_->calls_->max(), "); retry later")));
+    if (CallContext* call = CallContext::Of(context)) client_ = call->client();
+    if (grpc::Status s = service_->EnterCall(client_); !s.ok()) {
+      End(s);
       return;
     }
     entered_ = true;
@@ -85,7 +86,7 @@ class LookupService::ScanReactor final
 
   void OnDone() override {
     if (watching_) service_->scans_.Remove(&watched_);
-    if (entered_) service_->calls_->Leave();
+    if (entered_) service_->LeaveCall(client_);
     delete this;
   }
 
@@ -185,7 +186,7 @@ class LookupService::ScanReactor final
     } else {
       room = tail;
     }
-    auto buffer = ResponseBuffer::Create(service_->memory_, room,
+    auto buffer = ResponseBuffer::Create(service_->memory_, client_, room,
                                          options.max_message_size);
     if (!buffer.ok()) {
       End(ToClient(buffer.status(), options.data_dir));
@@ -228,6 +229,8 @@ class LookupService::ScanReactor final
 
   LookupService* service_;
   grpc::CallbackServerContext* context_;
+  // Whose share its call and messages count against; held by the context.
+  ClientLimits::Share* client_ = nullptr;
   const Clock::time_point start_;
   StreamWatch::Stream watched_;
   grpc::Slice holder_;  // the request's bytes, which query_ points into

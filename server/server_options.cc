@@ -148,6 +148,12 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       ->type_name("BYTES")
       ->transform(SizeValue())
       ->check(CLI::Range(uint64_t{1} << 20, uint64_t{1} << 50));
+  app.add_option("--max-client-response-memory", o.max_client_response_memory,
+                 "Bytes of responses in flight one client (a connection; all "
+                 "connections of one TLS client certificate) may hold; more "
+                 "are refused for that client alone. 0: a quarter of "
+                 "--max-response-memory, or --max-message-size if more")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 50));
   app.add_option("--grpc-memory", o.grpc_memory,
                  "gRPC's own memory (connections, request buffers), in bytes")
       ->type_name("BYTES")
@@ -188,9 +194,16 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "their response is sent); more are refused "
                  "(RESOURCE_EXHAUSTED)")
       ->check(CLI::Range(1u, 100000000u));
+  app.add_option("--max-client-in-flight", o.max_client_in_flight,
+                 "Get, MultiGet and Scan calls one client (as for "
+                 "--max-client-response-memory) may have in flight; more are "
+                 "refused for that client alone. 0: a quarter of "
+                 "--max-in-flight")
+      ->check(CLI::Range(0u, 100000000u));
   app.add_option("--send-timeout", o.send_timeout_seconds,
-                 "Cancel a StreamMultiGet or Scan whose client has not taken "
-                 "a message for SECONDS")
+                 "Cancel a call whose client has not taken its response (a "
+                 "Get's or MultiGet's, a StreamMultiGet's or Scan's next "
+                 "message) for SECONDS")
       ->check(CLI::Range(0.1, 3600.0));
   app.option_defaults()->group("Shutdown");
   app.add_option("--drain-period", o.drain_seconds,

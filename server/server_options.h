@@ -76,6 +76,12 @@ struct ServerOptions {
   // taken by their clients); past it responses are refused
   // (RESOURCE_EXHAUSTED) until some are gone. The default value is 1 GiB.
   uint64_t max_response_memory = uint64_t{1} << 30;
+  // Bytes of responses in flight one client may hold: one connection, and
+  // all the connections of one TLS client certificate together; past it
+  // that client's responses are refused (RESOURCE_EXHAUSTED) while others'
+  // are not. 0: a quarter of max_response_memory, or max_message_size if
+  // that is more. The default value is 0.
+  uint64_t max_client_response_memory = 0;
   // gRPC's own memory (connection and request buffers), as a resource
   // quota. The default value is 1 GiB.
   uint64_t grpc_memory = uint64_t{1} << 30;
@@ -108,8 +114,15 @@ struct ServerOptions {
   // new one is refused
   // (RESOURCE_EXHAUSTED) before any work. The default value is 20000.
   uint32_t max_in_flight = 20000;
-  // Cancel a StreamMultiGet or Scan whose client has not taken a message for
-  // this long (it stopped reading). The default value is 30 seconds.
+  // Get, MultiGet and Scan calls one client (as for
+  // max_client_response_memory) may have in flight; past it that client's
+  // calls are refused. 0: a quarter of max_in_flight. The default value is
+  // 0.
+  uint32_t max_client_in_flight = 0;
+  // Cancel a call whose client has not taken its response for this long (it
+  // stopped reading, or never opened its flow-control window): a unary
+  // call's response, a StreamMultiGet's or a Scan's next message. The
+  // default value is 30 seconds.
   double send_timeout_seconds = 30;
   // On SIGTERM/SIGINT: keep serving this long with health NOT_SERVING, so
   // that load balancers move away. The default value is 5 seconds.

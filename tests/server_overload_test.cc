@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,7 +18,10 @@
 #include <cstdio>
 #include <thread>
 
+#include "tests/pki.h"
 #include "tests/server_harness.h"
+#include "tests/stalled_http2_client.h"
+#include "util/str_cat.h"
 
 namespace roost::testing {
 namespace {
@@ -46,6 +48,10 @@ class Hog final : public grpc::ClientBidiReactor<v1::MultiGetRequest,
     cv_.notify_all();
   }
   void Cancel() { context_.TryCancel(); }
+  bool done() {
+    std::lock_guard lock(mu_);
+    return done_;
+  }
   grpc::Status Await() {
     std::unique_lock lock(mu_);
     cv_.wait(lock, [this] { return done_; });
@@ -77,83 +83,20 @@ int HalfOpen(int port, std::string_view bytes) {
   return fd;
 }
 
-// HTTP/2 by hand, enough for a client that sends calls and then never lets
-// the server send it a byte of their responses: it sets its streams' flow
-// control window to 0 and never raises it.
-std::string Frame(uint8_t type, uint8_t flags, uint32_t stream,
-                  std::string_view payload) {
-  std::string f;
-  f.push_back(static_cast<char>(payload.size() >> 16));
-  f.push_back(static_cast<char>(payload.size() >> 8));
-  f.push_back(static_cast<char>(payload.size()));
-  f.push_back(static_cast<char>(type));
-  f.push_back(static_cast<char>(flags));
-  for (int shift = 24; shift >= 0; shift -= 8) {
-    f.push_back(static_cast<char>(stream >> shift));
-  }
-  f.append(payload);
-  return f;
-}
-
-// A HEADERS frame's header block: each field a literal without indexing
-// (HPACK, RFC 7541 6.2.2), names and values under 127 bytes.
-std::string HeaderBlock(
-    std::initializer_list<std::pair<std::string_view, std::string_view>>
-        fields) {
-  std::string block;
-  for (const auto& [name, value] : fields) {
-    block.push_back('\0');
-    block.push_back(static_cast<char>(name.size()));
-    block.append(name);
-    block.push_back(static_cast<char>(value.size()));
-    block.append(value);
-  }
-  return block;
-}
-
 // `calls` Gets of `request` on one new connection to 127.0.0.1:`port`,
-// whose responses the server can never send. Returns the socket; closing it
-// cancels the calls.
-int StalledGets(int port, const v1::GetRequest& request, int calls) {
-  constexpr uint8_t kData = 0, kHeaders = 1, kSettings = 4;
-  constexpr uint8_t kAck = 1, kEndStream = 1, kEndHeaders = 4;
-  std::string out = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-  // SETTINGS_INITIAL_WINDOW_SIZE (4) = 0.
-  out += Frame(kSettings, 0, 0, std::string("\x00\x04\x00\x00\x00\x00", 6));
-  const int fd = HalfOpen(port, out);
-  if (fd < 0) return -1;
-  // The server's SETTINGS come first; acknowledge them.
-  char buffer[4096];
-  timeval timeout{5, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  if (::recv(fd, buffer, sizeof(buffer), 0) <= 0) {
-    ::close(fd);
-    return -1;
-  }
-  out = Frame(kSettings, kAck, 0, "");
-  const std::string message = request.SerializeAsString();
-  std::string body(5, '\0');  // not compressed, then the length
-  for (int i = 0; i < 4; ++i) {
-    body[1 + i] = static_cast<char>(message.size() >> (8 * (3 - i)));
-  }
-  body += message;
+// whose responses the server can never send. Closing the client cancels
+// the calls.
+std::unique_ptr<StalledHttp2Client> StalledGets(int port,
+                                                const v1::GetRequest& request,
+                                                int calls) {
+  auto client = StalledHttp2Client::Connect(port);
+  if (client == nullptr) return nullptr;
   for (int i = 0; i < calls; ++i) {
-    const uint32_t stream = 1 + 2 * static_cast<uint32_t>(i);
-    out += Frame(kHeaders, kEndHeaders, stream,
-                 HeaderBlock({{":method", "POST"},
-                              {":scheme", "http"},
-                              {":path", "/roost.v1.Lookup/Get"},
-                              {":authority", "roost"},
-                              {"content-type", "application/grpc"},
-                              {"te", "trailers"}}));
-    out += Frame(kData, kEndStream, stream, body);
+    if (!client->Call("/roost.v1.Lookup/Get", request.SerializeAsString())) {
+      return nullptr;
+    }
   }
-  if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(out.size())) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  return client;
 }
 
 // Polls the server's metrics until `done` holds of them or 20 s pass.
@@ -366,15 +309,15 @@ TEST_F(OverloadTest, UnaryCallsPastMaxInFlightAreRefusedUntilSlotsFree) {
   ASSERT_NE(BuildTable(data_, "t", {{"k", "a value"}}), "");
   ServerFlags flags = Flags();
   flags.metrics_listen = "127.0.0.1:0";
-  flags.extra = {"--max-in-flight", "8"};
+  flags.extra = {"--max-in-flight", "8", "--max-client-in-flight", "8"};
   ServerProcess server(flags, LogFile());
   ASSERT_TRUE(server.WaitReady());
 
   v1::GetRequest request;
   request.set_table("t");
   request.set_key("k");
-  const int fd = StalledGets(server.lookup_port(), request, 20);
-  ASSERT_GE(fd, 0);
+  auto stalled = StalledGets(server.lookup_port(), request, 20);
+  ASSERT_NE(stalled, nullptr);
   // 8 are held, 12 refused.
   const Metrics held = AwaitMetrics(server, [](const Metrics& m) {
     return MetricOr(m, "roost_calls_refused_total", 0) >= 12;
@@ -390,7 +333,7 @@ TEST_F(OverloadTest, UnaryCallsPastMaxInFlightAreRefusedUntilSlotsFree) {
             "too many calls in flight (--max-in-flight 8); retry later");
 
   // The stalled client goes: its calls end, and the slots are free again.
-  ::close(fd);
+  stalled.reset();
   const Metrics after = AwaitMetrics(server, [](const Metrics& m) {
     return MetricOr(m, "roost_calls_in_flight", -1) == 0;
   });
@@ -406,14 +349,14 @@ TEST_F(OverloadTest, UnaryCallsPastMaxInFlightAreRefusedUntilSlotsFree) {
 
   // An empty response (a missing key) holds its call's slot as well.
   request.set_key("absent");
-  const int empty_fd = StalledGets(server.lookup_port(), request, 20);
-  ASSERT_GE(empty_fd, 0);
+  stalled = StalledGets(server.lookup_port(), request, 20);
+  ASSERT_NE(stalled, nullptr);
   const Metrics held_empty = AwaitMetrics(server, [](const Metrics& m) {
     return MetricOr(m, "roost_calls_refused_total", 0) >= 25;
   });
   EXPECT_EQ(MetricOr(held_empty, "roost_calls_in_flight"), 8);
   EXPECT_EQ(MetricOr(held_empty, "roost_calls_refused_total"), 25);
-  ::close(empty_fd);
+  stalled.reset();
   EXPECT_EQ(MetricOr(AwaitMetrics(server,
                                   [](const Metrics& m) {
                                     return MetricOr(m, "roost_calls_in_flight",
@@ -488,6 +431,220 @@ TEST_F(OverloadTest, StreamsPastMaxStreamsAreRefusedUntilOneEnds) {
     EXPECT_OK(open[i]->Finish());
   }
   EXPECT_TRUE(server.Running()) << server.Log();
+}
+
+// grpc_server_handled_total of MultiGet with `code` ("OK").
+double MultiGetsHandled(const Metrics& m, const std::string& code) {
+  return MetricOr(m, "grpc_server_handled_total{grpc_code=\"" + code +
+                         "\",grpc_method=\"MultiGet\",grpc_service=\"roost."
+                         "v1.Lookup\",grpc_type=\"unary\"}");
+}
+
+// A table "t" of `n` keys "k0".."k{n-1}" with values of `size` bytes, and a
+// MultiGet of all of them.
+v1::MultiGetRequest BigValuesTable(const std::string& data, int n,
+                                   size_t size) {
+  KeyValues kvs;
+  v1::MultiGetRequest request;
+  request.set_table("t");
+  for (int i = 0; i < n; ++i) {
+    const std::string key = StrCat("k", i);
+    kvs[key] = std::string(size, static_cast<char>('a' + i % 26));
+    request.add_keys(key);
+  }
+  EXPECT_NE(BuildTable(data, "t", kvs), "");
+  return request;
+}
+
+// Issue 30, defect 3: one connection that never opened its flow-control
+// window (SETTINGS_INITIAL_WINDOW_SIZE 0), and answered PINGs so that
+// keepalive never closed it, held the responses of its unary MultiGets for
+// as long as it stayed: 265.7 of 268.4 MB of --max-response-memory, every
+// other client refused. A connection now holds at most its share (by
+// default a quarter of --max-response-memory, here 32 MiB of 128), and a
+// unary call whose response is not taken within --send-timeout is
+// cancelled, its memory freed.
+TEST_F(OverloadTest, AConnectionThatTakesNoResponseHoldsItsShareForAWhile) {
+  // A MultiGet of 16 values of 256 KiB answers 4 MiB.
+  const v1::MultiGetRequest request =
+      BigValuesTable(data_, 16, size_t{256} << 10);
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--max-response-memory", std::to_string(128 << 20),
+                 "--send-timeout",        "3",
+                 "--keepalive",           "1"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+
+  // 40 MultiGets (160 MiB asked for) whose responses can never be sent.
+  constexpr int kCalls = 40;
+  auto attacker = StalledHttp2Client::Connect(server.lookup_port());
+  ASSERT_NE(attacker, nullptr);
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_TRUE(attacker->Call("/roost.v1.Lookup/MultiGet",
+                               request.SerializeAsString()));
+  }
+  const Clock::time_point sent = Clock::now();
+  const Metrics held = AwaitMetrics(server, [](const Metrics& m) {
+    return MultiGetsHandled(m, "OK") +
+               MultiGetsHandled(m, "ResourceExhausted") >=
+           kCalls;
+  });
+  const double responses_held = MultiGetsHandled(held, "OK");
+  EXPECT_GT(responses_held, 0);
+  EXPECT_GT(MetricOr(held, "roost_response_memory_bytes"), 0);
+  EXPECT_LE(MetricOr(held, "roost_response_memory_bytes"), 32 << 20);
+
+  // Meanwhile a client on a connection of its own is answered, every time.
+  auto stub = v1::Lookup::NewStub(CreateTestChannel(server.lookup_address()));
+  int answered = 0;
+  std::string failure;
+  for (int i = 0; i < 10; ++i) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::seconds(10));
+    v1::MultiGetResponse response;
+    const grpc::Status s = stub->MultiGet(&context, request, &response);
+    if (s.ok() && response.results_size() == 16 &&
+        response.results(15).value().size() == size_t{256} << 10) {
+      ++answered;
+    } else if (failure.empty()) {
+      failure = std::to_string(s.error_code()) + " " + s.error_message();
+    }
+  }
+  EXPECT_EQ(answered, 10) << "first failure: " << failure;
+
+  // After --send-timeout the calls it holds are cancelled, although it is
+  // still connected and answers the server's pings, and their memory is
+  // free again.
+  EXPECT_TRUE(WaitFor([&] { return attacker->streams_ended() == kCalls; }))
+      << attacker->streams_ended() << " of " << kCalls << " calls ended";
+  EXPECT_GE(Clock::now() - sent, std::chrono::seconds(3));
+  const Metrics after = AwaitMetrics(server, [](const Metrics& m) {
+    return MetricOr(m, "roost_response_memory_bytes", -1) == 0;
+  });
+  EXPECT_EQ(MetricOr(after, "roost_response_memory_bytes"), 0);
+  EXPECT_EQ(MetricOr(after, "roost_calls_cancelled_total"), responses_held);
+  EXPECT_FALSE(attacker->closed());
+  EXPECT_GT(attacker->pings_answered(), 0);
+  EXPECT_TRUE(server.WaitForLog(
+      "unary calls (Get, MultiGet, ...) whose client took no response for "
+      "--send-timeout 3 s"));
+}
+
+// The same for the call slots: a connection that never acknowledges the
+// server's SETTINGS (so that SETTINGS_MAX_CONCURRENT_STREAMS never binds
+// it) and takes no response held every one of --max-in-flight. It now
+// holds at most a quarter of them.
+TEST_F(OverloadTest, AConnectionHoldsOnlyItsShareOfTheCallSlots) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "a value"}}), "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--max-in-flight", "40", "--send-timeout", "2"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+
+  v1::GetRequest request;
+  request.set_table("t");
+  request.set_key("k");
+  auto attacker =
+      StalledHttp2Client::Connect(server.lookup_port(), /*ack_settings=*/false);
+  ASSERT_NE(attacker, nullptr);
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(
+        attacker->Call("/roost.v1.Lookup/Get", request.SerializeAsString()));
+  }
+  const Metrics held = AwaitMetrics(server, [](const Metrics& m) {
+    return MetricOr(m,
+                    "grpc_server_started_total{grpc_method=\"Get\","
+                    "grpc_service=\"roost.v1.Lookup\",grpc_type="
+                    "\"unary\"}") >= 100;
+  });
+  EXPECT_EQ(MetricOr(held, "roost_calls_in_flight"), 10);
+
+  // Another client is answered.
+  v1::GetResponse response;
+  const grpc::Status s = server.Get("t", "k", &response);
+  EXPECT_OK(s);
+  EXPECT_EQ(response.value(), "a value");
+  // And after --send-timeout the held calls are cancelled, their slots
+  // free.
+  EXPECT_TRUE(WaitFor([&] { return attacker->streams_ended() == 100; }))
+      << attacker->streams_ended() << " of 100 calls ended";
+  EXPECT_EQ(MetricOr(AwaitMetrics(server,
+                                  [](const Metrics& m) {
+                                    return MetricOr(m, "roost_calls_in_flight",
+                                                    -1) == 0;
+                                  }),
+                     "roost_calls_in_flight"),
+            0);
+}
+
+// With mutual TLS, a client is also its certificate: all the connections
+// of one certificate hold one share together, so that opening more
+// connections gets a client no more.
+TEST_F(OverloadTest, TheConnectionsOfOneCertificateHoldOneShare) {
+  Pki pki(scratch_.File("pki"));
+  pki.MakeCa("ca");
+  pki.Issue("server", "ca", "DNS:localhost,IP:127.0.0.1");
+  pki.Issue("client-a", "ca", "DNS:client-a");
+  pki.Issue("client-b", "ca", "DNS:client-b");
+  // A MultiGet of 16 values of 1 MiB answers 16 MiB.
+  const v1::MultiGetRequest request =
+      BigValuesTable(data_, 16, size_t{1} << 20);
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--tls-cert",
+                 pki.Pem("server"),
+                 "--tls-key",
+                 pki.Key("server"),
+                 "--tls-client-ca",
+                 pki.Pem("ca"),
+                 "--metrics-tls",
+                 "false",
+                 "--max-response-memory",
+                 std::to_string(128 << 20)};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitListening());
+
+  // client-a: 4 connections of 4 streams each, every stream asking for 16
+  // MiB and reading nothing. Each connection's share alone (a quarter, 32
+  // MiB) would let the four hold all 128 MiB.
+  std::vector<std::unique_ptr<v1::Lookup::Stub>> stubs;
+  std::vector<std::unique_ptr<Hog>> hogs;
+  for (int c = 0; c < 4; ++c) {
+    stubs.push_back(v1::Lookup::NewStub(CreateTestChannel(
+        server.lookup_address(), pki.Credentials({"ca"}, "client-a"))));
+    for (int i = 0; i < 4; ++i) {
+      hogs.push_back(std::make_unique<Hog>(stubs.back().get(), request, 1));
+    }
+  }
+  // Each stream's request is answered: its response held, or refused (the
+  // stream ends).
+  const auto settled = [&](const Metrics& m) {
+    int refused = 0;
+    for (auto& hog : hogs) refused += hog->done() ? 1 : 0;
+    return refused +
+               static_cast<int>(MetricOr(m, "roost_response_memory_bytes") /
+                                (16 << 20)) ==
+           16;
+  };
+  const Metrics held = AwaitMetrics(server, settled);
+  EXPECT_TRUE(settled(held));
+  EXPECT_GT(MetricOr(held, "roost_response_memory_bytes"), 0);
+  EXPECT_LE(MetricOr(held, "roost_response_memory_bytes"), 32 << 20);
+
+  // client-b is answered.
+  auto stub = v1::Lookup::NewStub(CreateTestChannel(
+      server.lookup_address(), pki.Credentials({"ca"}, "client-b")));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  v1::MultiGetResponse response;
+  EXPECT_OK(stub->MultiGet(&context, request, &response));
+  EXPECT_EQ(response.results_size(), 16);
+  for (auto& hog : hogs) hog->Cancel();
+  for (auto& hog : hogs) hog->Await();
 }
 
 }  // namespace
