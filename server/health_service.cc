@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "server/call_context.h"
+#include "util/str_cat.h"
 
 namespace roost {
 namespace {
@@ -45,6 +46,16 @@ class HealthService::Watcher final
     service_->metrics_->Started(Method::kHealthWatch);
     service_->metrics_->MessageReceived(Method::kHealthWatch);
     std::lock_guard lock(service_->mu_);
+    if (service_->open_ >= service_->max_watches_) {
+      ++service_->refused_;
+      FinishLocked(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          StrCat("too many health Watch calls open (--max-health-watches ",
+                 service_->max_watches_, "); retry later")));
+      return;
+    }
+    ++service_->open_;
+    watching_ = true;
     service_->watchers_[name_].insert(this);
     UpdateLocked();
   }
@@ -78,11 +89,12 @@ class HealthService::Watcher final
   }
 
   void OnDone() override {
-    {
+    if (watching_) {
       std::lock_guard lock(service_->mu_);
       auto it = service_->watchers_.find(name_);
       it->second.erase(this);
       if (it->second.empty()) service_->watchers_.erase(it);
+      --service_->open_;
     }
     delete this;
   }
@@ -104,6 +116,7 @@ class HealthService::Watcher final
   bool sent_ = false;
   bool writing_ = false;
   bool finished_ = false;
+  bool watching_ = false;  // counted in open_, in watchers_
 };
 
 grpc::ServerWriteReactor<HealthCheckResponse>* HealthService::Watch(

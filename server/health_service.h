@@ -12,13 +12,20 @@
 // asks a function for the status when asked, so tables that come and go
 // leave nothing behind.
 //
+// Watch streams stay open for as long as their clients like, each holding a
+// call's memory, and need no credentials: at most `max_watches` are open at
+// once (--max-health-watches); past that a Watch is refused with
+// RESOURCE_EXHAUSTED. Check is not limited (it holds nothing).
+//
 // Example:
-//   HealthService health([&](std::string_view service) { ... });
+//   HealthService health([&](std::string_view service) { ... }, &metrics,
+//                        /*max_watches=*/100);
 //   builder.RegisterService(&health);
 //   health.Changed("roost.v1.Lookup/users");  // after a swap
 #ifndef ROOST_SERVER_HEALTH_SERVICE_H_
 #define ROOST_SERVER_HEALTH_SERVICE_H_
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -40,8 +47,11 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   using StatusFunction =
       std::function<std::optional<ServingStatus>(std::string_view service)>;
 
-  HealthService(StatusFunction status, RpcMetrics* metrics)
-      : status_(std::move(status)), metrics_(metrics) {}
+  HealthService(StatusFunction status, RpcMetrics* metrics,
+                size_t max_watches = SIZE_MAX)
+      : status_(std::move(status)),
+        metrics_(metrics),
+        max_watches_(max_watches) {}
 
   grpc::ServerUnaryReactor* Check(
       grpc::CallbackServerContext* context,
@@ -57,14 +67,27 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
   // The same, for every service watched.
   void ChangedAll();
 
+  // Watch calls open now, and refused so far.
+  size_t watches_open() const {
+    std::lock_guard lock(mu_);
+    return open_;
+  }
+  uint64_t watches_refused() const {
+    std::lock_guard lock(mu_);
+    return refused_;
+  }
+
  private:
   class Watcher;
   ServingStatus StatusOf(std::string_view service) const;
 
   const StatusFunction status_;
   RpcMetrics* const metrics_;
-  std::mutex mu_;
+  const size_t max_watches_;
+  mutable std::mutex mu_;
   std::map<std::string, std::set<Watcher*>, std::less<>> watchers_;
+  size_t open_ = 0;       // guarded by mu_
+  uint64_t refused_ = 0;  // guarded by mu_
 };
 
 }  // namespace roost

@@ -49,6 +49,9 @@ using HealthStatus = grpc::health::v1::HealthCheckResponse;
 constexpr std::string_view kLookupService = "roost.v1.Lookup";
 constexpr std::string_view kTableServicePrefix = "roost.v1.Lookup/";
 constexpr std::string_view kRegistryService = "roost.v1.Registry";
+// Threads for gRPC's synchronous services (reflection) on the lookup and
+// admin ports together: their pollers and one per call open.
+constexpr int kSyncThreads = 32;
 
 // "HOST:PORT" with the port replaced by `port`.
 std::string WithPort(const std::string& address, int port) {
@@ -321,11 +324,17 @@ int Main(int argc, char** argv) {
         }
         return std::nullopt;
       },
-      &rpc_metrics);
+      &rpc_metrics, options.max_health_watches);
   health = &health_service;
 
   grpc::ResourceQuota quota("roost");
   quota.Resize(options.grpc_memory);
+  // gRPC's synchronous services (reflection, the only one) take a thread
+  // per call for as long as the call is open: without a bound, idle
+  // reflection streams made a thread each. Past the bound gRPC refuses
+  // their calls (RESOURCE_EXHAUSTED); the callback services take no
+  // thread of it.
+  quota.SetMaxThreads(kSyncThreads);
 
   LookupService lookup(&registry, &rpc_metrics, &response_memory, &streams,
                        &calls, options, access.get());
@@ -423,6 +432,15 @@ int Main(int argc, char** argv) {
                       "open.",
                       prometheus::MetricType::Counter,
                       static_cast<double>(streams.refused()));
+            AddScalar(out, "roost_health_watches_open",
+                      "Health Watch calls open (at most --max-health-watches).",
+                      prometheus::MetricType::Gauge,
+                      static_cast<double>(health_service.watches_open()));
+            AddScalar(out, "roost_health_watches_refused_total",
+                      "Health Watch calls refused because "
+                      "--max-health-watches were open.",
+                      prometheus::MetricType::Counter,
+                      static_cast<double>(health_service.watches_refused()));
             AddScalar(out, "roost_calls_in_flight",
                       "Get, MultiGet and Scan calls in flight (at most "
                       "--max-in-flight).",

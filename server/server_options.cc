@@ -189,6 +189,10 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
                  "StreamMultiGet calls open at once over all connections; "
                  "more are refused (RESOURCE_EXHAUSTED)")
       ->check(CLI::Range(1u, 10000000u));
+  app.add_option("--max-health-watches", o.max_health_watches,
+                 "Health Watch calls open at once over all connections; more "
+                 "are refused (RESOURCE_EXHAUSTED)")
+      ->check(CLI::Range(1u, 1000000u));
   app.add_option("--max-in-flight", o.max_in_flight,
                  "Get, MultiGet and Scan calls in flight at once (until "
                  "their response is sent); more are refused "

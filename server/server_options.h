@@ -109,6 +109,10 @@ struct ServerOptions {
   // StreamMultiGet calls open at once over all connections; past it a new
   // one is refused (RESOURCE_EXHAUSTED). The default value is 10000.
   uint32_t max_streams = 10000;
+  // Health Watch calls open at once (each holds a call for as long as its
+  // client likes, and needs no credentials); past it a new one is refused
+  // (RESOURCE_EXHAUSTED). The default value is 100.
+  uint32_t max_health_watches = 100;
   // Get, MultiGet and Scan calls in flight at once (from their handler's
   // start until the response, or a Scan's last message, is sent); past it a
   // new one is refused

@@ -3,10 +3,15 @@
 // an answer that depends on the data where the contract does not. See
 // tests/server_harness.h.
 
+#include <grpcpp/generic/generic_stub.h>
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "tests/server_harness.h"
@@ -286,6 +291,221 @@ TEST_F(LimitsTest, MalformedRequestsAreInvalidArgumentCountedAndQuiet) {
   v1::GetResponse g;
   ASSERT_OK(server.Get("t", "k", &g));
   EXPECT_EQ(g.value(), "v");
+}
+
+// A health Watch of the server ("") that reads every status sent.
+class HealthWatch final
+    : public grpc::ClientReadReactor<grpc::health::v1::HealthCheckResponse> {
+ public:
+  explicit HealthWatch(grpc::health::v1::Health::Stub* stub) {
+    stub->async()->Watch(&context_, &request_, this);
+    StartRead(&response_);
+    StartCall();
+  }
+  // The call must end before its context goes.
+  ~HealthWatch() {
+    context_.TryCancel();
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return done_; });
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    statuses_.fetch_add(1);
+    StartRead(&response_);
+  }
+  void OnDone(const grpc::Status& status) override {
+    std::lock_guard lock(mu_);
+    status_ = status;
+    done_ = true;
+    cv_.notify_all();
+  }
+  void Cancel() { context_.TryCancel(); }
+  // Statuses received so far.
+  int statuses() const { return statuses_.load(); }
+  std::optional<grpc::Status> status() {
+    std::lock_guard lock(mu_);
+    return done_ ? std::optional(status_) : std::nullopt;
+  }
+  // The call's status, or UNKNOWN "still open" when it does not end
+  // within kWaitTimeout.
+  grpc::Status Await() {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, kWaitTimeout, [this] { return done_; })) {
+      return grpc::Status(StatusCode::UNKNOWN, "still open");
+    }
+    return status_;
+  }
+
+ private:
+  grpc::ClientContext context_;
+  grpc::health::v1::HealthCheckRequest request_;
+  grpc::health::v1::HealthCheckResponse response_;
+  std::atomic<int> statuses_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  grpc::Status status_;
+};
+
+// Issue 30, defect 5: health Watch streams were bounded by nothing: 60,000
+// of them, no credentials needed, took the server's RSS from 86 to 1,075
+// MiB with --grpc-memory 256M. They now have a limit of their own,
+// --max-health-watches (100 by default), past which a Watch is refused.
+TEST_F(LimitsTest, HealthWatchesPastTheirLimitAreRefused) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v"}}), "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  // Two connections: one has at most 100 calls open
+  // (--max-concurrent-streams).
+  std::vector<std::unique_ptr<grpc::health::v1::Health::Stub>> stubs;
+  for (int i = 0; i < 2; ++i) {
+    stubs.push_back(grpc::health::v1::Health::NewStub(
+        CreateTestChannel(server.lookup_address())));
+  }
+  std::vector<std::unique_ptr<HealthWatch>> watches;
+  for (int i = 0; i < 100; ++i) {
+    watches.push_back(std::make_unique<HealthWatch>(stubs[i % 2].get()));
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return std::all_of(watches.begin(), watches.end(),
+                       [](const auto& w) { return w->statuses() > 0; });
+  }));
+  EXPECT_EQ(MetricOr(server.ScrapeMetrics(), "roost_health_watches_open"), 100);
+
+  // The 101st is refused, saying why.
+  HealthWatch refused(stubs[0].get());
+  EXPECT_TRUE(IsError(refused.Await(), StatusCode::RESOURCE_EXHAUSTED,
+                      "too many health Watch calls open "
+                      "(--max-health-watches 100); retry later"));
+  EXPECT_EQ(refused.statuses(), 0);
+  EXPECT_EQ(
+      MetricOr(server.ScrapeMetrics(), "roost_health_watches_refused_total"),
+      1);
+  // Check still answers.
+  grpc::health::v1::HealthCheckResponse::ServingStatus status;
+  ASSERT_OK(server.HealthCheck("", &status));
+  EXPECT_EQ(status, grpc::health::v1::HealthCheckResponse::SERVING);
+
+  // When one ends, another gets in.
+  watches[0]->Cancel();
+  EXPECT_EQ(watches[0]->Await().error_code(), StatusCode::CANCELLED);
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server.ScrapeMetrics(), "roost_health_watches_open") == 99;
+  }));
+  HealthWatch next(stubs[0].get());
+  EXPECT_TRUE(WaitFor([&] { return next.statuses() > 0; }));
+  EXPECT_FALSE(next.status().has_value());
+  next.Cancel();
+  next.Await();
+  for (auto& w : watches) w->Cancel();
+  for (auto& w : watches) w->Await();
+}
+
+// A reflection stream (grpc.reflection.v1alpha) on a generic stub: it
+// sends `request` (none when empty) and reads what comes.
+class ReflectionStream final
+    : public grpc::ClientBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  ReflectionStream(grpc::GenericStub* stub, const std::string& request) {
+    stub->PrepareBidiStreamingCall(
+        &context_,
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        grpc::StubOptions(), this);
+    StartRead(&response_);
+    if (!request.empty()) {
+      grpc::Slice slice(request);
+      request_ = grpc::ByteBuffer(&slice, 1);
+      StartWriteLast(&request_, grpc::WriteOptions());
+    }
+    StartCall();
+  }
+  ~ReflectionStream() {
+    context_.TryCancel();
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return done_; });
+  }
+  void OnReadDone(bool ok) override {
+    if (!ok) return;
+    std::vector<grpc::Slice> slices;
+    if (response_.Dump(&slices).ok()) {
+      std::lock_guard lock(mu_);
+      for (const grpc::Slice& s : slices) {
+        answer_.append(reinterpret_cast<const char*>(s.begin()), s.size());
+      }
+    }
+    StartRead(&response_);
+  }
+  void OnDone(const grpc::Status& status) override {
+    std::lock_guard lock(mu_);
+    status_ = status;
+    done_ = true;
+    cv_.notify_all();
+  }
+  std::optional<grpc::Status> status() {
+    std::lock_guard lock(mu_);
+    return done_ ? std::optional(status_) : std::nullopt;
+  }
+  std::string answer() {
+    std::lock_guard lock(mu_);
+    return answer_;
+  }
+
+ private:
+  grpc::ClientContext context_;
+  grpc::ByteBuffer request_;
+  grpc::ByteBuffer response_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  grpc::Status status_;
+  std::string answer_;
+};
+
+// Issue 30, defect 5's kin: reflection is gRPC's own synchronous service,
+// which took a thread for each call for as long as it was open; 200 idle
+// reflection streams, no credentials needed, made 200 threads. Its threads
+// are bounded now; calls past them are refused, and reflection works again
+// once they are gone.
+TEST_F(LimitsTest, IdleReflectionStreamsAreBounded) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v"}}), "");
+  ServerProcess server(Flags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const auto threads = [&] {
+    return std::distance(
+        fs::directory_iterator(StrCat("/proc/", server.pid(), "/task")),
+        fs::directory_iterator());
+  };
+  const auto before = threads();
+  std::vector<std::unique_ptr<grpc::GenericStub>> stubs;
+  for (int i = 0; i < 3; ++i) {
+    stubs.push_back(std::make_unique<grpc::GenericStub>(
+        CreateTestChannel(server.lookup_address())));
+  }
+  std::vector<std::unique_ptr<ReflectionStream>> idle;
+  for (int i = 0; i < 200; ++i) {
+    idle.push_back(std::make_unique<ReflectionStream>(stubs[i % 3].get(), ""));
+  }
+  const auto refused = [&] {
+    return std::count_if(idle.begin(), idle.end(), [](auto& stream) {
+      const auto s = stream->status();
+      return s.has_value() && s->error_code() == StatusCode::RESOURCE_EXHAUSTED;
+    });
+  };
+  EXPECT_TRUE(WaitFor([&] { return refused() >= 160; }))
+      << refused() << " of 200 refused";
+  EXPECT_LT(threads(), before + 40);
+  idle.clear();
+  // Reflection answers again: list the services.
+  std::string answer;
+  EXPECT_TRUE(WaitFor([&] {
+    ReflectionStream list(stubs[0].get(), std::string("\x3a\x00", 2));
+    if (!WaitFor([&] { return list.status().has_value(); })) return false;
+    answer = list.answer();
+    return list.status()->ok() &&
+           answer.find("roost.v1.Lookup") != std::string::npos;
+  })) << answer;
 }
 
 }  // namespace
