@@ -1,110 +1,138 @@
 #include "server/metrics_http.h"
 
-#include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <sstream>
-#include <string>
 #include <string_view>
 
 #include "prometheus/text_serializer.h"
-#include "server/log.h"
 #include "util/str_cat.h"
 
 namespace roost {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Connections that may wait for a thread; more are closed at once.
-constexpr size_t kMaxWaiting = 64;
 // A request's head (request line and headers) may be this large.
 constexpr size_t kMaxRequestHead = 16 << 10;
-
-void SetTimeouts(int fd, Clock::duration left) {
-  const auto us = std::max<int64_t>(
-      1000,
-      std::chrono::duration_cast<std::chrono::microseconds>(left).count());
-  timeval tv{static_cast<time_t>(us / 1000000),
-             static_cast<suseconds_t>(us % 1000000)};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
 
 struct SslFree {
   void operator()(SSL* ssl) const { SSL_free(ssl); }
 };
 
-// One connection's bytes, through TLS when `ssl` is set. Socket errors
-// and timeouts end the connection; they are the client's business, not
-// worth a log line each.
-struct Connection {
-  int fd;
-  SSL* ssl;  // nullptr: plaintext
+}  // namespace
 
+// One connection, driven by the loop's thread alone. Socket errors,
+// refused handshakes and timeouts end it; they are the peer's business,
+// not worth a log line each.
+struct MetricsHttp::Connection {
+  enum class Phase {
+    kHandshake,  // TLS only
+    kRequest,    // reading the request's head
+    kBuilding,   // a builder thread is making the answer
+    kAnswer,     // writing the answer
+  };
+
+  Connection(uint64_t id, int fd, Clock::time_point deadline)
+      : id(id), fd(fd), deadline(deadline) {}
+  ~Connection() {
+    ssl.reset();
+    ::close(fd);
+  }
+
+  // Reads what has come into `buffer`: the bytes read; 0 when nothing has
+  // (`events` says what to wait for); -1 when the connection ended or
+  // failed.
   int Read(char* buffer, size_t size) {
     if (ssl != nullptr) {
-      const int n = SSL_read(ssl, buffer, static_cast<int>(size));
-      if (n <= 0) ERR_clear_error();
-      return n;
+      const int n = SSL_read(ssl.get(), buffer, static_cast<int>(size));
+      return n > 0 ? n : WouldBlock(n);
     }
     for (;;) {
       const ssize_t n = ::recv(fd, buffer, size, 0);
+      if (n > 0) return static_cast<int>(n);
       if (n < 0 && errno == EINTR) continue;
-      return static_cast<int>(n);
-    }
-  }
-
-  bool WriteAll(std::string_view bytes) {
-    while (!bytes.empty()) {
-      ssize_t n;
-      if (ssl != nullptr) {
-        n = SSL_write(ssl, bytes.data(), static_cast<int>(bytes.size()));
-      } else {
-        n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        events = POLLIN;
+        return 0;
       }
-      if (n <= 0) return false;
-      bytes.remove_prefix(static_cast<size_t>(n));
+      return -1;
     }
-    return true;
   }
 
-  // After the answer: the client reads until the connection ends.
-  void Close() {
+  // Writes what it can of `bytes`: the bytes written, 0 or -1 as Read.
+  int Write(std::string_view bytes) {
     if (ssl != nullptr) {
-      SSL_shutdown(ssl);
-      ERR_clear_error();
-    } else {
-      ::shutdown(fd, SHUT_WR);
+      const int n =
+          SSL_write(ssl.get(), bytes.data(), static_cast<int>(bytes.size()));
+      return n > 0 ? n : WouldBlock(n);
+    }
+    for (;;) {
+      const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n > 0) return static_cast<int>(n);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        events = POLLOUT;
+        return 0;
+      }
+      return -1;
     }
   }
-};
 
-}  // namespace
+  // After an SSL call returned `result` <= 0: 0 when it only has to wait
+  // (setting `events`), -1 otherwise.
+  int WouldBlock(int result) {
+    switch (SSL_get_error(ssl.get(), result)) {
+      case SSL_ERROR_WANT_READ:
+        events = POLLIN;
+        return 0;
+      case SSL_ERROR_WANT_WRITE:
+        events = POLLOUT;
+        return 0;
+      default:
+        ERR_clear_error();
+        return -1;
+    }
+  }
+
+  const uint64_t id;
+  const int fd;
+  std::unique_ptr<SSL, SslFree> ssl;  // null: plaintext
+  Phase phase = Phase::kRequest;
+  Clock::time_point deadline;
+  short events = POLLIN;  // what it waits for
+  std::string head;       // the request so far
+  std::string answer;
+  size_t sent = 0;  // of `answer`
+};
 
 MetricsHttp::MetricsHttp(std::shared_ptr<prometheus::Collectable> collectable,
                          int threads, double timeout_seconds, bool tls)
     : collectable_(std::move(collectable)),
-      timeout_seconds_(timeout_seconds),
-      tls_(tls) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+      timeout_(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(timeout_seconds))),
+      tls_(tls),
+      wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  loop_ = std::thread([this] { Loop(); });
+  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { Work(); });
 }
 
 MetricsHttp::~MetricsHttp() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
-    for (int fd : waiting_) ::close(fd);
-    waiting_.clear();
   }
-  ready_.notify_all();
-  for (std::thread& t : threads_) t.join();
+  jobs_ready_.notify_all();
+  Wake();
+  loop_.join();
+  for (std::thread& t : workers_) t.join();
+  for (int fd : incoming_) ::close(fd);
+  ::close(wake_fd_);
 }
 
 void MetricsHttp::SetContext(SslContext context) {
@@ -116,94 +144,216 @@ void MetricsHttp::SetContext(SslContext context) {
 void MetricsHttp::Serve(int fd) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!stopping_ && waiting_.size() < kMaxWaiting) {
-      waiting_.push_back(fd);
-      ready_.notify_one();
-      return;
+    if (!stopping_) {
+      incoming_.push_back(fd);
+      fd = -1;
     }
   }
-  ::close(fd);
-}
-
-void MetricsHttp::Work() {
-  for (;;) {
-    int fd = -1;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      ready_.wait(lock, [this] { return stopping_ || !waiting_.empty(); });
-      if (stopping_) return;
-      fd = waiting_.front();
-      waiting_.pop_front();
-    }
-    Handle(fd);
+  if (fd >= 0) {
     ::close(fd);
+    return;
   }
+  Wake();
 }
 
-void MetricsHttp::Handle(int fd) {
+void MetricsHttp::Wake() {
+  const uint64_t one = 1;
+  [[maybe_unused]] ssize_t n = ::write(wake_fd_, &one, sizeof(one));
+}
+
+void MetricsHttp::Admit(int fd) {
   std::shared_ptr<ssl_ctx_st> context;
   if (tls_) {
     std::lock_guard<std::mutex> lock(mu_);
     context = context_;
-    if (context == nullptr) return;
   }
-  // Blocking, with a deadline for the whole handshake and request.
-  const int flags = ::fcntl(fd, F_GETFL);
-  ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  const Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_seconds_));
-  SetTimeouts(fd, deadline - Clock::now());
-  std::unique_ptr<SSL, SslFree> ssl;
-  if (tls_) {
-    ssl.reset(SSL_new(context.get()));
-    if (ssl == nullptr || SSL_set_fd(ssl.get(), fd) != 1) return;
-    if (SSL_accept(ssl.get()) != 1) {
-      // Bad certificates and port scans are the client's business; they
-      // are not worth a log line each.
-      ERR_clear_error();
+  if (tls_ && context == nullptr) {
+    ::close(fd);
+    return;
+  }
+  if (connections_.size() >= kMaxConnections) {
+    // Let go of the oldest still waiting for its request; with none (all
+    // are being answered), of the new one.
+    const auto waiting = std::find_if(
+        connections_.begin(), connections_.end(), [](const auto& c) {
+          return c->phase == Connection::Phase::kHandshake ||
+                 c->phase == Connection::Phase::kRequest;
+        });
+    if (waiting == connections_.end()) {
+      ::close(fd);
       return;
     }
+    connections_.erase(waiting);
   }
-  Connection connection{fd, ssl.get()};
-  std::string head;
-  char buffer[4096];
-  while (head.find("\r\n\r\n") == std::string::npos) {
-    if (head.size() > kMaxRequestHead || Clock::now() >= deadline) return;
-    SetTimeouts(fd, deadline - Clock::now());
-    const int n = connection.Read(buffer, sizeof(buffer));
-    if (n <= 0) return;
-    head.append(buffer, static_cast<size_t>(n));
+  auto c =
+      std::make_unique<Connection>(next_id_++, fd, Clock::now() + timeout_);
+  if (tls_) {
+    c->ssl.reset(SSL_new(context.get()));
+    if (c->ssl == nullptr || SSL_set_fd(c->ssl.get(), fd) != 1) {
+      ERR_clear_error();
+      return;  // closed as `c` goes
+    }
+    SSL_set_accept_state(c->ssl.get());
+    SSL_set_mode(c->ssl.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
+                                   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    c->phase = Connection::Phase::kHandshake;
   }
-  // "GET /metrics HTTP/1.1": the method, then the path up to "?" or " ".
-  const std::string_view line(head.data(), head.find("\r\n"));
-  const size_t space = line.find(' ');
-  const std::string_view method = line.substr(0, space);
-  std::string_view path =
-      space == std::string_view::npos ? "" : line.substr(space + 1);
-  path = path.substr(0, path.find_first_of(" ?"));
-  std::string response;
-  if ((method == "GET" || method == "HEAD") && path == "/metrics") {
+  connections_.push_back(std::move(c));
+}
+
+bool MetricsHttp::Advance(Connection& c) {
+  for (;;) {
+    switch (c.phase) {
+      case Connection::Phase::kHandshake: {
+        const int result = SSL_accept(c.ssl.get());
+        if (result != 1) return c.WouldBlock(result) == 0;
+        c.phase = Connection::Phase::kRequest;
+        continue;
+      }
+      case Connection::Phase::kRequest: {
+        char buffer[4096];
+        const int n = c.Read(buffer, sizeof(buffer));
+        if (n <= 0) return n == 0;
+        c.head.append(buffer, static_cast<size_t>(n));
+        if (c.head.find("\r\n\r\n") == std::string::npos) {
+          if (c.head.size() > kMaxRequestHead) return false;
+          continue;
+        }
+        // "GET /metrics HTTP/1.1": the method, then the path up to "?" or
+        // " ".
+        const std::string_view line(c.head.data(), c.head.find("\r\n"));
+        const size_t space = line.find(' ');
+        const std::string_view method = line.substr(0, space);
+        std::string_view path =
+            space == std::string_view::npos ? "" : line.substr(space + 1);
+        path = path.substr(0, path.find_first_of(" ?"));
+        if ((method == "GET" || method == "HEAD") && path == "/metrics") {
+          c.phase = Connection::Phase::kBuilding;
+          {
+            std::lock_guard<std::mutex> lock(mu_);
+            jobs_.push_back({c.id, method == "HEAD"});
+          }
+          jobs_ready_.notify_one();
+          return true;
+        }
+        c.answer =
+            "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
+            "Content-Length: 22\r\nConnection: close\r\n\r\nonly /metrics is "
+            "here\n";
+        c.phase = Connection::Phase::kAnswer;
+        c.deadline = Clock::now() + timeout_;
+        continue;
+      }
+      case Connection::Phase::kBuilding:
+        return true;
+      case Connection::Phase::kAnswer: {
+        while (c.sent < c.answer.size()) {
+          const int n = c.Write(std::string_view(c.answer).substr(c.sent));
+          if (n <= 0) return n == 0;
+          c.sent += static_cast<size_t>(n);
+        }
+        // Answered: the client reads until the connection ends.
+        if (c.ssl != nullptr) {
+          SSL_shutdown(c.ssl.get());
+          ERR_clear_error();
+        } else {
+          ::shutdown(c.fd, SHUT_WR);
+        }
+        return false;
+      }
+    }
+  }
+}
+
+void MetricsHttp::Loop() {
+  std::vector<pollfd> polled;
+  std::vector<Connection*> of_polled;
+  for (;;) {
+    std::deque<int> incoming;
+    std::deque<Answer> answers;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (stopping_) break;
+      incoming.swap(incoming_);
+      answers.swap(answers_);
+    }
+    for (int fd : incoming) Admit(fd);
+    // Answers built: on to writing them (poll says when), with the timeout
+    // afresh.
+    for (Answer& answer : answers) {
+      for (auto& c : connections_) {
+        if (c->id != answer.id) continue;
+        c->answer = std::move(answer.bytes);
+        c->phase = Connection::Phase::kAnswer;
+        c->deadline = Clock::now() + timeout_;
+        c->events = POLLOUT;
+        break;
+      }
+    }
+    // Connections past their deadline go; one waiting for its answer to be
+    // built has none meanwhile.
+    const Clock::time_point now = Clock::now();
+    std::erase_if(connections_, [now](const auto& c) {
+      return c->phase != Connection::Phase::kBuilding && c->deadline <= now;
+    });
+    polled.assign(1, pollfd{wake_fd_, POLLIN, 0});
+    of_polled.assign(1, nullptr);
+    Clock::time_point next = Clock::time_point::max();
+    for (auto& c : connections_) {
+      if (c->phase == Connection::Phase::kBuilding) continue;
+      polled.push_back({c->fd, c->events, 0});
+      of_polled.push_back(c.get());
+      next = std::min(next, c->deadline);
+    }
+    int wait_ms = -1;
+    if (next != Clock::time_point::max()) {
+      wait_ms = static_cast<int>(
+          std::chrono::ceil<std::chrono::milliseconds>(next - now).count());
+    }
+    // On an error (EINTR) no revents are set: round again.
+    ::poll(polled.data(), polled.size(), wait_ms);
+    if (polled[0].revents != 0) {
+      uint64_t ignored;
+      [[maybe_unused]] ssize_t n = ::read(wake_fd_, &ignored, sizeof(ignored));
+    }
+    std::vector<uint64_t> done;
+    for (size_t i = 1; i < polled.size(); ++i) {
+      if (polled[i].revents != 0 && !Advance(*of_polled[i])) {
+        done.push_back(of_polled[i]->id);
+      }
+    }
+    std::erase_if(connections_, [&done](const auto& c) {
+      return std::find(done.begin(), done.end(), c->id) != done.end();
+    });
+  }
+  connections_.clear();
+}
+
+void MetricsHttp::Work() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      jobs_ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = jobs_.front();
+      jobs_.pop_front();
+    }
     std::ostringstream body;
     prometheus::TextSerializer().Serialize(body, collectable_->Collect());
     const std::string text = std::move(body).str();
-    response = StrCat(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
-        "charset=utf-8\r\nContent-Length: ",
-        text.size(), "\r\nConnection: close\r\n\r\n",
-        method == "GET" ? text : std::string());
-  } else {
-    response =
-        "HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
-        "Content-Length: 22\r\nConnection: close\r\n\r\nonly /metrics is "
-        "here\n";
+    Answer answer{
+        job.id,
+        StrCat("HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4; "
+               "charset=utf-8\r\nContent-Length: ",
+               text.size(), "\r\nConnection: close\r\n\r\n",
+               job.head ? std::string() : text)};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      answers_.push_back(std::move(answer));
+    }
+    Wake();
   }
-  // The same deadline, renewed: a scrape that reads slowly gets as long as
-  // the request had.
-  SetTimeouts(fd, std::chrono::duration_cast<Clock::duration>(
-                      std::chrono::duration<double>(timeout_seconds_)));
-  if (connection.WriteAll(response)) connection.Close();
-  ERR_clear_error();
 }
 
 }  // namespace roost

@@ -238,10 +238,11 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       ->check(CLI::Range(1.0, 86400.0));
   app.option_defaults()->group("Metrics");
   app.add_option("--metrics-threads", o.metrics_threads,
-                 "Threads of the /metrics endpoint")
+                 "Threads that build /metrics answers")
       ->check(CLI::Range(1u, 64u));
   app.add_option("--metrics-request-timeout", o.metrics_request_timeout_seconds,
-                 "How long /metrics waits for a request to arrive, SECONDS")
+                 "A /metrics connection's SECONDS for its TLS handshake and "
+                 "request together, and again for taking the answer")
       ->check(CLI::Range(0.1, 60.0));
   app.option_defaults()->group("Security");
   app.add_option("--tls-cert", o.tls_cert,

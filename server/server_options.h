@@ -148,8 +148,9 @@ struct ServerOptions {
   // roost.v1.Registry) when its thread has not come round its loop for
   // this long. The default value is 120 seconds.
   double stall_timeout_seconds = 120;
-  // Threads of the /metrics endpoint, and how long it waits for a request
-  // that is slow to arrive. The default values are 4 and 2 seconds.
+  // Threads that build /metrics answers, and a /metrics connection's time
+  // for its TLS handshake and request together (and again for taking the
+  // answer). The default values are 4 and 2 seconds.
   uint32_t metrics_threads = 4;
   double metrics_request_timeout_seconds = 2;
 
