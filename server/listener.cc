@@ -54,7 +54,7 @@ void SetPort(sockaddr* addr, int port) {
 
 }  // namespace
 
-bool ConnectionLimit::Admit(int fd, const std::string& listener) {
+bool ConnectionLimit::Admit(int fd) {
   struct stat st;
   if (::fstat(fd, &st) != 0) return false;
   std::lock_guard lock(mu_);
@@ -62,10 +62,10 @@ bool ConnectionLimit::Admit(int fd, const std::string& listener) {
   open_.erase(fd);
   if (open_.size() >= max_) SweepLocked();
   if (open_.size() >= max_) {
-    refused_[listener]++;
+    ++refused_;
     return false;
   }
-  open_[fd] = {st.st_dev, st.st_ino, listener};
+  open_[fd] = {st.st_dev, st.st_ino};
   return true;
 }
 
@@ -85,29 +85,32 @@ void ConnectionLimit::SweepLocked() {
 }
 
 void ConnectionLimit::CollectMetrics(
+    const std::vector<ConnectionLimit*>& limits,
     std::vector<prometheus::MetricFamily>* out) {
   using prometheus::MetricType;
   auto open = MakeFamily("roost_connections",
                          "Connections open, by listener (lookup, admin).",
                          MetricType::Gauge);
-  auto refused = MakeFamily(
-      "roost_connections_refused_total",
-      "Connections closed on accept because --max-connections were open.",
-      MetricType::Counter);
-  auto max =
-      MakeFamily("roost_connections_max",
-                 "--max-connections (over all listeners).", MetricType::Gauge);
-  std::lock_guard lock(mu_);
-  SweepLocked();
-  std::map<std::string, uint64_t> by_listener;
-  for (const auto& name : {"lookup", "admin"}) by_listener[name] = 0;
-  for (const auto& [fd, c] : open_) by_listener[c.listener]++;
-  for (const auto& [name, n] : by_listener) {
-    AddMetric(&open, {{"listener", name}}).gauge.value = static_cast<double>(n);
-    AddMetric(&refused, {{"listener", name}}).counter.value =
-        static_cast<double>(refused_.count(name) ? refused_.at(name) : 0);
+  auto refused =
+      MakeFamily("roost_connections_refused_total",
+                 "Connections closed on accept because their listener's cap "
+                 "(--max-connections, --max-admin-connections) were open.",
+                 MetricType::Counter);
+  auto max = MakeFamily(
+      "roost_connections_max",
+      "Connections a listener may have open: --max-connections (lookup), "
+      "--max-admin-connections (admin).",
+      MetricType::Gauge);
+  for (ConnectionLimit* limit : limits) {
+    std::lock_guard lock(limit->mu_);
+    limit->SweepLocked();
+    AddMetric(&open, {{"listener", limit->listener_}}).gauge.value =
+        static_cast<double>(limit->open_.size());
+    AddMetric(&refused, {{"listener", limit->listener_}}).counter.value =
+        static_cast<double>(limit->refused_);
+    AddMetric(&max, {{"listener", limit->listener_}}).gauge.value =
+        static_cast<double>(limit->max_);
   }
-  AddMetric(&max, {}).gauge.value = static_cast<double>(max_);
   out->push_back(std::move(open));
   out->push_back(std::move(refused));
   out->push_back(std::move(max));
@@ -242,10 +245,10 @@ void Listener::AcceptFrom(int listen_fd, const Handler& handler,
       ::usleep(10000);
       return;
     }
-    if (!limit->Admit(fd, name_)) {
+    if (!limit->Admit(fd)) {
       static LogLimiter limiter;
       if (uint64_t dropped = 0; limiter.Allow(&dropped)) {
-        Log("closed a new ", name_, " connection: --max-connections ",
+        Log("closed a new ", name_, " connection: ", limit->flag(), " ",
             limit->max(), " are open", LogLimiter::Suppressed(dropped));
       }
       ::close(fd);

@@ -6,17 +6,19 @@
 // probe passes), and no connection is ever accepted again. So roost binds
 // and accepts itself, on one thread per listener, and hands each accepted
 // connection to its gRPC server through an external connection acceptor.
-// It keeps the connections of all listeners under one cap (ConnectionLimit,
-// --max-connections, below the file descriptor limit): past it a new
-// connection is closed as soon as it is accepted, so its client fails fast
-// and the descriptors left over stay free for table files and the metrics
-// endpoint. Should accept4() fail anyway (EMFILE, ENFILE), the listener
-// closes a descriptor it keeps in reserve, accepts and closes the pending
-// connection, takes the reserve back and goes on; every such event is
-// counted and logged.
+// It keeps each listener's connections under a cap of its own
+// (ConnectionLimit: --max-connections for the lookup port,
+// --max-admin-connections for the admin port, together below the file
+// descriptor limit): past it a new connection is closed as soon as it is
+// accepted, so its client fails fast, the descriptors left over stay free
+// for table files and the metrics endpoint, and a flood on the lookup port
+// never shuts the operator out of the admin port. Should accept4() fail anyway
+// (EMFILE, ENFILE), the listener closes a descriptor it keeps in reserve,
+// accepts and closes the pending connection, takes the reserve back and goes
+// on; every such event is counted and logged.
 //
 // Example:
-//   ConnectionLimit limit(1000);
+//   ConnectionLimit limit(1000, "lookup", "--max-connections");
 //   ROOST_ASSIGN_OR_RETURN(auto listener, Listener::Bind("0.0.0.0:50051",
 //                                                        "lookup"));
 //   auto acceptor = builder.experimental().AddExternalConnectionAcceptor(
@@ -45,34 +47,41 @@
 
 namespace roost {
 
-// Connections open over all listeners, against a cap. Thread-safe.
+// One listener's connections open, against a cap. Thread-safe.
 class ConnectionLimit {
  public:
-  explicit ConnectionLimit(size_t max) : max_(max) {}
+  // At most `max` connections of `listener` ("lookup"), the cap set by
+  // `flag` ("--max-connections"), which the log names.
+  ConnectionLimit(size_t max, std::string listener, std::string flag)
+      : max_(max), listener_(std::move(listener)), flag_(std::move(flag)) {}
 
-  // Counts connection `fd` of `listener` in; false (counting it as
-  // refused) when `max` are open already.
-  bool Admit(int fd, const std::string& listener);
+  // Counts connection `fd` in; false (counting it as refused) when `max`
+  // are open already.
+  bool Admit(int fd);
   // Forgets connections gRPC has closed since.
   void Sweep();
   size_t max() const { return max_; }
-  // Open connections and refused ones, by listener.
-  void CollectMetrics(std::vector<prometheus::MetricFamily>* out);
+  const std::string& flag() const { return flag_; }
+  // roost_connections, roost_connections_refused_total and
+  // roost_connections_max of `limits`, by listener.
+  static void CollectMetrics(const std::vector<ConnectionLimit*>& limits,
+                             std::vector<prometheus::MetricFamily>* out);
 
  private:
   struct Connection {
     dev_t dev;
     ino_t ino;
-    std::string listener;
   };
   void SweepLocked();
 
   const size_t max_;
+  const std::string listener_;
+  const std::string flag_;
   std::mutex mu_;
   // By descriptor; a descriptor that now names another file (or none) was
   // closed by gRPC.
   std::unordered_map<int, Connection> open_;
-  std::map<std::string, uint64_t> refused_;
+  uint64_t refused_ = 0;
 };
 
 class Listener {

@@ -137,6 +137,10 @@ std::unique_ptr<grpc::Server> BuildServer(
   // (UNIMPLEMENTED, "Compression algorithm 'gzip' is disabled").
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
+  // A connection that says nothing (no ClientHello, no preface) holds its
+  // place in the listener's budget until this, not gRPC's 120 s.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             Millis(options.handshake_timeout_seconds));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS,
                              Millis(options.max_connection_idle_seconds));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
@@ -244,12 +248,16 @@ int Main(int argc, char** argv) {
       tls_watch ? tls_watch->Credentials() : grpc::InsecureServerCredentials();
 
   const uint64_t file_limit = RaiseFileLimit();
+  const uint64_t max_admin_connections =
+      options.admin_listen.empty() ? 0 : options.max_admin_connections;
   const uint64_t max_connections =
       options.max_connections != 0
           ? options.max_connections
-          : file_limit - std::max<uint64_t>(64, file_limit / 8);
+          : std::max<uint64_t>(1, file_limit -
+                                      std::max<uint64_t>(64, file_limit / 8) -
+                                      max_admin_connections);
   Log("file descriptors: ", file_limit, "; connections: up to ",
-      max_connections);
+      max_connections, " (lookup) and ", max_admin_connections, " (admin)");
 
   (void)grpc::health::v1::HealthCheckRequest::descriptor();
   if (options.reflection)
@@ -274,7 +282,9 @@ int Main(int argc, char** argv) {
                     ? options.max_client_in_flight
                     : std::max<uint64_t>(1, options.max_in_flight / 4)});
   CallContexts call_contexts(&clients);
-  ConnectionLimit connections(max_connections);
+  ConnectionLimit connections(max_connections, "lookup", "--max-connections");
+  ConnectionLimit admin_connections(max_admin_connections, "admin",
+                                    "--max-admin-connections");
   std::atomic<bool> ready{false};
   std::atomic<bool> draining{false};
   HealthService* health = nullptr;     // set below, before the registry starts
@@ -376,7 +386,7 @@ int Main(int argc, char** argv) {
       Log("cannot start the admin service");
       return 1;
     }
-    admin_listener->Start(admin_acceptor.get(), &connections);
+    admin_listener->Start(admin_acceptor.get(), &admin_connections);
     Log("admin service listening on ",
         WithPort(options.admin_listen, admin_listener->port()));
   }
@@ -396,7 +406,8 @@ int Main(int argc, char** argv) {
                       "not draining), else 0.",
                       prometheus::MetricType::Gauge,
                       ready.load() && !draining.load() ? 1 : 0);
-            connections.CollectMetrics(out);
+            ConnectionLimit::CollectMetrics({&connections, &admin_connections},
+                                            out);
             auto errors = MakeFamily(
                 "roost_accept_errors_total",
                 "Failed accepts on a listener, by error (EMFILE: out of "
@@ -475,7 +486,7 @@ int Main(int argc, char** argv) {
   // connections are not counted against --max-connections, so that
   // clients holding every lookup connection cannot keep Prometheus out:
   // MetricsHttp bounds them itself (its threads and a short queue).
-  ConnectionLimit metrics_connections(SIZE_MAX);
+  ConnectionLimit metrics_connections(SIZE_MAX, "metrics", "");
   std::unique_ptr<Listener> metrics_listener;
   std::unique_ptr<MetricsHttp> metrics_http;
   if (!options.metrics_listen.empty()) {

@@ -161,8 +161,18 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       ->check(CLI::Range(uint64_t{16} << 20, uint64_t{1} << 50));
   app.option_defaults()->group("Connections");
   app.add_option("--max-connections", o.max_connections,
-                 "Connections open at once (lookup and admin); 0: the file "
-                 "descriptor limit less an eighth");
+                 "Connections open at once on the lookup port; 0: the file "
+                 "descriptor limit less an eighth and less "
+                 "--max-admin-connections");
+  app.add_option("--max-admin-connections", o.max_admin_connections,
+                 "Connections open at once on the admin port, apart from "
+                 "--max-connections (so that a flood of lookup connections "
+                 "cannot shut the operator out)")
+      ->check(CLI::Range(1u, 100000u));
+  app.add_option("--handshake-timeout", o.handshake_timeout_seconds,
+                 "Close a connection that has not finished its TLS handshake "
+                 "and HTTP/2 preface in SECONDS")
+      ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--max-connection-idle", o.max_connection_idle_seconds,
                  "Close a connection idle this many SECONDS (0: never)")
       ->check(CLI::Range(0.0, 86400.0 * 365));

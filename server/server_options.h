@@ -85,11 +85,19 @@ struct ServerOptions {
   // gRPC's own memory (connection and request buffers), as a resource
   // quota. The default value is 1 GiB.
   uint64_t grpc_memory = uint64_t{1} << 30;
-  // Connections open at once over the lookup and admin services; past it
-  // new ones are closed as soon as they are accepted. 0: the file
-  // descriptor limit less an eighth (at least 64) for tables, watches and
-  // the metrics endpoint. The default value is 0.
+  // Connections open at once on the lookup service; past it new ones are
+  // closed as soon as they are accepted. 0: the file descriptor limit less
+  // an eighth (at least 64) for tables, watches and the metrics endpoint,
+  // and less max_admin_connections. The default value is 0.
   uint32_t max_connections = 0;
+  // Connections open at once on the admin service, a budget of its own so
+  // that a flood on the lookup port never shuts the operator out. The
+  // default value is 16.
+  uint32_t max_admin_connections = 16;
+  // Close a connection that has not finished its TLS handshake and sent
+  // its HTTP/2 preface and SETTINGS within this long (gRPC's own default is
+  // 120 s). The default value is 10 seconds.
+  double handshake_timeout_seconds = 10;
   // Close a connection with no call in flight for this long. 0 never does.
   // The default value is 300 seconds.
   double max_connection_idle_seconds = 300;

@@ -69,7 +69,8 @@ TEST_F(ListenerTest, TooManyConnectionsAreRefusedAndTheListenerLives) {
   ServerProcess server(flags, LogFile());
   ASSERT_TRUE(server.WaitReady());
   EXPECT_TRUE(server.WaitForLog(
-      "roost-server: file descriptors: 200; connections: up to 136"));
+      "roost-server: file descriptors: 200; connections: up to 120 (lookup) "
+      "and 16 (admin)"));
 
   std::vector<int> flood;
   for (int i = 0; i < 250; ++i) {
@@ -89,7 +90,9 @@ TEST_F(ListenerTest, TooManyConnectionsAreRefusedAndTheListenerLives) {
   })) << s.error_message()
       << server.Log();
   EXPECT_EQ(g.value(), "v");
-  EXPECT_EQ(MetricOr(server.ScrapeMetrics(), "roost_connections_max"), 136);
+  const Metrics m = server.ScrapeMetrics();
+  EXPECT_EQ(MetricOr(m, "roost_connections_max{listener=\"lookup\"}"), 120);
+  EXPECT_EQ(MetricOr(m, "roost_connections_max{listener=\"admin\"}"), 16);
 }
 
 // The same past the descriptor limit itself (--max-connections set above
@@ -237,6 +240,68 @@ TEST_F(ListenerTest, DribbledTlsHandshakesDoNotBlindTheMetrics) {
   stop.store(true);
   dribble.join();
   for (int fd : dribbling) ::close(fd);
+}
+
+// Issue 30, defect 11: the lookup and admin ports shared --max-connections,
+// so a flood of connections to the lookup port shut the operator's
+// roost-admin out too: no rollback during the flood. The admin port has a
+// budget of its own now (--max-admin-connections).
+TEST_F(ListenerTest, AFloodOnTheLookupPortLeavesTheAdminPortOpen) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v1"}}), "");
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v2"}}), "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--max-connections", "20"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }));
+
+  std::vector<int> flood;
+  for (int i = 0; i < 40; ++i) {
+    const int fd = Connect(server.lookup_port());
+    if (fd >= 0) flood.push_back(fd);
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    return MetricOr(server.ScrapeMetrics(),
+                    "roost_connections_refused_total{listener=\"lookup\"}") > 0;
+  })) << server.Log();
+  // A rollback on a connection made now.
+  auto admin = v1::Admin::NewStub(CreateTestChannel(server.admin_address()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::seconds(10));
+  v1::RollbackRequest request;
+  request.set_table("t");
+  request.set_version("v000001");
+  v1::RollbackResponse response;
+  EXPECT_OK(admin->Rollback(&context, request, &response));
+  EXPECT_EQ(response.serving_version(), "v000001");
+  EXPECT_EQ(MetricOr(server.ScrapeMetrics(),
+                     "roost_connections_refused_total{listener=\"admin\"}"),
+            0);
+  for (int fd : flood) ::close(fd);
+}
+
+// Issue 30, defect 11: a connection that never sent an HTTP/2 preface (nor
+// a TLS ClientHello) held its place in --max-connections for gRPC's
+// handshake timeout, 120 s. It is closed after --handshake-timeout (10 s).
+TEST_F(ListenerTest, ConnectionsThatSayNothingAreClosed) {
+  fs::create_directories(data_);
+  ServerProcess server(Flags(), LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const auto start = std::chrono::steady_clock::now();
+  const int silent = Connect(server.lookup_port());
+  ASSERT_GE(silent, 0);
+  const int half = Connect(server.lookup_port());
+  ASSERT_GE(half, 0);
+  ASSERT_EQ(::send(half, "PRI * HTTP/2.0\r\n", 16, MSG_NOSIGNAL), 16);
+  EXPECT_TRUE(
+      WaitFor([&] { return ClosedByPeer(silent) && ClosedByPeer(half); },
+              std::chrono::seconds(30)));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::seconds(9));
+  ::close(silent);
+  ::close(half);
 }
 
 // Defect 25: --version needed --data-dir, and the ports were bound before
