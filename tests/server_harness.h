@@ -20,6 +20,9 @@
 //   versioned_tables.h  tables whose values name their version
 //   problems.h          what client threads saw go wrong
 //   metrics_scrape.h    /metrics fetched and parsed
+// and, included by the suites that need them: pki.h (a throwaway PKI) and
+// stalled_http2_client.h (an HTTP/2 client by hand that never takes a
+// response).
 //
 // Example:
 //   ScratchDir scratch;
