@@ -190,7 +190,11 @@ void TableRegistry::StopServing(TableState* state, const std::string& why) {
 void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
   if (events.lease_breaks.empty() && !events.lease_overflow) return;
   std::vector<TableState*> dropped;
-  for (auto& [name, state] : states_) {
+  for (auto& entry : states_) {
+    // Named, not bound: clang before 16 cannot capture a structured binding
+    // in a lambda (the fuzz build is clang's).
+    const std::string& name = entry.first;
+    TableState& state = entry.second;
     const auto broken = [&](const std::shared_ptr<const ServingVersion>& v) {
       if (!v || !v->lease) return false;
       return events.lease_overflow
