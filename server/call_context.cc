@@ -80,7 +80,9 @@ void CallContexts::Release(CallContext* context) {
 
 int CallContexts::CancelUnsent(std::chrono::steady_clock::duration timeout,
                                const std::string& message) {
-  const int64_t limit = CallContext::Now() - timeout.count();
+  const int64_t limit =
+      CallContext::Now() -
+      std::chrono::duration_cast<std::chrono::nanoseconds>(timeout).count();
   // The calls are cancelled after the lists' locks are let go: gRPC may end
   // a call inside the cancel, and give its context back (Release) there.
   // A reference to each keeps it meanwhile.
