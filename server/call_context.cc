@@ -97,12 +97,16 @@ int CallContexts::CancelUnsent(std::chrono::steady_clock::duration timeout,
       late.push_back(c->c_call());
     }
   }
+  // Counted before they are cancelled: a cancel can free a call's memory
+  // at once, and whoever sees the memory back must see the count too
+  // (OverloadTest.AConnectionThatTakesNoResponseHoldsItsShareForAWhile
+  // once scraped 0 cancelled with the memory already free).
+  cancelled_.fetch_add(late.size());
   for (grpc_call* call : late) {
     grpc_call_cancel_with_status(call, GRPC_STATUS_CANCELLED, message.c_str(),
                                  nullptr);
     grpc_call_unref(call);
   }
-  cancelled_.fetch_add(late.size(), std::memory_order_relaxed);
   return static_cast<int>(late.size());
 }
 
