@@ -49,7 +49,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -60,7 +59,7 @@
 #include <vector>
 
 #include "bench/closed_loop.h"
-#include "bench/generated_pairs.h"
+#include "bench/key_set.h"
 #include "bench/open_loop.h"
 #include "client/get_coalescer.h"
 #include "client/multiget_answer.h"
@@ -75,63 +74,14 @@ using roost::bench::AddWindowFlags;
 using roost::bench::CheckLoadFlags;
 using roost::bench::Clock;
 using roost::bench::Finish;
-using roost::bench::GeneratedPairs;
 using roost::bench::KeySchedule;
+using roost::bench::KeySet;
 using roost::bench::LoadCounts;
 using roost::bench::LoadFlags;
 using roost::bench::LoadReport;
 using roost::bench::OpenLoop;
 using roost::bench::Phase;
 using roost::bench::Window;
-
-// The keys the server holds, and their values.
-class KeySet {
- public:
-  // The pairs of `gen_records N SEED`: 8-byte keys and 8-byte values, each
-  // the 8 bytes of a 64-bit number as they lie in memory. Values are
-  // expected to be value_size bytes long; ValueOk(exact) needs 8.
-  KeySet(uint64_t n, uint64_t seed, size_t value_size)
-      : n_(n), pairs_(seed), value_size_(value_size) {}
-  // Fixed-width records: key_size key bytes, then value_size value bytes.
-  KeySet(std::string records, size_t key_size, size_t value_size)
-      : n_(records.size() / (key_size + value_size)),
-        records_(std::move(records)),
-        key_size_(key_size),
-        value_size_(value_size) {}
-
-  uint64_t size() const { return n_; }
-  size_t value_size() const { return value_size_; }
-
-  // Sets *out to key i; REQUIRES: i < size().
-  void Key(uint64_t i, std::string* out) const {
-    if (records_.empty()) {
-      const uint64_t k = pairs_.Key(i);
-      out->assign(reinterpret_cast<const char*>(&k), sizeof(k));
-    } else {
-      out->assign(records_.data() + i * (key_size_ + value_size_), key_size_);
-    }
-  }
-
-  // Whether `v` is key i's value (exact) or merely as long as the values.
-  bool ValueOk(uint64_t i, std::string_view v, bool exact) const {
-    if (v.size() != value_size_) return false;
-    if (!exact) return true;
-    if (records_.empty()) {
-      const uint64_t value = GeneratedPairs::ValueOf(pairs_.Key(i));
-      return std::memcmp(v.data(), &value, sizeof(value)) == 0;
-    }
-    return v == std::string_view(
-                    records_.data() + i * (key_size_ + value_size_) + key_size_,
-                    value_size_);
-  }
-
- private:
-  uint64_t n_;
-  GeneratedPairs pairs_{0};
-  std::string records_;  // empty: the generated pairs
-  size_t key_size_ = 8;
-  size_t value_size_ = 8;
-};
 
 struct Config {
   bool multiget = false;
