@@ -14,8 +14,8 @@
 #            forward (roost-load rollback --to) and timed from its move to
 #            a --repository server serving it, against a plain download of
 #            the same object (curl --aws-sigv4); medians;
-# each a JSON line in RESULTS/cluster.jsonl (bench/report_cluster.py reads
-# them).
+# each a JSON line in RESULTS/cluster.jsonl, made by bench/result_rows.py
+# from what this script measured (bench/report_cluster.py reads them).
 #
 # Usage: bench/cluster_bench.sh --results DIR [--keys N] [--duration S]
 #            [--warmup S] [--rounds R] [--threads T] [--batch B] [--work DIR]
@@ -65,9 +65,8 @@ mkdir -p "$results"
 results="$(cd "$results" && pwd)"
 rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -z "$(git -C "$repo" status --porcelain 2>/dev/null)" ] || rev="$rev (with local changes)"
-printf '{"command":"%s","date_utc":"%s","git_rev":"%s","load_average":"%s"}\n' \
-  "$command_line" "$(date -u '+%Y-%m-%d %H:%M UTC')" "$rev" \
-  "$(cut -d' ' -f1-3 /proc/loadavg)" >"$results/cluster.json"
+rows="$repo/bench/result_rows.py"
+"$rows" cluster-meta --command "$command_line" --git-rev "$rev" >"$results/cluster.json"
 : >"$results/cluster.jsonl"
 
 bin_dir="${ROOST_BUILD_DIR:-$repo/build/release}"
@@ -134,8 +133,9 @@ load() {
     failures+=("$section $label (exit $rc: $(head -c 300 "$work/load.err"))")
     return
   fi
-  echo "{\"section\":\"$section\",\"system\":\"$label\",\"shards\":$shards,\"table_keys\":$keys,${out#\{}" \
-    >>"$results/cluster.jsonl"
+  "$rows" labelled --str section="$section" --str system="$label" --num shards="$shards" \
+    --num table_keys="$keys" <<<"$out" >>"$results/cluster.jsonl" ||
+    failures+=("$section $label: its line is not JSON")
 }
 common=(--table bench --keys "$keys" --seed "$seed" --batch "$batch"
   --threads "$threads" --duration "$duration" --warmup "$warmup")
@@ -183,8 +183,9 @@ python_bench() {
       "${flags[@]}" 2>"$work/load.err") || true
     echo "  $out" >&2
     if [ -n "$out" ]; then
-      echo "{\"section\":\"python\",\"system\":\"python-$api\",\"shards\":$shards,\"table_keys\":$keys,${out#\{}" \
-        >>"$results/cluster.jsonl"
+      "$rows" labelled --str section=python --str system="python-$api" \
+        --num shards="$shards" --num table_keys="$keys" <<<"$out" \
+        >>"$results/cluster.jsonl" || failures+=("python client ($api): its line is not JSON")
     else
       failures+=("python client ($api, $shards shards): $(head -c 300 "$work/load.err")")
     fi
@@ -194,7 +195,7 @@ python_bench() {
 # --- routing overhead: one unsharded server, direct and through the router -
 serve single "$work/data1"
 single_port=$port single_pid=$pid
-printf '{"shards": [["127.0.0.1:%s"]]}\n' "$single_port" >"$work/layout1.json"
+"$rows" layout "$single_port" >"$work/layout1.json"
 for r in $(seq "$rounds"); do
   load routing direct 1 "$cluster_load" --addr "127.0.0.1:$single_port" \
     --server-pid "$single_pid" "${common[@]}"
@@ -207,12 +208,12 @@ load shards router 1 "$cluster_load" --cluster "$work/layout1.json" "${common[@]
 python_bench 1
 kill "$single_pid" 2>/dev/null || true
 for s in 2 3; do
-  entries=()
+  ports=()
   for i in $(seq 0 $((s - 1))); do
     serve "shard$s-$i" "$work/data$s" --shard "$i"
-    entries+=("[\"127.0.0.1:$port\"]")
+    ports+=("$port")
   done
-  (IFS=,; printf '{"shards": [%s]}\n' "${entries[*]}") >"$work/layout$s.json"
+  "$rows" layout "${ports[@]}" >"$work/layout$s.json"
   load shards router "$s" "$cluster_load" --cluster "$work/layout$s.json" "${common[@]}"
   if [ "$s" = 2 ]; then
     # Only one cluster at a time holds the cores.
@@ -264,29 +265,24 @@ publish_bench() {
   local metrics
   metrics=$(sed -n 's/^roost-server: metrics listening on .*:\([0-9]*\)$/\1/p' \
     "$work/puller.log" | head -n 1)
-  local bytes= sum0 sum1 round version downloads=() servings=() seconds=
-  # download VERSION: a plain download of the version's file; sets
-  # $seconds and $bytes.
+  local sum0 sum1 round version observed="$work/publish.observed"
+  : >"$observed"
+  # download VERSION: a plain download of the version's file; appends
+  # "download T0 T1 BYTES" to $observed.
   download() {
     local t0 t1
     t0=$EPOCHREALTIME
     "${s3[@]}" -o "$work/plain.sst" "$AWS_ENDPOINT_URL/bench/tables/bench/$1/table.sst" ||
       return 1
     t1=$EPOCHREALTIME
-    seconds=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
-    bytes=$(stat -c %s "$work/plain.sst")
+    echo "download $t0 $t1 $(stat -c %s "$work/plain.sst")" >>"$observed"
     rm -f "$work/plain.sst"
   }
   serving_sum() {
     curl -sf "http://127.0.0.1:$metrics/metrics" |
       sed -n 's/^roost_repository_pointer_to_serving_seconds_sum{table="bench"} \(.*\)$/\1/p'
   }
-  median() {
-    printf '%s\n' "$@" | sort -g |
-      awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'
-  }
   download v000001 || { failures+=("publish: curl"); return; }
-  downloads+=("$seconds")
   # --rounds new versions, each timed from its pointer's move to serving,
   # and each downloaded plainly after: medians, as one pull on a shared
   # machine is mostly noise.
@@ -306,15 +302,13 @@ publish_bench() {
     sleep 0.5 # the observation follows the log line
     sum1=$(serving_sum)
     [ -n "$sum0" ] && [ -n "$sum1" ] || { failures+=("publish: no serving seconds metric"); return; }
-    servings+=("$(awk -v a="$sum0" -v b="$sum1" 'BEGIN { print b - a }')")
+    echo "serving $sum0 $sum1" >>"$observed"
     sync
     download "$version" || { failures+=("publish: curl"); return; }
-    downloads+=("$seconds")
   done
-  printf '{"section":"publish","system":"roost-server --repository","shards":1,"table_keys":%d,"bytes":%d,"download_s":%s,"serving_s":%s,"download_runs":[%s],"serving_runs":[%s]}\n' \
-    "$keys" "$bytes" "$(median "${downloads[@]}")" "$(median "${servings[@]}")" \
-    "$(IFS=,; echo "${downloads[*]}")" "$(IFS=,; echo "${servings[*]}")" \
-    >>"$results/cluster.jsonl"
+  # The row: the medians of both (bench/result_rows.py).
+  "$rows" publish-row --keys "$keys" "$observed" >>"$results/cluster.jsonl" ||
+    failures+=("publish: its observations")
   rm -f "$work/records.bin" "$work/records.tsv"
 }
 echo "cluster: publish to serving..." >&2

@@ -6,7 +6,8 @@
 # the same pairs pre-sorted (only the writer timed). Each run is measured with
 # /usr/bin/time -v (wall seconds, CPU, peak RSS), its output checked
 # (`roost-load verify`, `inspect`'s key count, `get` of known keys and of an
-# absent one), and the figures printed as a table with the issue's targets.
+# absent one), and the figures printed as a table with the issue's targets
+# (bench/load_bench_report.py).
 #
 # Usage: bench/load_bench.sh [--keys N | --quick] [--dir DIR] [--seed S]
 #                            [--no-build] [--keep]
@@ -155,9 +156,11 @@ check_table() {
 }
 
 # --- runs -------------------------------------------------------------------
-# run NAME INPUT_FILE OUTPUT_FILE COMMAND...: times COMMAND under
-# /usr/bin/time -v and appends a row to $dir/results.
-: >"$dir/results"
+# run NAME INPUT_FILE OUTPUT_FILE COMMAND...: runs COMMAND under
+# /usr/bin/time -v (into $dir/NAME.time), checks its output, and appends
+# "NAME START END OUTPUT_BYTES CHECK" to $dir/runs for
+# bench/load_bench_report.py.
+: >"$dir/runs"
 run() {
   local name="$1" input="$2" output="$3"
   shift 3
@@ -172,20 +175,9 @@ run() {
     cat "$dir/$name.err" >&2
     die "$name failed (exit $rc)"
   fi
-  local wall user sys rss size check
-  wall=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f", b - a }')
-  user=$(awk -F': ' '/User time \(seconds\)/ { print $2 }' "$dir/$name.time")
-  sys=$(awk -F': ' '/System time \(seconds\)/ { print $2 }' "$dir/$name.time")
-  rss=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$dir/$name.time")
-  size=$(stat -c %s "$output")
-  if [ "$name" = sst-writer ]; then
-    # The program checked its own file; its timing covers only the writer.
-    check=ok
-    wall=$(sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$dir/$name.out")
-  else
-    check=$(check_table "$output")
-  fi
-  echo "$name $wall $user $sys $rss $size $check" >>"$dir/results"
+  local check=ok # sst_writer_bench checks its own file
+  [ "$name" = sst-writer ] || check=$(check_table "$output")
+  echo "$name $start $end $(stat -c %s "$output") $check" >>"$dir/runs"
 }
 
 fixed=(--input-format fixed --key-size 8 --value-size 8)
@@ -209,86 +201,8 @@ run block-bin-256M "$bin" "$dir/block-bin-256M.sst" \
 run sst-writer "$bin" "$dir/rocksdb.sst" \
   "$sst_bench" "$bin" "$dir/rocksdb.sst"
 
-# The same pairs give the same table whatever the input form (or the sort's
-# memory): a cross-check of the TSV parser and of the external sort.
-same() { cmp -s "$dir/$1.sst" "$dir/$2.sst" && echo "identical" || echo "DIFFERENT"; }
-cross=(
-  "cuckoo-tsv vs cuckoo-bin: $(same cuckoo-tsv cuckoo-bin)"
-  "block-tsv vs block-bin: $(same block-tsv block-bin)"
-  "block-bin-256M vs block-bin: $(same block-bin-256M block-bin)"
-)
-
 # --- report -----------------------------------------------------------------
-echo
-echo "roost-load build, $keys keys (8-byte keys, 8-byte values, unsorted input), $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo); load average at start: $load_at_start, at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
-awk -v keys="$keys" '
-  BEGIN {
-    desc["cuckoo-bin"] = "cuckoo, binary input"
-    desc["cuckoo-tsv"] = "cuckoo, hex TSV input"
-    desc["block-bin"] = "block, binary input"
-    desc["block-tsv"] = "block, hex TSV input"
-    desc["block-bin-256M"] = "block, binary, --memory-limit 256M"
-    desc["sst-writer"] = "RocksDB SstFileWriter, pre-sorted *"
-    printf "| %-36s | %8s | %10s | %8s | %5s | %9s | %9s | %8s | %s |\n",
-      "run", "wall s", "keys/s", "CPU s", "CPU%", "peak RSS", "output", "RSS/out", "check"
-    print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
-  }
-  {
-    name = $1; wall = $2; cpu = $3 + $4; rss = $5 * 1024; size = $6
-    check = $7; for (i = 8; i <= NF; i++) check = check " " $i
-    pct = name == "sst-writer" ? "" : sprintf("%.0f%%", 100 * cpu / wall)
-    cpus = name == "sst-writer" ? "" : sprintf("%.2f", cpu)
-    printf "| %-36s | %8.2f | %9.2fM | %8s | %5s | %5.0f MiB | %5.0f MiB | %8.2f | %s |\n",
-      desc[name], wall, keys / wall / 1e6, cpus, pct, rss / 1048576, size / 1048576,
-      rss / size, check
-  }' "$dir/results"
-sst_line=$(cat "$dir/sst-writer.out")
-echo
-echo "* SstFileWriter: wall s is the writer alone (Open, Put x N, Finish), the"
-echo "  pairs read and sorted beforehand; its peak RSS is the whole process's,"
-echo "  including the $(awk -v k="$keys" 'BEGIN { printf "%.0f", k * 16 / 1048576 }') MiB of pairs it holds (RSS before Open:"
-echo "  $(echo "$sst_line" | sed -n 's/.*rss_before_open_kib=\([0-9]*\).*/\1/p' | awk '{ printf "%.0f", $1 / 1024 }') MiB). Output: ${sst_line}"
-echo "cross-checks: ${cross[0]}; ${cross[1]}; ${cross[2]}"
-if [ "$keys" != 10000000 ]; then
-  echo "(the targets below are set for 10,000,000 keys; at other sizes fixed costs shift them)"
-fi
-if awk -v l="${load_at_start%% *}" 'BEGIN { exit !(l >= 1.5) }'; then
-  echo "(load average $load_at_start at the start: another job may have competed for the cores)"
-fi
-echo
-
-# The issue's targets.
-awk -v keys="$keys" '
-  { wall[$1] = $2; rss[$1] = $5 * 1024; size[$1] = $6 }
-  function verdict(ok) { return ok ? "met" : "NOT met" }
-  END {
-    mib = 1048576
-    r = keys / wall["cuckoo-bin"]
-    printf "target: cuckoo from binary input >= 2M keys/s end to end: %.2fM keys/s, %s\n",
-      r / 1e6, verdict(r >= 2e6)
-    r = keys / wall["block-bin"]
-    printf "target: block from unsorted binary input >= 1M keys/s incl. the sort: %.2fM keys/s, %s\n",
-      r / 1e6, verdict(r >= 1e6)
-    n = split("block-bin:1024 block-tsv:1024 block-bin-256M:256", lim, " ")
-    for (i = 1; i <= n; i++) {
-      split(lim[i], p, ":")
-      printf "target: %s peak RSS <= --memory-limit %d MiB + 64 MiB: %.0f MiB, %s\n",
-        p[1], p[2], rss[p[1]] / mib, verdict(rss[p[1]] <= (p[2] + 64) * mib)
-    }
-    n = split("cuckoo-bin cuckoo-tsv", c, " ")
-    for (i = 1; i <= n; i++) {
-      printf "target: %s peak RSS <= 1.5x table size (%.0f MiB): %.0f MiB = %.2fx, %s\n",
-        c[i], 1.5 * size[c[i]] / mib, rss[c[i]] / mib, rss[c[i]] / size[c[i]],
-        verdict(rss[c[i]] <= 1.5 * size[c[i]])
-    }
-    printf "reference: SstFileWriter (pre-sorted, writer only) %.2f s; roost-load block from unsorted binary %.2f s (%.2fx), cuckoo from binary %.2f s (%.2fx)\n",
-      wall["sst-writer"], wall["block-bin"], wall["block-bin"] / wall["sst-writer"],
-      wall["cuckoo-bin"], wall["cuckoo-bin"] / wall["sst-writer"]
-  }' "$dir/results"
-
-if grep -q -v ' ok$' "$dir/results" || grep -q DIFFERENT <<<"${cross[*]}"; then
-  echo "load_bench: some output failed its checks (see above)" >&2
-  exit 1
-fi
+# The table, the cross-checks (the same pairs give the same table whatever
+# the input form or the sort's memory) and the targets; exits 1 when an
+# output failed its checks.
+"$repo/bench/load_bench_report.py" "$dir" --keys "$keys" --load-at-start "$load_at_start"

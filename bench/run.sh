@@ -188,10 +188,9 @@ peers variable "$lookup_keys"
 for k in $scaling_keys; do peers uniform "$k"; done
 
 # --- network and build ------------------------------------------------------
-# json_field JSON NAME: a number field of a one-line JSON object.
-json_field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'; }
-# vm_hwm PID: the process's peak resident set, bytes.
-vm_hwm() { awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$1/status"; }
+# The rows of the results: bench/result_rows.py computes them from what
+# this script measured, and prints each as a JSON line.
+rows="$repo/bench/result_rows.py"
 # start NAME PATTERN COMMAND...: runs COMMAND in the background, stderr and
 # stdout in WORK/NAME.log, until a line matches PATTERN; sets $started_pid.
 start() {
@@ -237,10 +236,10 @@ timed() {
     failures+=("$name (exit $rc)")
     return
   fi
-  awk -v n="$name" -v k="$net_keys" -v a="$t0" -v b="$t1" -v out="$(stat -c %s "$output")" \
-    -v rss="$(tail -n 1 "$work/time.out")" -v note="unsorted fixed-width binary input: read, sorted (block), built, written" 'BEGIN {
-      printf "{\"system\":\"%s\",\"keys\":%d,\"seconds\":%.3f,\"keys_per_s\":%.1f,\"peak_rss_bytes\":%d,\"output_bytes\":%d,\"note\":\"%s\"}\n",
-        n, k, b - a, k / (b - a), rss * 1024, out, note }' >>"$results/build.jsonl"
+  "$rows" build-row --system "$name" --keys "$net_keys" --start "$t0" --end "$t1" \
+    --max-rss-file "$work/time.out" --output "$output" \
+    --note "unsorted fixed-width binary input: read, sorted (block), built, written" \
+    >>"$results/build.jsonl"
 }
 fixed=(--input-format fixed --key-size 8 --value-size 8)
 timed "roost-load cuckoo" "$work/cuckoo.sst" "$bin_dir/loader/roost-load" build -q \
@@ -250,11 +249,9 @@ timed "roost-load block" "$work/block.sst" "$bin_dir/loader/roost-load" build -q
 # SstFileWriter: its own line times the writer alone (the pairs read and
 # sorted in memory before its clock), and gives its peak RSS (which includes
 # those pairs).
-if sst=$("$bin_dir/bench/sst_writer_bench" "$records" "$work/rocksdb.sst" 2>"$work/sst.err"); then
-  kv() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" <<<"$sst"; }
-  printf '{"system":"RocksDB SstFileWriter","keys":%d,"seconds":%s,"keys_per_s":%s,"peak_rss_bytes":%d,"output_bytes":%d,"note":"writer alone: pairs read and sorted in memory before the clock; RSS includes them"}\n' \
-    "$(kv keys)" "$(kv seconds)" "$(kv keys_per_second)" "$(($(kv vm_hwm_kib) * 1024))" \
-    "$(kv file_size)" >>"$results/build.jsonl"
+if "$bin_dir/bench/sst_writer_bench" "$records" "$work/rocksdb.sst" >"$work/sst.out" \
+  2>"$work/sst.err"; then
+  "$rows" sst-writer-row "$work/sst.out" >>"$results/build.jsonl"
 else
   cat "$work/sst.err" >&2
   failures+=("sst_writer_bench")
@@ -301,15 +298,13 @@ redis_port=$(free_port)
 start redis "Ready to accept connections" redis-server --bind 127.0.0.1 --port "$redis_port" \
   --save '' --appendonly no --protected-mode no --dir "$work" --logfile ''
 redis_pid=$started_pid
-redis_cli() { redis-cli -p "$redis_port" "$@"; }
-used_memory() { redis_cli INFO memory | tr -d '\r' | sed -n 's/^used_memory:\([0-9]*\)$/\1/p'; }
-before=$(used_memory)
+redis-cli -p "$redis_port" INFO memory >"$work/redis-before.info"
 fill=$("$bin_dir/bench/redis_load" fill --addr "127.0.0.1:$redis_port" --keys "$net_keys" \
   --seed "$seed") || die "loading Redis failed"
-after=$(used_memory)
-printf '{"system":"Redis (MSET, pipelined)","keys":%d,"seconds":%s,"keys_per_s":%s,"peak_rss_bytes":%d,"output_bytes":%d,"note":"redis-server peak RSS; MSET of 1000 pairs, 8 in flight, one connection"}\n' \
-  "$net_keys" "$(json_field "$fill" seconds)" "$(json_field "$fill" keys_per_s)" \
-  "$(vm_hwm "$redis_pid")" "$((after - before))" >>"$results/build.jsonl"
+redis-cli -p "$redis_port" INFO memory >"$work/redis-after.info"
+"$rows" redis-fill-row --keys "$net_keys" --fill "$fill" --pid "$redis_pid" \
+  --info-before "$work/redis-before.info" --info-after "$work/redis-after.info" \
+  >>"$results/build.jsonl"
 # A second Redis with two I/O threads (reads too): Redis's own answer to
 # a network-bound load, filled the same way.
 redis_io_port=$(free_port)
@@ -319,17 +314,13 @@ start redis-io "Ready to accept connections" redis-server --bind 127.0.0.1 \
 redis_io_pid=$started_pid
 "$bin_dir/bench/redis_load" fill --addr "127.0.0.1:$redis_io_port" --keys "$net_keys" \
   --seed "$seed" >/dev/null || die "loading Redis (io-threads 2) failed"
-table_bytes=$(stat -c %s "$(ls "$work"/data/bench/*/table.sst | head -n 1)")
-printf '{"system":"roost","keys":%d,"bytes":%d,"bytes_per_key":%.2f,"what":"mapped table file"}\n' \
-  "$net_keys" "$table_bytes" "$(awk -v b="$table_bytes" -v k="$net_keys" 'BEGIN { print b / k }')" \
-  >>"$results/memory.jsonl"
-printf '{"system":"Redis","keys":%d,"bytes":%d,"bytes_per_key":%.2f,"what":"used_memory after load, minus before"}\n' \
-  "$net_keys" "$((after - before))" "$(awk -v b="$((after - before))" -v k="$net_keys" 'BEGIN { print b / k }')" \
+"$rows" memory-rows --keys "$net_keys" --table "$(ls "$work"/data/bench/*/table.sst | head -n 1)" \
+  --info-before "$work/redis-before.info" --info-after "$work/redis-after.info" \
   >>"$results/memory.jsonl"
 
 # record FILE FIELDS SYSTEM COMMAND...: one load run; its JSON line, with
-# the system, table size and FIELDS (more "name":value, each ending in a
-# comma) added, goes to FILE in the results.
+# the system, table size and FIELDS (more `--num NAME=VALUE` of
+# result_rows.py labelled, as words) put first, goes to FILE in the results.
 record() {
   local file="$1" fields="$2" system="$3" out rc=0
   shift 3
@@ -341,7 +332,9 @@ record() {
     return
   fi
   [ "$rc" = 0 ] || failures+=("$system $* (exit $rc: $(head -c 300 "$work/load.err"))")
-  echo "{\"system\":\"$system\",\"table_keys\":$net_keys,$fields${out#\{}" >>"$results/$file"
+  # shellcheck disable=SC2086 # FIELDS are words
+  "$rows" labelled --str system="$system" --num table_keys="$net_keys" $fields \
+    <<<"$out" >>"$results/$file" || failures+=("$system $*: its line is not JSON")
 }
 # net SYSTEM COMMAND...: a closed-loop run, into network.jsonl.
 net() { record network.jsonl "" "$@"; }
@@ -394,26 +387,19 @@ done
 # Open loop: single-key lookups sent at fixed rates (Poisson arrivals, each
 # timed from when it was due: bench/open_loop.h), at 25%, 50% and 75% of
 # each system's own maximum, its batch-1 requests/s just measured above.
-# max_qps SYSTEM: that maximum, or nothing when the system's run failed.
-max_qps() {
-  local line
-  line=$(grep -F "{\"system\":\"$1\"," "$results/network.jsonl" |
-    grep -F '"batch":1,' | tail -n 1)
-  [ -z "$line" ] || json_field "$line" qps
-}
 # open_loop SYSTEM PERCENT COMMAND...: COMMAND --rate at PERCENT of SYSTEM's
-# maximum, into openloop.jsonl.
+# maximum (its last batch-1 row; none when its run failed), into
+# openloop.jsonl.
 open_loop() {
   local system="$1" pct="$2" max rate
   shift 2
-  max=$(max_qps "$system")
-  if [ -z "$max" ]; then
+  if ! read -r max rate < <("$rows" open-loop-rate "$results/network.jsonl" "$system" \
+    "$pct"); then
     echo "  $system: no maximum measured; no open-loop run at $pct%" >&2
     failures+=("$system open loop at $pct% (no maximum)")
     return
   fi
-  rate=$(awk -v m="$max" -v p="$pct" 'BEGIN { printf "%.1f", m * p / 100 }')
-  record openloop.jsonl "\"load_pct\":$pct,\"max_qps\":$max," "$system" "$@" \
+  record openloop.jsonl "--num load_pct=$pct --num max_qps=$max" "$system" "$@" \
     --rate "$rate"
 }
 # Interleaved as above: every system at one level, then the next level.
@@ -441,21 +427,9 @@ ROOST_BUILD_DIR="$bin_dir" "$repo/bench/cluster_bench.sh" --results "$results" \
   --work "$work/cluster" || failures+=("cluster_bench.sh")
 
 # --- report -----------------------------------------------------------------
-version_of() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null || echo unknown; }
-cat >"$results/machine.json" <<EOF
-{"date_utc":"$(date -u '+%Y-%m-%d %H:%M UTC')","command":"$command_line","mode":"$mode",
- "nproc":$(nproc),"mem_total_gib":$(awk '/MemTotal/ { printf "%.1f", $2 / 1048576 }' /proc/meminfo),
- "cpu_model":"$(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo)",
- "kernel":"$(uname -r)","git_rev":"$rev","baseline_rev":"$baseline",
- "versions":{"rocksdb":"$(version_of librocksdb-dev)","redis":"$(version_of redis-server)",
-   "tinycdb":"$(version_of libcdb-dev)","gnuplot":"$(version_of gnuplot-nox)"},
- "thp":"$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo unknown)",
- "lookup_keys":$lookup_keys,"network_keys":$net_keys,"build_keys":$net_keys,
- "load_average":"$(cut -d' ' -f1-3 /proc/loadavg)",
- "elapsed_s":$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')}
-EOF
-tr -d '\n' <"$results/machine.json" >"$results/machine.json.tmp" &&
-  mv "$results/machine.json.tmp" "$results/machine.json"
+"$rows" machine --command "$command_line" --mode "$mode" --git-rev "$rev" \
+  --baseline-rev "$baseline" --lookup-keys "$lookup_keys" --network-keys "$net_keys" \
+  --started "$started" >"$results/machine.json"
 
 if [ -n "$report" ]; then
   mkdir -p "${img_dir:-$(dirname "$report")/img}"

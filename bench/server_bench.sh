@@ -19,10 +19,11 @@
 # connections, --concurrency RPCs in flight in total, --warmup seconds of load
 # then --duration measured seconds; the client runs on the same machine as the
 # servers, with no CPU pinning. Server CPU is the server process's user +
-# system time (/proc/PID/stat) over the measured window. If ghz is on PATH or
-# in ~/go/bin, it measures roost's and the no-op server's Get as a second
-# opinion (one fixed key, the same connections and concurrency); it can be
-# installed with
+# system time (/proc/PID/stat) over the measured window. The table, its
+# ratios and the targets are bench/server_bench_report.py's. If ghz is on
+# PATH or in ~/go/bin, it measures roost's and the no-op server's Get as a
+# second opinion (one fixed key, the same connections and concurrency); it
+# can be installed with
 #   GOFLAGS=-mod=mod go install github.com/bojand/ghz/cmd/ghz@v0.120.0
 #
 # Usage: bench/server_bench.sh [--keys N] [--quick] [--duration S]
@@ -130,6 +131,7 @@ noop_server="$bin_dir/bench/noop_server"
 for b in "$roost_server" "$roost_load" "$gen" "$server_load" "$noop_server"; do
   [ -x "$b" ] || die "missing $b (build it, or drop --no-build)"
 done
+report="$repo/bench/server_bench_report.py"
 ghz=$(command -v ghz || true)
 if [ -z "$ghz" ] && [ -x "$HOME/go/bin/ghz" ]; then ghz="$HOME/go/bin/ghz"; fi
 
@@ -214,11 +216,10 @@ done
 
 # --- runs -------------------------------------------------------------------
 # run LABEL PORT PID CHECK METHOD BATCH: one server_load run; appends
-# "LABEL METHOD BATCH QPS KEYS/S P50 P99 CPU/KEY CLIENT_CPU" to
-# $dir/results, or records the failure.
+# "LABEL JSON" to $dir/results (bench/server_bench_report.py reads it), or
+# records the failure.
 : >"$dir/results"
 failures=()
-field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'; }
 run() {
   local label="$1" port="$2" pid="$3" check="$4" method="$5" batch="$6" out rc=0
   echo "running $label $method x$batch..." >&2
@@ -233,9 +234,7 @@ run() {
     failures+=("$label $method x$batch (exit $rc)")
     return
   fi
-  echo "$label $method $batch $(field "$out" qps) $(field "$out" keys_per_s)" \
-    "$(field "$out" p50_us) $(field "$out" p99_us)" \
-    "$(field "$out" server_cpu_us_per_key) $(field "$out" client_cpu_s)" >>"$dir/results"
+  echo "$label $out" >>"$dir/results"
 }
 # Scrapes roost-metrics' /metrics every second while it runs.
 scrape_pid=
@@ -268,118 +267,33 @@ for mb in get:1 multiget:10 multiget:100 multiget:1000; do
   fi
 done
 
-metric_samples=$(curl -s "http://127.0.0.1:$metrics_http/metrics" 2>/dev/null |
-  grep -c '^roost_' || true)
+curl -s "http://127.0.0.1:$metrics_http/metrics" >"$dir/metrics.txt" 2>/dev/null || true
 
 # ghz: a second opinion on Get, from another client (Go) with one fixed key.
-ghz_rows=()
+ghz_version=
 if [ -n "$ghz" ]; then
+  ghz_version=$("$ghz" --version 2>&1 | head -n 1)
   key_b64=$(printf '%b' "$(echo "$probe_hex" | sed 's/../\\x&/g')" | base64)
   for target in noop:$noop_port roost:$roost_port; do
     echo "running ghz against ${target%:*} Get..." >&2
     rc=0
+    f="$dir/ghz-${target%:*}.txt"
     "$ghz" --insecure --proto "$repo/proto/roost/v1/lookup.proto" \
       --call roost.v1.Lookup.Get -d "{\"table\":\"$table\",\"key\":\"$key_b64\"}" \
       -c "$concurrency" --connections "$channels" -z "${duration}s" \
-      "127.0.0.1:${target#*:}" >"$dir/ghz-${target%:*}.txt" 2>&1 || rc=$?
-    f="$dir/ghz-${target%:*}.txt"
-    qps=$(awk -F'\t' '/Requests\/sec:/ { print $2 }' "$f" | tr -d ' ')
-    p50=$(awk '/ 50 % in / { print $4 " " $5 }' "$f")
-    p99=$(awk '/ 99 % in / { print $4 " " $5 }' "$f")
-    # ghz cuts the RPCs in flight at the end of -z off (Canceled or
-    # Unavailable, "the client connection is closing"): those are no errors
-    # of the server's.
-    statuses=$(sed -n '/Status code distribution:/,/^ *$/p' "$f" | sed '1d; /^ *$/d')
-    ok=$(awk '$1 == "[OK]" { print $2 }' <<<"$statuses")
-    cut=$(awk '$1 != "[OK]" { n += $2 } END { print n + 0 }' <<<"$statuses")
-    unexpected=$(sed -n '/Error distribution:/,/^ *$/p' "$f" | sed '1d; /^ *$/d' |
-      grep -Ev 'client connection is closing|use of closed network connection' || true)
-    if [ "$rc" != 0 ] || [ -z "$qps" ] || [ -z "$ok" ] || [ -n "$unexpected" ] ||
-      [ "$cut" -gt "$concurrency" ]; then
+      "127.0.0.1:${target#*:}" >"$f" 2>&1 || rc=$?
+    if ! "$report" ghz-row "${target%:*}" "$f" --exit-status "$rc" \
+      --concurrency "$concurrency" >>"$dir/ghz.jsonl"; then
       cat "$f" >&2
       failures+=("ghz ${target%:*} (exit $rc)")
-      continue
     fi
-    ghz_rows+=("${target%:*} $qps ${p50// /_} ${p99// /_} $ok $cut")
   done
 fi
 
 # --- report -----------------------------------------------------------------
-echo
-echo "roost-server under load: $keys keys (cuckoo, 8-byte keys, 8-byte values), server_load with $channels channels, $concurrency RPCs in flight, ${warmup} s warm-up + ${duration} s per run, $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo), $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo); client and servers share them; load average at start: $load_at_start, at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo
-awk '
-  BEGIN {
-    printf "| %-13s | %-8s | %5s | %10s | %12s | %9s | %9s | %14s | %12s | %14s |\n",
-      "server", "method", "batch", "QPS", "keys/s", "p50 µs", "p99 µs",
-      "server µs/key", "client CPU s", "keys/s / no-op"
-    print "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-  }
-  { row[NR] = $0; if ($1 == "noop") ceiling[$2 " " $3] = $5 }
-  END {
-    for (i = 1; i <= NR; i++) {
-      split(row[i], f, " ")
-      c = ceiling[f[2] " " f[3]]
-      ratio = f[1] == "noop" ? "1" : (c > 0 ? sprintf("%.3f", f[5] / c) : "?")
-      printf "| %-13s | %-8s | %5d | %10.0f | %11.3fM | %9.1f | %9.1f | %14.3f | %12.2f | %14s |\n",
-        f[1], f[2], f[3], f[4], f[5] / 1e6, f[6], f[7], f[8], f[9], ratio
-    }
-  }' "$dir/results"
-echo
-echo "server µs/key: server CPU seconds (user + system, all threads) per million keys"
-echo "answered in the window; client CPU s: server_load's own CPU over the window."
-echo "roost+metrics: --metrics-listen on, /metrics scraped every second during its runs;"
-echo "both roost rows count every lookup (bench/metrics_bench.cc measures that counting)"
-echo "(${metric_samples} roost_ samples in a scrape afterwards)."
-if [ "$keys" != 10000000 ]; then
-  echo "(the targets below are set for 10,000,000 keys; a smaller table fits in cache)"
-fi
-if awk -v l="${load_at_start%% *}" 'BEGIN { exit !(l >= 1) }'; then
-  echo "(load average $load_at_start at the start: other work may have competed for the cores)"
-fi
-echo
-
-awk '
-  { qps[$1 " " $2 " " $3] = $4; kps[$1 " " $2 " " $3] = $5; cpu[$1 " " $2 " " $3] = $8 }
-  function verdict(ok) { return ok ? "met" : "NOT met" }
-  function have(k) { return k in qps }
-  END {
-    if (have("roost get 1") && have("noop get 1")) {
-      r = qps["roost get 1"] / qps["noop get 1"]
-      printf "target: unary Get >= 90%% of the no-op ceiling: %.0f against %.0f QPS = %.1f%%, %s\n",
-        qps["roost get 1"], qps["noop get 1"], 100 * r, verdict(r >= 0.9)
-    }
-    k = "roost multiget 1000"
-    if (have(k)) {
-      printf "target: MultiGet of 1000 >= 3M keys/s: %.2fM keys/s, %s\n",
-        kps[k] / 1e6, verdict(kps[k] >= 3e6)
-      printf "target: server CPU <= 0.3 µs per key at batch 1000: %.3f µs, %s\n",
-        cpu[k], verdict(cpu[k] != "null" && cpu[k] <= 0.3)
-    }
-    if (have("roost+metrics get 1") && have("roost get 1")) {
-      printf "metrics endpoint scraped / off, Get QPS: %.3f", qps["roost+metrics get 1"] / qps["roost get 1"]
-      if (have("roost+metrics multiget 1000"))
-        printf "; MultiGet 1000 keys/s: %.3f", kps["roost+metrics multiget 1000"] / kps[k]
-      printf "\n"
-    }
-  }' "$dir/results"
-
-echo
-if [ -z "$ghz" ]; then
-  echo "ghz: skipped (not on PATH nor in ~/go/bin)"
-else
-  echo "ghz $("$ghz" --version 2>&1 | head -n 1), Get of one fixed key, -c $concurrency --connections $channels -z ${duration}s:"
-  for r in "${ghz_rows[@]}"; do
-    read -r name qps p50 p99 ok cut <<<"$r"
-    echo "  $name: $qps QPS, p50 ${p50//_/ }, p99 ${p99//_/ } ($ok OK, $cut cut off at the end)"
-  done
-  if [ ${#ghz_rows[@]} -eq 2 ]; then
-    read -r _ noop_qps _ <<<"${ghz_rows[0]}"
-    read -r _ roost_qps _ <<<"${ghz_rows[1]}"
-    awk -v a="$roost_qps" -v b="$noop_qps" 'BEGIN { printf "  roost / no-op: %.3f\n", a / b }'
-  fi
-fi
+"$report" report "$dir" --keys "$keys" --channels "$channels" \
+  --concurrency "$concurrency" --warmup "$warmup" --duration "$duration" \
+  --load-at-start "$load_at_start" --ghz-version "$ghz_version"
 
 if [ ${#failures[@]} -gt 0 ]; then
   echo "server_bench: failed runs: ${failures[*]} (see above)" >&2
