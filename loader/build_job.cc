@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "loader/build_manifest.h"
 #include "loader/publish.h"
 #include "loader/repository_publish.h"
 #include "loader/table_files.h"
@@ -22,8 +23,6 @@
 
 namespace roost {
 namespace {
-
-constexpr std::string_view kLoaderVersion = "roost-load " ROOST_VERSION;
 
 // With --max-shrink: refuses `keys` when the newest complete version of the
 // table in `table_dir` had more than it by over the allowed share.
@@ -49,34 +48,6 @@ absl::Status CheckShrink(const BuildJob& job, const std::string& table_dir,
     return absl::OkStatus();
   }
   return absl::OkStatus();  // the first version
-}
-
-Json OptionsJson(const BuildJob& job) {
-  Json o;
-  o["format"] = TableFormatName(job.format);
-  o["max_value_size"] = job.reader.max_value_size;
-  if (job.shards > 1) o["shards"] = job.shards;
-  o["on_duplicate"] = job.on_duplicate == DuplicatePolicy::kError ? "error"
-                      : job.on_duplicate == DuplicatePolicy::kKeepFirst
-                          ? "first"
-                          : "last";
-  if (job.format == TableFormat::kCuckoo) {
-    o["utilization"] = job.cuckoo.utilization;
-    o["hash_functions"] = job.cuckoo.num_hash_functions;
-    o["overflow_bits_per_block"] = job.cuckoo.overflow_bits_per_block;
-    o["max_displacement_depth"] = job.cuckoo.max_displacement_depth;
-    o["seed"] = job.cuckoo.seed;
-  } else {
-    o["block_size"] = job.block.block_size;
-    o["restart_interval"] = job.block.restart_interval;
-    o["hash_index"] = job.block.hash_index;
-    o["hash_index_utilization"] = job.block.hash_index_utilization;
-    o["compression"] = CompressionName(job.block.compression);
-    o["index_search"] = IndexSearchName(job.block.index_search);
-    o["uniformity_threshold"] = job.block.uniformity_threshold;
-    o["filter_bits_per_key"] = job.block.filter_bits_per_key;
-  }
-  return o;
 }
 
 }  // namespace
@@ -289,33 +260,7 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
     } else {
       ROOST_RETURN_IF_ERROR(CheckRepositoryShrink(*target, job, summary.keys));
     }
-    Manifest m;
-    m.table = job.table;
-    m.format = std::string(TableFormatName(job.format));
-    m.format_version =
-        job.format == TableFormat::kCuckoo
-            ? StrCat(kCuckooMajorVersion, ".", kCuckooMinorVersion)
-            : BlockFormatVersion(job.block);
-    m.keys = summary.keys;
-    m.key_bytes = all.key_bytes;
-    m.value_bytes = all.value_bytes;
-    if (all.keys > 0 && all.key_fixed) m.key_width = all.key;
-    if (all.keys > 0 && all.value_fixed) m.value_width = all.value;
-    m.max_key_length = all.max_key;
-    m.max_value_length = all.max_value;
-    if (shards > 1) {
-      m.shards = shards;
-      m.partition =
-          ManifestPartition{std::string(kPartitionFunction), kPartitionSeed};
-    }
-    m.files = std::move(files);
-    m.build_options = OptionsJson(job);
-    m.inputs = read;
-    m.loader = std::string(kLoaderVersion);
-    m.build_time = std::chrono::duration_cast<std::chrono::seconds>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
-    m.data_time = job.data_timestamp;
+    Manifest m = MakeManifest(job, std::move(files), all, std::move(read));
     if (target) {
       ROOST_ASSIGN_OR_RETURN(
           RepositoryPublished published,
