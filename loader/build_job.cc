@@ -10,7 +10,7 @@
 
 #include "loader/build_manifest.h"
 #include "loader/publish.h"
-#include "loader/repository_publish.h"
+#include "loader/repository_destination.h"
 #include "loader/table_files.h"
 #include "storage/block_format.h"
 #include "storage/cuckoo_format.h"

@@ -1,4 +1,4 @@
-#include "loader/repository_publish.h"
+#include "loader/repository_destination.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -24,8 +24,8 @@
 //   ... build into dir, fill `manifest` (all but its version) ...
 //   ROOST_ASSIGN_OR_RETURN(RepositoryPublished p,
 //       PublishToRepository(target, job, dir, std::move(manifest)));
-#ifndef ROOST_LOADER_REPOSITORY_PUBLISH_H_
-#define ROOST_LOADER_REPOSITORY_PUBLISH_H_
+#ifndef ROOST_LOADER_REPOSITORY_DESTINATION_H_
+#define ROOST_LOADER_REPOSITORY_DESTINATION_H_
 
 #include <cstdint>
 #include <memory>
@@ -76,4 +76,4 @@ absl::StatusOr<RepositoryPublished> PublishToRepository(
 
 }  // namespace roost
 
-#endif  // ROOST_LOADER_REPOSITORY_PUBLISH_H_
+#endif  // ROOST_LOADER_REPOSITORY_DESTINATION_H_
