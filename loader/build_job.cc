@@ -1,53 +1,103 @@
 #include "loader/build_job.h"
 
-#include <unistd.h>
-
-#include <algorithm>
 #include <chrono>
-#include <cmath>
-#include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "loader/build_manifest.h"
-#include "loader/publish.h"
+#include "loader/data_dir_destination.h"
+#include "loader/destination.h"
+#include "loader/file_destination.h"
 #include "loader/repository_destination.h"
 #include "loader/table_files.h"
-#include "storage/block_format.h"
-#include "storage/cuckoo_format.h"
-#include "storage/file.h"
+#include "repository/object_store.h"
+#include "storage/data_dir.h"
 #include "storage/manifest.h"
 #include "storage/partition.h"
-#include "util/owned_dir.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
 namespace roost {
 namespace {
 
-// With --max-shrink: refuses `keys` when the newest complete version of the
-// table in `table_dir` had more than it by over the allowed share.
-absl::Status CheckShrink(const BuildJob& job, const std::string& table_dir,
-                         uint64_t keys) {
-  if (!job.max_shrink) return absl::OkStatus();
-  auto versions = ListVersions(table_dir);
-  if (!versions.ok()) return versions.status();
-  for (auto it = versions->rbegin(); it != versions->rend(); ++it) {
-    if (!it->complete) continue;
-    auto previous = ReadManifest(it->path + "/" + std::string(kManifestName));
-    if (!previous.ok()) return previous.status();
-    const double floor =
-        static_cast<double>(previous->keys) * (1 - *job.max_shrink);
-    if (static_cast<double>(keys) < floor) {
-      return absl::InvalidArgumentError(StrCat(
-          "the new version of ", job.table, " holds ", keys, " keys; ",
-          VersionDirName(it->version), " holds ", previous->keys,
-          ", and --max-shrink ", fmt::format("{:g}", *job.max_shrink * 100),
-          "% allows no fewer than ", static_cast<uint64_t>(std::ceil(floor)),
-          "; nothing was published"));
+// The place `job` names (ValidateBuildJob has checked that it names one),
+// staged: the one function that reads which flag it was.
+absl::StatusOr<std::unique_ptr<Destination>> OpenDestination(
+    const BuildJob& job) {
+  if (!job.repository.empty()) {
+    RepositoryDestinationOptions options;
+    options.uri = job.repository;
+    options.table = job.table;
+    options.temp_dir = job.temp_dir;
+    options.max_shrink = job.max_shrink;
+    if (job.keep_versions) {
+      RetentionOptions retention;
+      retention.keep_versions = *job.keep_versions;
+      retention.abandoned_after = job.abandoned_after;
+      options.retention = retention;
     }
-    return absl::OkStatus();
+    return RepositoryDestination::Stage(std::move(options));
   }
-  return absl::OkStatus();  // the first version
+  if (!job.data_dir.empty()) {
+    return DataDirDestination::Stage(job.data_dir, job.table, job.max_shrink);
+  }
+  return FileDestination::Stage(job.output_file);
+}
+
+// The table file of each shard, in `dir`: table.sst, or one
+// shard-IIII-of-NNNN.sst per shard.
+std::vector<std::string> TableFilePaths(const std::string& dir,
+                                        uint32_t shards) {
+  std::vector<std::string> paths;
+  if (shards == 1) {
+    paths.push_back(StrCat(dir, "/", kTableFileName));
+  } else {
+    for (uint32_t s = 0; s < shards; ++s) {
+      paths.push_back(StrCat(dir, "/", ShardFileName(s, shards)));
+    }
+  }
+  return paths;
+}
+
+// Opens each file just written, checking every checksum and its key count
+// against `figures`, and describes it as its MANIFEST will (a shard's with
+// its figures). Adds their sizes to summary->file_size.
+absl::StatusOr<std::vector<ManifestFile>> VerifyTableFiles(
+    const std::vector<std::string>& paths,
+    const std::vector<FileFigures>& figures, BuildSummary* summary) {
+  const uint32_t shards = static_cast<uint32_t>(paths.size());
+  std::vector<ManifestFile> files;
+  for (uint32_t s = 0; s < shards; ++s) {
+    const std::string shard_name =
+        shards == 1 ? "the table" : StrCat("shard ", s, "'s table");
+    auto table = Table::Open(paths[s]);
+    if (!table.ok()) {
+      return absl::DataLossError(
+          StrCat(shard_name,
+                 " just written fails to open: ", table.status().message()));
+    }
+    if ((*table)->num_keys() != figures[s].keys) {
+      return absl::DataLossError(StrCat(shard_name, " just written holds ",
+                                        (*table)->num_keys(), " keys, not ",
+                                        figures[s].keys));
+    }
+    table->reset();
+    auto checksum = ChecksumFile(paths[s]);
+    if (!checksum.ok()) return checksum.status();
+    ManifestFile file;
+    file.name = std::filesystem::path(paths[s]).filename().string();
+    file.size = std::filesystem::file_size(paths[s]);
+    file.xxh3 = *checksum;
+    if (shards > 1) {
+      file.shard = s;
+      file.keys = figures[s].keys;
+      file.key_bytes = figures[s].key_bytes;
+      file.value_bytes = figures[s].value_bytes;
+    }
+    summary->file_size += file.size;
+    files.push_back(std::move(file));
+  }
+  return files;
 }
 
 }  // namespace
@@ -150,66 +200,16 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   ROOST_RETURN_IF_ERROR(ValidateBuildJob(job));
   auto inputs = ExpandInputs(job.inputs);
   if (!inputs.ok()) return inputs.status();
+  // Reached (a repository) and staged before any input is read; what it
+  // staged goes with it on any early return.
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<Destination> destination,
+                         OpenDestination(job));
 
-  // Where the table is written before it is published.
-  std::unique_ptr<Publisher> publisher;
-  std::string table_path;
-  // A repository is opened, and reached, before any input is read.
-  std::optional<RepositoryTarget> target;
-  if (!job.repository.empty()) {
-    ROOST_ASSIGN_OR_RETURN(target, OpenRepositoryTarget(job));
-  }
-  if (!job.data_dir.empty()) {
-    auto p = Publisher::Start(job.data_dir, job.table);
-    if (!p.ok()) return p.status();
-    publisher = std::move(*p);
-    table_path = publisher->staging_dir() + "/" + std::string(kTableFileName);
-  }
-  // A file is written in a private directory beside its destination
-  // (FILE.tmp-<pid>-XXXXXX: mode 0700, a fresh name, where no one can have
-  // planted a link or a file), then renamed into place. Removed, with what
-  // it holds, on any early return; the next build removes it if this
-  // process is killed.
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      if (!dir.empty()) RemoveTree(dir);
-    }
-  } cleanup;
-  // For a repository, the version is built in a private directory under
-  // --temp-dir (roost-publish-<pid>-XXXXXX), removed when done and, if
-  // this process is killed, by the next build.
-  std::string version_dir = publisher ? publisher->staging_dir() : "";
-  if (target) {
-    const std::string parent =
-        job.temp_dir.empty() ? std::filesystem::temp_directory_path().string()
-                             : job.temp_dir;
-    ROOST_ASSIGN_OR_RETURN(cleanup.dir, MakeOwnedDir(parent, "roost-publish-"));
-    version_dir = cleanup.dir;
-    table_path = StrCat(version_dir, "/", kTableFileName);
-  } else if (!publisher) {
-    const std::filesystem::path out(job.output_file);
-    const std::string parent =
-        out.has_parent_path() ? out.parent_path().string() : ".";
-    ROOST_ASSIGN_OR_RETURN(
-        cleanup.dir,
-        MakeOwnedDir(parent, StrCat(out.filename().string(), ".tmp-")));
-    table_path = StrCat(cleanup.dir, "/", kTableFileName);
-  }
-
-  // One table file, or one per shard.
-  const uint32_t shards = job.shards;
-  std::vector<std::string> paths;
-  if (shards == 1) {
-    paths.push_back(table_path);
-  } else {
-    for (uint32_t s = 0; s < shards; ++s) {
-      paths.push_back(StrCat(version_dir, "/", ShardFileName(s, shards)));
-    }
-  }
+  const std::vector<std::string> paths =
+      TableFilePaths(destination->staging_dir(), job.shards);
   BuildSummary summary;
   summary.format = job.format;
-  summary.shards = shards;
+  summary.shards = job.shards;
   std::vector<ManifestInput> read;
   std::vector<FileFigures> figures;
   ROOST_RETURN_IF_ERROR(WriteTableFiles(job, *inputs, paths, &read, &figures,
@@ -217,91 +217,27 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
 
   // Verify what was written: every checksum, and the key counts.
   progress->Phase("verify");
-  std::vector<ManifestFile> files;
+  ROOST_ASSIGN_OR_RETURN(std::vector<ManifestFile> files,
+                         VerifyTableFiles(paths, figures, &summary));
   FileFigures all;
-  for (uint32_t s = 0; s < shards; ++s) {
-    const std::string shard_name =
-        shards == 1 ? "the table" : StrCat("shard ", s, "'s table");
-    auto table = Table::Open(paths[s]);
-    if (!table.ok()) {
-      return absl::DataLossError(
-          StrCat(shard_name,
-                 " just written fails to open: ", table.status().message()));
-    }
-    if ((*table)->num_keys() != figures[s].keys) {
-      return absl::DataLossError(StrCat(shard_name, " just written holds ",
-                                        (*table)->num_keys(), " keys, not ",
-                                        figures[s].keys));
-    }
-    table->reset();
-    auto checksum = ChecksumFile(paths[s]);
-    if (!checksum.ok()) return checksum.status();
-    ManifestFile file;
-    file.name = std::filesystem::path(paths[s]).filename().string();
-    file.size = std::filesystem::file_size(paths[s]);
-    file.xxh3 = *checksum;
-    if (shards > 1) {
-      file.shard = s;
-      file.keys = figures[s].keys;
-      file.key_bytes = figures[s].key_bytes;
-      file.value_bytes = figures[s].value_bytes;
-    }
-    summary.file_size += file.size;
-    files.push_back(std::move(file));
-    all.Merge(figures[s]);
-  }
+  for (const FileFigures& f : figures) all.Merge(f);
   progress->Done(summary.keys, summary.file_size);
 
   progress->Phase("publish");
-  if (publisher || target) {
-    if (publisher) {
-      ROOST_RETURN_IF_ERROR(
-          CheckShrink(job, publisher->table_dir(), summary.keys));
-    } else {
-      ROOST_RETURN_IF_ERROR(CheckRepositoryShrink(*target, job, summary.keys));
-    }
-    Manifest m = MakeManifest(job, std::move(files), all, std::move(read));
-    if (target) {
-      ROOST_ASSIGN_OR_RETURN(
-          RepositoryPublished published,
-          PublishToRepository(*target, job, version_dir, std::move(m)));
-      summary.path = published.uri;
-      summary.version = published.version;
-      summary.repository = target->store->uri();
-      summary.table = job.table;
-      if (job.keep_versions) {
-        summary.pruned = published.pruned.deleted;
-        summary.abandoned = published.pruned.abandoned;
-        summary.retention_error = published.retention_error;
-      }
-      summary.seconds = std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
-      return summary;
-    }
-    auto published = publisher->Publish([&](uint64_t version) -> absl::Status {
-      m.version = version;
-      auto file = WritableFile::Create(publisher->staging_dir() + "/" +
-                                       std::string(kManifestName));
-      if (!file.ok()) return file.status();
-      ROOST_RETURN_IF_ERROR((*file)->Append(m.ToJson()));
-      return (*file)->Close(/*sync=*/true);
-    });
-    if (!published.ok()) return published.status();
-    summary.path = published->path;
-    summary.version = published->version;
-  } else {
-    ROOST_RETURN_IF_ERROR(FsyncPath(table_path));
-    if (::rename(table_path.c_str(), job.output_file.c_str()) != 0) {
-      return absl::InternalError(StrCat("cannot rename ", table_path, " to ",
-                                        job.output_file, ": ",
-                                        std::strerror(errno)));
-    }
-    const std::filesystem::path parent =
-        std::filesystem::absolute(job.output_file).parent_path();
-    ROOST_RETURN_IF_ERROR(FsyncPath(parent.string()));
-    summary.path = job.output_file;
+  ROOST_ASSIGN_OR_RETURN(Publication published,
+                         destination->Publish(MakeManifest(
+                             job, std::move(files), all, std::move(read))));
+  summary.path = std::move(published.path);
+  summary.version = published.version;
+  if (!published.repository.empty()) {
+    summary.repository = std::move(published.repository);
+    summary.table = job.table;
   }
+  if (published.pruned) {
+    summary.pruned = std::move(published.pruned->deleted);
+    summary.abandoned = std::move(published.pruned->abandoned);
+  }
+  summary.retention_error = std::move(published.retention_error);
   summary.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

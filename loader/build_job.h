@@ -1,10 +1,11 @@
-// BuildJob: roost-load build, end to end. Reads every input, builds a table
-// of either format (sorting first for the block format, in bounded memory),
-// or with `shards` > 1 one table file per shard (table_files.h), verifies
-// every file it wrote, and publishes: as a single file (written beside its
-// destination and renamed over it) or as the next version of a table in a
-// data directory (see publish.h). Nothing is published unless every step
-// succeeded.
+// BuildJob: roost-load build, end to end. Stages the place the job names
+// (a Destination, destination.h: a file, a data directory or a table
+// repository), reads every input, builds a table of either format (sorting
+// first for the block format, in bounded memory), or with `shards` > 1 one
+// table file per shard (table_files.h), into the staging directory,
+// verifies every file it wrote, describes them in their MANIFEST
+// (build_manifest.h), and has the Destination publish them. Nothing is
+// published unless every step succeeded.
 #ifndef ROOST_LOADER_BUILD_JOB_H_
 #define ROOST_LOADER_BUILD_JOB_H_
 

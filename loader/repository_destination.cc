@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "storage/data_dir.h"
+#include "util/owned_dir.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
@@ -20,12 +22,8 @@ std::string PublisherName() {
                 host[0] != '\0' ? host : "unknown host");
 }
 
-// The store's error, prefixed with what roost-load was doing. The input
-// and the build were good by now: whatever the store answers is a failure
-// to store the version (roost-load's I/O exit code), so the codes that
-// mean bad input elsewhere (a local store's FailedPrecondition for a path
-// under a file, an upload read back wrong) become Aborted; the others
-// (Unavailable, PermissionDenied, NotFound) keep theirs.
+// The store's error, prefixed with what roost-load was doing; the codes
+// that mean bad input elsewhere become Aborted (see the header).
 absl::Status Annotate(const absl::Status& s, std::string_view doing) {
   if (s.ok()) return s;
   const bool input_code = absl::IsInvalidArgument(s) || absl::IsDataLoss(s) ||
@@ -36,40 +34,53 @@ absl::Status Annotate(const absl::Status& s, std::string_view doing) {
 
 }  // namespace
 
-absl::StatusOr<RepositoryTarget> OpenRepositoryTarget(const BuildJob& job) {
-  RepositoryTarget target;
-  ROOST_ASSIGN_OR_RETURN(target.store, OpenObjectStore(job.repository));
-  target.repository = std::make_unique<TableRepository>(target.store.get());
+absl::StatusOr<std::unique_ptr<RepositoryDestination>>
+RepositoryDestination::Stage(RepositoryDestinationOptions options) {
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<ObjectStore> store,
+                         OpenObjectStore(options.uri));
+  std::unique_ptr<RepositoryDestination> destination(
+      new RepositoryDestination(std::move(options), std::move(store)));
+  const std::string& table = destination->options_.table;
   ROOST_RETURN_IF_ERROR(Annotate(
-      target.repository->ListVersions(job.table).status(),
-      StrCat("cannot read table ", job.table, " in ", target.store->uri())));
-  return target;
+      destination->repository_.ListVersions(table).status(),
+      StrCat("cannot read table ", table, " in ", destination->store_->uri())));
+  const std::string parent =
+      destination->options_.temp_dir.empty()
+          ? std::filesystem::temp_directory_path().string()
+          : destination->options_.temp_dir;
+  ROOST_ASSIGN_OR_RETURN(destination->staging_,
+                         MakeOwnedDir(parent, "roost-publish-"));
+  return destination;
 }
 
-absl::Status CheckRepositoryShrink(RepositoryTarget& target,
-                                   const BuildJob& job, uint64_t keys) {
-  if (!job.max_shrink) return absl::OkStatus();
+RepositoryDestination::~RepositoryDestination() {
+  if (!staging_.empty()) RemoveTree(staging_);
+}
+
+absl::Status RepositoryDestination::CheckShrink(uint64_t keys) {
+  if (!options_.max_shrink) return absl::OkStatus();
+  const std::string& table = options_.table;
+  const double max_shrink = *options_.max_shrink;
   ROOST_ASSIGN_OR_RETURN(std::vector<RepositoryVersion> versions,
-                         target.repository->ListVersions(job.table));
+                         repository_.ListVersions(table));
   for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
     if (!it->complete) continue;
-    ROOST_ASSIGN_OR_RETURN(std::string text, target.repository->ReadManifest(
-                                                 job.table, it->version));
+    ROOST_ASSIGN_OR_RETURN(std::string text,
+                           repository_.ReadManifest(table, it->version));
     absl::StatusOr<Manifest> previous = Manifest::Parse(text);
     if (!previous.ok()) {
-      return absl::DataLossError(StrCat(
-          target.store->uri(), "/",
-          TableRepository::VersionKey(job.table, it->version, kManifestName),
-          ": ", previous.status().message()));
+      return absl::DataLossError(
+          StrCat(store_->uri(), "/",
+                 TableRepository::VersionKey(table, it->version, kManifestName),
+                 ": ", previous.status().message()));
     }
-    const double floor =
-        static_cast<double>(previous->keys) * (1 - *job.max_shrink);
+    const double floor = static_cast<double>(previous->keys) * (1 - max_shrink);
     if (static_cast<double>(keys) < floor) {
       return absl::InvalidArgumentError(StrCat(
-          "the new version of ", job.table, " holds ", keys, " keys; ",
-          VersionDirName(it->version), " in ", target.store->uri(), " holds ",
+          "the new version of ", table, " holds ", keys, " keys; ",
+          VersionDirName(it->version), " in ", store_->uri(), " holds ",
           previous->keys, ", and --max-shrink ",
-          fmt::format("{:g}", *job.max_shrink * 100), "% allows no fewer than ",
+          fmt::format("{:g}", max_shrink * 100), "% allows no fewer than ",
           static_cast<uint64_t>(std::ceil(floor)), "; nothing was published"));
     }
     return absl::OkStatus();
@@ -77,37 +88,36 @@ absl::Status CheckRepositoryShrink(RepositoryTarget& target,
   return absl::OkStatus();
 }
 
-absl::StatusOr<RepositoryPublished> PublishToRepository(
-    RepositoryTarget& target, const BuildJob& job, const std::string& dir,
-    Manifest manifest) {
+absl::StatusOr<Publication> RepositoryDestination::Publish(Manifest manifest) {
+  ROOST_RETURN_IF_ERROR(CheckShrink(manifest.keys));
+  const std::string& table = options_.table;
   std::vector<VersionFile> files;
   for (const ManifestFile& f : manifest.files) {
-    files.push_back({f.name, StrCat(dir, "/", f.name), f.xxh3});
+    files.push_back({f.name, StrCat(staging_, "/", f.name), f.xxh3});
   }
-  RepositoryPublished published;
-  absl::StatusOr<uint64_t> version = target.repository->Publish(
-      job.table, files,
+  absl::StatusOr<uint64_t> version = repository_.Publish(
+      table, files,
       [&](uint64_t v) -> absl::StatusOr<std::string> {
         manifest.version = v;
         return manifest.ToJson();
       },
       PublisherName());
   if (!version.ok()) {
-    return Annotate(version.status(), StrCat("cannot publish ", job.table,
-                                             " to ", target.store->uri()));
+    return Annotate(version.status(),
+                    StrCat("cannot publish ", table, " to ", store_->uri()));
   }
+  Publication published;
   published.version = *version;
-  published.uri = StrCat(target.store->uri(), "/", job.table, "/",
-                         VersionDirName(*version));
-  if (job.keep_versions) {
-    RetentionOptions retention;
-    retention.keep_versions = *job.keep_versions;
-    retention.abandoned_after = job.abandoned_after;
+  published.path =
+      StrCat(store_->uri(), "/", table, "/", VersionDirName(*version));
+  published.repository = store_->uri();
+  if (options_.retention) {
     absl::StatusOr<PruneResult> pruned =
-        PruneTable(target.repository.get(), job.table, retention);
+        PruneTable(&repository_, table, *options_.retention);
     if (pruned.ok()) {
       published.pruned = *std::move(pruned);
     } else {
+      published.pruned = PruneResult();
       published.retention_error = std::string(pruned.status().message());
     }
   }

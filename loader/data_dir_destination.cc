@@ -1,0 +1,72 @@
+#include "loader/data_dir_destination.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "storage/data_dir.h"
+#include "storage/file.h"
+#include "util/status_macros.h"
+#include "util/str_cat.h"
+
+namespace roost {
+namespace {
+
+// With --max-shrink: refuses `keys` when the newest complete version of
+// `table` in `table_dir` had more than it by over the allowed share.
+absl::Status CheckShrink(const std::string& table, double max_shrink,
+                         const std::string& table_dir, uint64_t keys) {
+  auto versions = ListVersions(table_dir);
+  if (!versions.ok()) return versions.status();
+  for (auto it = versions->rbegin(); it != versions->rend(); ++it) {
+    if (!it->complete) continue;
+    auto previous = ReadManifest(it->path + "/" + std::string(kManifestName));
+    if (!previous.ok()) return previous.status();
+    const double floor = static_cast<double>(previous->keys) * (1 - max_shrink);
+    if (static_cast<double>(keys) < floor) {
+      return absl::InvalidArgumentError(StrCat(
+          "the new version of ", table, " holds ", keys, " keys; ",
+          VersionDirName(it->version), " holds ", previous->keys,
+          ", and --max-shrink ", fmt::format("{:g}", max_shrink * 100),
+          "% allows no fewer than ", static_cast<uint64_t>(std::ceil(floor)),
+          "; nothing was published"));
+    }
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();  // the first version
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DataDirDestination>> DataDirDestination::Stage(
+    const std::string& data_dir, const std::string& table,
+    std::optional<double> max_shrink) {
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<Publisher> publisher,
+                         Publisher::Start(data_dir, table));
+  return std::unique_ptr<DataDirDestination>(
+      new DataDirDestination(std::move(publisher), table, max_shrink));
+}
+
+absl::StatusOr<Publication> DataDirDestination::Publish(Manifest manifest) {
+  if (max_shrink_) {
+    ROOST_RETURN_IF_ERROR(CheckShrink(table_, *max_shrink_,
+                                      publisher_->table_dir(), manifest.keys));
+  }
+  ROOST_ASSIGN_OR_RETURN(
+      PublishedVersion published,
+      publisher_->Publish([&](uint64_t version) -> absl::Status {
+        manifest.version = version;
+        ROOST_ASSIGN_OR_RETURN(
+            std::unique_ptr<WritableFile> file,
+            WritableFile::Create(publisher_->staging_dir() + "/" +
+                                 std::string(kManifestName)));
+        ROOST_RETURN_IF_ERROR(file->Append(manifest.ToJson()));
+        return file->Close(/*sync=*/true);
+      }));
+  Publication publication;
+  publication.path = published.path;
+  publication.version = published.version;
+  return publication;
+}
+
+}  // namespace roost
