@@ -131,51 +131,90 @@ absl::StatusOr<int64_t> ParseDurationSeconds(const std::string& text) {
   return static_cast<int64_t>(*n) * unit;
 }
 
-RepositorySubcommands AddRepositorySubcommands(CLI::App& app,
-                                               RepositoryCommandFlags& f) {
-  const auto common = [&](CLI::App* c) {
-    c->add_option("--repository", f.repository,
-                  "The table repository: s3://BUCKET[/PREFIX] (credentials "
-                  "and endpoint from AWS_* variables), a local path or "
-                  "file:///PATH")
-        ->required();
-    c->add_option("--table", f.table, "Table name")->required();
-    c->add_option("--output-format", f.output_format,
-                  "Output: text or json (stdout)")
-        ->check(CLI::IsMember({"text", "json"}))
-        ->capture_default_str();
-  };
-  RepositorySubcommands out;
-  out.versions = app.add_subcommand(
+namespace {
+
+// --repository, --table and --output-format, bound to `f`.
+void AddCommonFlags(CLI::App* c, RepositoryCommandFlags& f) {
+  c->add_option("--repository", f.repository,
+                "The table repository: s3://BUCKET[/PREFIX] (credentials "
+                "and endpoint from AWS_* variables), a local path or "
+                "file:///PATH")
+      ->required();
+  c->add_option("--table", f.table, "Table name")->required();
+  c->add_option("--output-format", f.output_format,
+                "Output: text or json (stdout)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+// The command's run: its usage errors (exit 64), then the command, whose
+// errors come from the repository.
+Command Runs(CLI::App* c, std::shared_ptr<RepositoryCommandFlags> f,
+             absl::Status (*validate)(const RepositoryCommandFlags&),
+             absl::Status (*run)(const RepositoryCommandFlags&)) {
+  return {c, [f, validate, run] {
+            const bool json = f->output_format == "json";
+            if (absl::Status s = validate(*f); !s.ok()) return Usage(s, json);
+            if (absl::Status s = run(*f); !s.ok()) return Fail(s, json, true);
+            return kExitOk;
+          }};
+}
+
+}  // namespace
+
+Command AddVersionsCommand(CLI::App& app) {
+  auto f = std::make_shared<RepositoryCommandFlags>();
+  CLI::App* versions = app.add_subcommand(
       "versions",
       "List a table's versions in a repository: complete or not, which one "
       "the pointer names (*), files, keys, bytes, when claimed and "
       "published.");
-  common(out.versions);
-  out.rollback = app.add_subcommand(
+  AddCommonFlags(versions, *f);
+  versions->footer(
+      "Example:\n"
+      "  roost-load versions --repository s3://tables/prod --table users");
+  return Runs(versions, f, &ValidateVersions, &RunVersions);
+}
+
+Command AddRollbackCommand(CLI::App& app) {
+  auto f = std::make_shared<RepositoryCommandFlags>();
+  CLI::App* rollback = app.add_subcommand(
       "rollback",
       "Move a table's pointer in a repository to a complete version (every "
       "server follows); a missing or incomplete version is refused (exit "
       "65) and the pointer stays.");
-  common(out.rollback);
-  out.rollback->add_option("--to", f.to, "The version: v000003, v3 or 3")
+  AddCommonFlags(rollback, *f);
+  rollback->add_option("--to", f->to, "The version: v000003, v3 or 3")
       ->required();
-  out.prune = app.add_subcommand(
+  rollback->footer(
+      "Example:\n"
+      "  roost-load rollback --repository s3://tables/prod --table users "
+      "--to v3");
+  return Runs(rollback, f, &ValidateRollback, &RunRollback);
+}
+
+Command AddPruneCommand(CLI::App& app) {
+  auto f = std::make_shared<RepositoryCommandFlags>();
+  CLI::App* prune = app.add_subcommand(
       "prune",
       "Delete a table's complete versions older than the --keep-versions "
       "newest (never the one the pointer names, nor newer ones) and its "
       "abandoned claims (incomplete versions silent for --abandoned-after).");
-  common(out.prune);
-  out.prune
-      ->add_option("--keep-versions", f.keep_versions,
+  AddCommonFlags(prune, *f);
+  prune
+      ->add_option("--keep-versions", f->keep_versions,
                    "Complete versions to keep, newest first; at least 1")
       ->required();
-  out.prune
-      ->add_option("--abandoned-after", f.abandoned_after,
+  prune
+      ->add_option("--abandoned-after", f->abandoned_after,
                    "An incomplete version none of whose objects was written "
                    "for this long is abandoned: 90s, 30m, 24h, 7d")
       ->capture_default_str();
-  return out;
+  prune->footer(
+      "Example:\n"
+      "  roost-load prune --repository s3://tables/prod --table users "
+      "--keep-versions 5 --abandoned-after 7d");
+  return Runs(prune, f, &ValidatePrune, &RunPrune);
 }
 
 absl::Status ValidateVersions(const RepositoryCommandFlags& f) {

@@ -10,11 +10,14 @@
 // `rollback` moves the pointer to a complete version (TableRepository::
 // MovePointer); `prune` applies retention (repository/retention.h).
 //
-// Each Run* prints its result on stdout and returns OK, or returns the
-// error for roost-load to report; Validate* returns the usage errors, found
+// Each Add*Command adds its subcommand to roost-load (command.h). Each
+// Run* prints its result on stdout and returns OK, or returns the error
+// for roost-load to report; Validate* returns the usage errors, found
 // before the repository is opened.
 //
 // Example:
+//   Command rollback = AddRollbackCommand(app);  // in main()
+//   // or, without a command line:
 //   RepositoryCommandFlags f{.repository = "s3://tables/prod",
 //                            .table = "users", .to = "v3"};
 //   if (auto s = ValidateRollback(f); !s.ok()) return Usage(s);
@@ -28,10 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-
-namespace CLI {
-class App;
-}
+#include "loader/command.h"
 
 namespace roost {
 
@@ -61,14 +61,12 @@ absl::Status ValidateVersions(const RepositoryCommandFlags& f);
 absl::Status ValidateRollback(const RepositoryCommandFlags& f);
 absl::Status ValidatePrune(const RepositoryCommandFlags& f);
 
-// Adds the three subcommands to `app`, their flags bound to `f`.
-struct RepositorySubcommands {
-  CLI::App* versions;
-  CLI::App* rollback;
-  CLI::App* prune;
-};
-RepositorySubcommands AddRepositorySubcommands(CLI::App& app,
-                                               RepositoryCommandFlags& f);
+// Each adds its subcommand to `app`: its flags, and a run that reports
+// Validate*'s errors as usage errors (exit 64) and Run*'s as the
+// repository's.
+Command AddVersionsCommand(CLI::App& app);
+Command AddRollbackCommand(CLI::App& app);
+Command AddPruneCommand(CLI::App& app);
 
 absl::Status RunVersions(const RepositoryCommandFlags& f);
 absl::Status RunRollback(const RepositoryCommandFlags& f);

@@ -1,0 +1,323 @@
+#include "loader/build_command.h"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "loader/build_job.h"
+#include "loader/flag_values.h"
+#include "loader/progress.h"
+#include "loader/record_reader.h"
+#include "loader/repository_commands.h"
+#include "storage/block_format.h"
+#include "storage/partition.h"
+#include "storage/table.h"
+#include "util/cli.h"
+#include "util/str_cat.h"
+
+namespace roost {
+namespace {
+
+struct BuildFlags {
+  BuildJob job;
+  std::string input_format = "tsv";
+  std::string key_encoding = "raw";
+  std::string value_encoding = "raw";
+  std::string format = "cuckoo";
+  std::string on_duplicate = "error";
+  std::string compression = "none";
+  std::string index_search = "auto";
+  std::string memory_limit = "1G";
+  std::string max_value_size = "16M";
+  std::string max_shrink;
+  // Read as a string so that a value out of range or not a number is our
+  // usage error, not CLI11's.
+  std::string shards = "1";
+  std::string keep_versions;
+  std::string abandoned_after = "24h";
+  std::string data_timestamp;
+  bool data_timestamp_given = false;  // even as ""
+  bool no_hash_index = false;
+  bool quiet = false;
+  std::string output_format = "text";
+};
+
+int RunBuildCommand(BuildFlags& f) {
+  const bool json = f.output_format == "json";
+  BuildJob& job = f.job;
+  absl::Status s;
+  auto assign = [&](auto parsed, auto* out) {
+    if (!s.ok()) return;
+    if (!parsed.ok()) {
+      s = parsed.status();
+      return;
+    }
+    *out = *parsed;
+  };
+  assign(ParseInputFormat(f.input_format), &job.reader.format);
+  assign(ParseEncoding(f.key_encoding), &job.reader.key_encoding);
+  assign(ParseEncoding(f.value_encoding), &job.reader.value_encoding);
+  assign(ParseTableFormat(f.format), &job.format);
+  assign(ParseCompression(f.compression), &job.block.compression);
+  assign(ParseIndexSearch(f.index_search), &job.block.index_search);
+  assign(ParseSize(f.memory_limit), &job.memory_limit);
+  assign(ParseSize(f.max_value_size), &job.reader.max_value_size);
+  {
+    uint32_t n = 0;
+    auto [end, ec] =
+        std::from_chars(f.shards.data(), f.shards.data() + f.shards.size(), n);
+    if (ec != std::errc() || end != f.shards.data() + f.shards.size() ||
+        n < 1 || n > kMaxShards) {
+      if (s.ok()) {
+        s = absl::InvalidArgumentError(StrCat("bad --shards \"", f.shards,
+                                              "\" (a whole number from 1 to ",
+                                              kMaxShards, ")"));
+      }
+    } else {
+      job.shards = n;
+    }
+  }
+  if (!f.keep_versions.empty()) {
+    assign(ParseKeepVersions(f.keep_versions), &job.keep_versions);
+  }
+  {
+    int64_t seconds = 0;
+    assign(ParseDurationSeconds(f.abandoned_after), &seconds);
+    job.abandoned_after = std::chrono::seconds(seconds);
+  }
+  if (f.data_timestamp_given) {
+    int64_t seconds = 0;
+    assign(ParseTimestamp(f.data_timestamp), &seconds);
+    job.data_timestamp = seconds;
+  }
+  if (!f.max_shrink.empty()) {
+    double share = 0;
+    assign(ParseShare(f.max_shrink), &share);
+    job.max_shrink = share;
+  }
+  // Every option is checked before any input is opened; a bad one is a
+  // usage error.
+  if (s.ok()) s = ValidateBuildJob(job);
+  if (!s.ok()) return Usage(s, json);
+  job.on_duplicate = f.on_duplicate == "first"  ? DuplicatePolicy::kKeepFirst
+                     : f.on_duplicate == "last" ? DuplicatePolicy::kKeepLast
+                                                : DuplicatePolicy::kError;
+  job.block.hash_index = !f.no_hash_index;
+  Progress progress(Progress::DefaultMode(f.quiet || json));
+  auto summary = RunBuild(job, &progress);
+  if (!summary.ok()) {
+    return Fail(summary.status(), json, !job.repository.empty());
+  }
+  if (json) {
+    fmt::print("{}\n", DumpJson(summary->ToJson()));
+  } else if (!f.quiet) {
+    fmt::print(
+        stderr,
+        "roost-load: published {}: {} table, {} keys{}, {} bytes "
+        "({:.2f} bytes/key), {} records read, {} bad, {} duplicates "
+        "dropped, {:.2f} s\n",
+        summary->path, TableFormatName(summary->format), summary->keys,
+        summary->shards > 1 ? fmt::format(" in {} shards", summary->shards)
+                            : std::string(),
+        summary->file_size,
+        summary->keys ? static_cast<double>(summary->file_size) / summary->keys
+                      : 0.0,
+        summary->records, summary->bad_records, summary->duplicates,
+        summary->seconds);
+    if (summary->pruned) {
+      fmt::print(stderr,
+                 "roost-load: retention: {} complete and {} abandoned "
+                 "version(s) of {} deleted\n",
+                 summary->pruned->size(), summary->abandoned->size(),
+                 job.table);
+    }
+  }
+  if (!summary->retention_error.empty()) {
+    fmt::print(stderr,
+               "roost-load: warning: published, but retention failed: {}\n",
+               summary->retention_error);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command AddBuildCommand(CLI::App& app) {
+  auto flags = std::make_shared<BuildFlags>();
+  BuildFlags& f = *flags;
+  BuildJob& job = f.job;
+  CLI::App* b = app.add_subcommand(
+      "build",
+      "Build a table from input records, verify it, and publish it as a "
+      "file (--output) or as the next version of a table (--data-dir or "
+      "--repository, with --table).");
+  b->add_option("--input,-i", job.inputs,
+                "Input files or globs; - for stdin; gzip is detected. Parquet, "
+                "Arrow, ORC, Avro, CSV, JSON Lines and zstd, xz or bzip2 "
+                "input is named as such (exit 65) with a command that "
+                "converts it")
+      ->required();
+  b->add_option("--output,-o", job.output_file, "Write the table to FILE");
+  b->add_option("--data-dir", job.data_dir,
+                "Publish into DIR/<table>/v<N>/ (with --table)");
+  b->add_option("--repository", job.repository,
+                "Publish into a table repository instead: s3://BUCKET[/PREFIX] "
+                "(credentials and endpoint from AWS_* variables), a local "
+                "path or file:///PATH; with --table. The version is built "
+                "under --temp-dir, uploaded, read back against its "
+                "checksums, then the MANIFEST, then the pointer");
+  b->add_option("--table", job.table,
+                "Table name, with --data-dir or --repository");
+  b->add_option("--keep-versions", f.keep_versions,
+                "With --repository: after publishing, delete complete "
+                "versions older than the K newest (never the pointer's, nor "
+                "newer ones) and abandoned claims")
+      ->type_name("K");
+  b->add_option("--abandoned-after", f.abandoned_after,
+                "With --keep-versions: an incomplete version silent this "
+                "long is abandoned: 90s, 30m, 24h, 7d")
+      ->capture_default_str();
+  b->add_option("--shards", f.shards,
+                "With --data-dir or --repository: split the keys into N table "
+                "files "
+                "(shard-0000-of-000N.sst, ...) in one version, each key in "
+                "the shard docs/format/partitioning.md names; 1 to 1024. 1 is "
+                "one table.sst")
+      ->type_name("N")
+      ->capture_default_str();
+  b->add_option("--data-timestamp", f.data_timestamp,
+                "With --data-dir or --repository: the time the input data is "
+                "of (when it was exported, say), written into the MANIFEST "
+                "as data_time and exported by roost-server as "
+                "roost_table_data_timestamp_seconds: RFC 3339 "
+                "(2024-05-01T12:00:00Z) or Unix seconds")
+      ->type_name("TIME");
+  b->add_option("--format", f.format, "Table format: cuckoo or block")
+      ->check(CLI::IsMember({"cuckoo", "block"}))
+      ->capture_default_str();
+  b->add_option("--input-format", f.input_format,
+                "tsv (key<TAB>value lines, each ending in a newline; an "
+                "empty key, a line starting with a tab, is the key \"\", "
+                "warned about), fixed (--key-size + --value-size byte "
+                "records) or length-prefixed (varint lengths)")
+      ->check(CLI::IsMember({"tsv", "fixed", "length-prefixed"}))
+      ->capture_default_str();
+  b->add_option("--key-encoding", f.key_encoding,
+                "TSV keys: raw, hex or base64")
+      ->check(CLI::IsMember({"raw", "hex", "base64"}))
+      ->capture_default_str();
+  b->add_option("--value-encoding", f.value_encoding,
+                "TSV values: raw, hex or base64")
+      ->check(CLI::IsMember({"raw", "hex", "base64"}))
+      ->capture_default_str();
+  b->add_option("--key-size", job.reader.key_size, "Fixed records: key bytes")
+      ->capture_default_str();
+  b->add_option("--value-size", job.reader.value_size,
+                "Fixed records: value bytes")
+      ->capture_default_str();
+  b->add_option("--max-key-size", job.reader.max_key_size,
+                "Longest key accepted, in bytes")
+      ->capture_default_str();
+  b->add_option("--max-value-size", f.max_value_size,
+                "Longest value accepted (k, M, G suffixes); longer ones are "
+                "bad records. roost-server's default response limit is 32 "
+                "MiB, so that one value of 16 MiB always fits")
+      ->capture_default_str();
+  b->add_flag("--strip-cr", job.reader.strip_cr,
+              "TSV: drop the \\r of lines that end in \\r\\n");
+  b->add_flag("--allow-missing-final-newline",
+              job.reader.allow_missing_final_newline,
+              "TSV: read a last line without its newline as a record (a file "
+              "written by hand). Without it such a line is input cut short "
+              "(a producer stopped mid-line): exit 65, nothing published");
+  b->add_flag("--allow-empty", job.allow_empty,
+              "Publish a table of no keys when the input has no records "
+              "(else an error)");
+  b->add_option("--max-shrink", f.max_shrink,
+                "With --data-dir or --repository: refuse a version with fewer "
+                "keys than the newest one by more than this share (e.g. 10%)");
+  b->add_option("--on-duplicate", f.on_duplicate,
+                "A key seen twice: error, first or last")
+      ->check(CLI::IsMember({"error", "first", "last"}))
+      ->capture_default_str();
+  b->add_option("--max-bad-records", job.max_bad_records,
+                "Skip (and count) up to N malformed TSV lines. A malformed "
+                "binary record (where the next one starts is then unknown), "
+                "input cut short and input of another format stop the build "
+                "whatever N")
+      ->capture_default_str();
+  b->add_option("--memory-limit", f.memory_limit,
+                "Block format: memory for sorting before spilling to disk "
+                "(k, M, G suffixes)")
+      ->capture_default_str();
+  b->add_option("--temp-dir", job.temp_dir,
+                "Where sort runs spill (default: the system temp dir)");
+  b->add_option("--utilization", job.cuckoo.utilization,
+                "Cuckoo: fraction of buckets to fill, in (0, 1)")
+      ->capture_default_str();
+  b->add_option("--hash-functions", job.cuckoo.num_hash_functions,
+                "Cuckoo: candidate blocks per key, 2 to 8")
+      ->capture_default_str();
+  b->add_option("--overflow-bits", job.cuckoo.overflow_bits_per_block,
+                "Cuckoo: overflow bits per block: 1, 2, 4 or 8")
+      ->capture_default_str();
+  b->add_option("--max-displacement-depth", job.cuckoo.max_displacement_depth,
+                "Cuckoo: longest displacement chain tried per insertion")
+      ->capture_default_str();
+  b->add_option("--block-size", job.block.block_size,
+                "Block: target data block size in bytes")
+      ->capture_default_str();
+  b->add_option("--restart-interval", job.block.restart_interval,
+                "Block: entries between full keys")
+      ->capture_default_str();
+  b->add_flag("--no-hash-index", f.no_hash_index,
+              "Block: no hash index in data blocks");
+  b->add_option("--filter-bits-per-key", job.block.filter_bits_per_key,
+                "Block: bits a key of the table's Bloom filter, 0 to 32 "
+                "(10: about 1% of missing keys get past it; format 2.0); 0 "
+                "writes no filter (format 1.0, for readers older than 2.0)")
+      ->capture_default_str();
+  b->add_option("--compression", f.compression, "Block: none, snappy or zstd")
+      ->check(CLI::IsMember({"none", "snappy", "zstd"}))
+      ->capture_default_str();
+  b->add_option("--index-search", f.index_search,
+                "Block: binary, interpolation or auto")
+      ->check(CLI::IsMember({"binary", "interpolation", "auto"}))
+      ->capture_default_str();
+  b->add_flag("--quiet,-q", f.quiet, "No progress or summary on stderr");
+  b->add_option("--output-format", f.output_format,
+                "Summary format: text (stderr) or json (stdout)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+
+  // Its --help ends with its own examples, not all of the program's (a
+  // subcommand inherits the footer it was added under).
+  b->footer(
+      "Examples:\n"
+      "  roost-load build -i users.tsv -o users.sst\n"
+      "  roost-load build -i 'part-*.tsv.gz' --data-dir /srv/roost --table "
+      "users --max-shrink 10%\n"
+      "  producer | roost-load build -i - --data-dir /srv/roost --table users "
+      "--shards 4\n"
+      "  roost-load build -i records.bin --input-format fixed --key-size 8 "
+      "--value-size 8 --format block --compression zstd -o r.sst\n"
+      "  roost-load build -i users.tsv --repository s3://tables/prod "
+      "--table users --shards 4 --keep-versions 5");
+  return {b, [b, flags]() -> int {
+            BuildFlags& f = *flags;
+            if (b->count("--abandoned-after") > 0 && f.keep_versions.empty()) {
+              return Usage(absl::InvalidArgumentError(
+                               "--abandoned-after goes with --keep-versions"),
+                           f.output_format == "json");
+            }
+            f.data_timestamp_given = b->count("--data-timestamp") > 0;
+            return RunBuildCommand(f);
+          }};
+}
+
+}  // namespace roost
