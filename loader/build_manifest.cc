@@ -4,6 +4,7 @@
 #include <string>
 
 #include "storage/block_format.h"
+#include "storage/block_table_builder.h"
 #include "storage/cuckoo_format.h"
 #include "storage/partition.h"
 #include "util/str_cat.h"
