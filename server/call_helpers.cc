@@ -94,4 +94,12 @@ grpc::Status Authorize(AccessControl* access,
       StrCat("this client may not read table ", PrintableKey(*table, 128)));
 }
 
+void Finish(grpc::ServerUnaryReactor* reactor, RpcMetrics* metrics,
+            Method method, std::chrono::steady_clock::time_point start,
+            const grpc::Status& status) {
+  metrics->Handled(method, status.error_code(),
+                   std::chrono::steady_clock::now() - start);
+  reactor->Finish(status);
+}
+
 }  // namespace roost

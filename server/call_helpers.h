@@ -1,8 +1,9 @@
-// What every handler of roost.v1.Lookup does the same way (lookup_service.cc,
-// scan_reactor.cc): reading the request's bytes, refusing one that does not
-// parse (INVALID_ARGUMENT, logged at a bounded rate), checking the caller
-// against the access policy, and turning a status into what a client is
-// shown.
+// What every handler of roost.v1.Lookup and roost.v1.Admin does the same
+// way (lookup_service.cc, scan_reactor.cc, admin_service.cc): reading the
+// request's bytes, refusing one that does not parse (INVALID_ARGUMENT,
+// logged at a bounded rate), checking the caller against the access policy,
+// turning a status into what a client is shown, and finishing a unary call
+// with its RPC metrics.
 //
 // Example:
 //   grpc::Slice holder;
@@ -16,10 +17,13 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "server/access_policy.h"
+#include "server/metrics.h"
+#include "util/str_cat.h"
 
 namespace roost {
 
@@ -49,6 +53,36 @@ grpc::Status Malformed(const absl::Status& status,
 grpc::Status Authorize(AccessControl* access,
                        const grpc::CallbackServerContext& context,
                        const std::string_view* table);
+
+// Finishes `reactor` with `status` and records the RPC, started at `start`.
+void Finish(grpc::ServerUnaryReactor* reactor, RpcMetrics* metrics,
+            Method method, std::chrono::steady_clock::time_point start,
+            const grpc::Status& status);
+
+// Parses `request` into a protobuf message (the methods that are not on
+// the lookup path: ListTables, the admin service); INVALID_ARGUMENT, as
+// Malformed(), when it does not parse.
+template <typename Message>
+grpc::Status ParseMessage(const grpc::ByteBuffer& request,
+                          const grpc::CallbackServerContext* context,
+                          std::string_view method, Message* message) {
+  grpc::Slice holder;
+  const std::string_view bytes = RequestBytes(request, &holder);
+  if (message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return grpc::Status::OK;
+  }
+  return Malformed(
+      absl::InvalidArgumentError(StrCat("malformed request: not a ",
+                                        Message::descriptor()->full_name())),
+      context, method);
+}
+
+// `message`'s bytes, for a raw method's response.
+template <typename Message>
+grpc::ByteBuffer Serialize(const Message& message) {
+  grpc::Slice slice(message.SerializeAsString());
+  return grpc::ByteBuffer(&slice, 1);
+}
 
 }  // namespace roost
 

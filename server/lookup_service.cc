@@ -24,37 +24,6 @@ std::string KeyName(size_t index, bool batch) {
   return batch ? StrCat("key ", index) : std::string("key");
 }
 
-// Finishes `reactor` with `status` and records the RPC.
-void Finish(grpc::ServerUnaryReactor* reactor, RpcMetrics* metrics,
-            Method method, Clock::time_point start,
-            const grpc::Status& status) {
-  metrics->Handled(method, status.error_code(), Clock::now() - start);
-  reactor->Finish(status);
-}
-
-// Parses `request` into a protobuf message; INVALID_ARGUMENT when it does
-// not parse.
-template <typename Message>
-grpc::Status ParseMessage(const grpc::ByteBuffer& request,
-                          const grpc::CallbackServerContext* context,
-                          std::string_view method, Message* message) {
-  grpc::Slice holder;
-  const std::string_view bytes = RequestBytes(request, &holder);
-  if (message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return grpc::Status::OK;
-  }
-  return Malformed(
-      absl::InvalidArgumentError(StrCat("malformed request: not a ",
-                                        Message::descriptor()->full_name())),
-      context, method);
-}
-
-template <typename Message>
-grpc::ByteBuffer Serialize(const Message& message) {
-  grpc::Slice slice(message.SerializeAsString());
-  return grpc::ByteBuffer(&slice, 1);
-}
-
 // Scratch space a handler thread reuses across requests, so that a batch
 // allocates nothing but its response.
 struct Scratch {
@@ -426,62 +395,6 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
   }
   if (CallContext* call = CallContext::Of(context)) call->SendStarted();
   Finish(reactor, metrics_, Method::kListTables, start, status);
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* AdminService::Rollback(
-    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-    grpc::ByteBuffer* response) {
-  const Clock::time_point start = Clock::now();
-  metrics_->Started(Method::kRollback);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  roost::v1::RollbackRequest parsed;
-  grpc::Status s = Authorize(access_, *context, nullptr);
-  if (s.ok()) s = ParseMessage(*request, context, "Rollback", &parsed);
-  if (!s.ok()) {
-    Finish(reactor, metrics_, Method::kRollback, start, s);
-    return reactor;
-  }
-  registry_->Rollback(
-      parsed.table(), parsed.version(),
-      [reactor, response, start, metrics = metrics_, data_dir = data_dir_](
-          absl::StatusOr<std::pair<std::string, std::string>> result) {
-        if (result.ok()) {
-          roost::v1::RollbackResponse out;
-          out.set_serving_version(result->first);
-          out.set_previous_version(result->second);
-          *response = Serialize(out);
-        }
-        Finish(reactor, metrics, Method::kRollback, start,
-               ToClient(result.status(), data_dir));
-      });
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* AdminService::Unpin(
-    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
-    grpc::ByteBuffer* response) {
-  const Clock::time_point start = Clock::now();
-  metrics_->Started(Method::kUnpin);
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  roost::v1::UnpinRequest parsed;
-  grpc::Status s = Authorize(access_, *context, nullptr);
-  if (s.ok()) s = ParseMessage(*request, context, "Unpin", &parsed);
-  if (!s.ok()) {
-    Finish(reactor, metrics_, Method::kUnpin, start, s);
-    return reactor;
-  }
-  registry_->Unpin(parsed.table(),
-                   [reactor, response, start, metrics = metrics_,
-                    data_dir = data_dir_](absl::StatusOr<std::string> result) {
-                     if (result.ok()) {
-                       roost::v1::UnpinResponse out;
-                       out.set_serving_version(*result);
-                       *response = Serialize(out);
-                     }
-                     Finish(reactor, metrics, Method::kUnpin, start,
-                            ToClient(result.status(), data_dir));
-                   });
   return reactor;
 }
 

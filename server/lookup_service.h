@@ -1,6 +1,6 @@
-// The gRPC services: roost.v1.Lookup (Get, MultiGet, StreamMultiGet,
-// ListTables, Scan) and roost.v1.Admin (Rollback, Unpin), on the callback
-// API.
+// LookupService: roost.v1.Lookup (Get, MultiGet, StreamMultiGet,
+// ListTables, Scan) on gRPC's callback API. (roost.v1.Admin is
+// admin_service.h.)
 //
 // Every method takes its request as raw bytes, so that a request that does
 // not parse is answered INVALID_ARGUMENT, counted and logged (at a bounded
@@ -18,8 +18,7 @@
 // and add the tallies to per-thread counters once. Every response ends with the
 // bytes naming its version, encoded once per version. Scan (scan_reactor.cc)
 // pins its version for the whole stream and writes one bounded message at a
-// time. Nothing on that path waits. Admin handlers hand their work to the
-// registry's thread and finish when it is done.
+// time. Nothing on that path waits.
 //
 // Example:
 //   LookupService lookup(&registry, &metrics, &memory, &streams, options);
@@ -30,7 +29,6 @@
 #include <chrono>
 #include <string>
 
-#include "roost/v1/admin.grpc.pb.h"
 #include "roost/v1/lookup.grpc.pb.h"
 #include "server/access_policy.h"
 #include "server/call_gate.h"
@@ -126,33 +124,6 @@ class LookupService final : public RawLookupService {
   // Open Scans, watched for clients that stop reading (not limited by
   // --max-streams: a Scan counts against --max-in-flight).
   StreamWatch scans_;
-};
-
-using RawAdminService = roost::v1::Admin::WithRawCallbackMethod_Rollback<
-    roost::v1::Admin::WithRawCallbackMethod_Unpin<roost::v1::Admin::Service>>;
-
-class AdminService final : public RawAdminService {
- public:
-  // `access` may be null: every caller who reaches the port may use it.
-  AdminService(TableRegistry* registry, RpcMetrics* metrics,
-               std::string data_dir, AccessControl* access = nullptr)
-      : registry_(registry),
-        metrics_(metrics),
-        data_dir_(std::move(data_dir)),
-        access_(access) {}
-
-  grpc::ServerUnaryReactor* Rollback(grpc::CallbackServerContext* context,
-                                     const grpc::ByteBuffer* request,
-                                     grpc::ByteBuffer* response) override;
-  grpc::ServerUnaryReactor* Unpin(grpc::CallbackServerContext* context,
-                                  const grpc::ByteBuffer* request,
-                                  grpc::ByteBuffer* response) override;
-
- private:
-  TableRegistry* registry_;
-  RpcMetrics* metrics_;
-  const std::string data_dir_;
-  AccessControl* const access_;
 };
 
 }  // namespace roost

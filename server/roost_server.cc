@@ -22,6 +22,7 @@
 
 #include "grpc/health/v1/health.pb.h"
 #include "server/access_policy.h"
+#include "server/admin_service.h"
 #include "server/call_context.h"
 #include "server/client_limits.h"
 #include "server/file_lease.h"
