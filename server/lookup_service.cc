@@ -48,6 +48,76 @@ absl::Status LookUp(const Table& table, std::span<const std::string_view> keys,
   return absl::OkStatus();
 }
 
+// The three encodings of a Get's or MultiGet's response, each in two
+// passes over the results: Size() first, so that a response over the
+// limits is refused before a byte of any value is copied, then Write() into
+// exactly that much room (request_codec.h). Plain types, chosen once per
+// request by LookupService::Respond's template argument: nothing virtual,
+// no allocation per key. The version field, encoded once per version,
+// follows what Write() wrote.
+
+EncodedResult Encoded(const LookupResult& result) {
+  return {result.found, result.value};
+}
+
+// A GetResponse: the one result.
+struct GetEncoding {
+  static const std::string& VersionField(const ServingVersion& version) {
+    return version.get_version_field;
+  }
+  size_t Size(std::span<const LookupResult> results, size_t /*max*/) const {
+    return GetResponseSize(Encoded(results[0]));
+  }
+  char* Write(std::span<const LookupResult> results, char* out) const {
+    return WriteGetResponse(Encoded(results[0]), out);
+  }
+};
+
+// A MultiGetResponse of one GetResponse entry per key, in request order.
+struct EntriesEncoding {
+  static const std::string& VersionField(const ServingVersion& version) {
+    return version.batch_version_field;
+  }
+  // Stops counting once past `max`: the response is refused whatever the
+  // rest adds.
+  size_t Size(std::span<const LookupResult> results, size_t max) const {
+    size_t size = 0;
+    for (const LookupResult& result : results) {
+      size += MultiGetEntrySize(Encoded(result));
+      if (size > max) break;
+    }
+    return size;
+  }
+  char* Write(std::span<const LookupResult> results, char* out) const {
+    for (const LookupResult& result : results) {
+      out = WriteMultiGetEntry(Encoded(result), out);
+    }
+    return out;
+  }
+};
+
+// A MultiGetResponse in the packed form (MultiGetRequest.packed): the
+// values end to end, their sizes (or one width) and the missing keys'
+// indexes.
+class PackedEncoding {
+ public:
+  static const std::string& VersionField(const ServingVersion& version) {
+    return version.batch_version_field;
+  }
+  size_t Size(std::span<const LookupResult> results, size_t /*max*/) {
+    for (const LookupResult& result : results) packed_.Count(Encoded(result));
+    return packed_.size();
+  }
+  char* Write(std::span<const LookupResult> results, char* out) {
+    packed_.Start(out);
+    for (const LookupResult& result : results) packed_.Write(Encoded(result));
+    return packed_.end();
+  }
+
+ private:
+  PackedMultiGet packed_;
+};
+
 }  // namespace
 
 grpc::Status PinVersion(const TableEntry& entry, uint64_t wanted,
@@ -80,28 +150,14 @@ grpc::Status PinVersion(const TableEntry& entry, uint64_t wanted,
              *pin ? (*pin)->version_name : std::string("no version"), held));
 }
 
-grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
-                                     const grpc::ByteBuffer& request,
-                                     grpc::ByteBuffer* response, Method method,
-                                     ClientLimits::Share* client,
-                                     CallGate* slot) {
-  if (DeadlinePassed(context)) return DeadlinePassedError();
-  const bool batch = method != Method::kGet;
-  Scratch& s = ThreadScratch();
-  grpc::Slice holder;
-  const std::string_view bytes = RequestBytes(request, &holder);
-  const absl::Status parsed =
-      batch ? ParseMultiGetRequest(bytes, options_.max_batch, &s.request)
-            : ParseGetRequest(bytes, &s.request);
-  if (!parsed.ok()) {
-    return Malformed(parsed, context, batch ? "MultiGet" : "Get");
-  }
-  const LookupRequest& r = s.request;
+grpc::Status LookupService::CheckRequest(
+    const grpc::CallbackServerContext& context, const LookupRequest& r,
+    bool batch) const {
   if (r.table.empty()) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         "table name is empty");
   }
-  if (grpc::Status s = Authorize(access_, *context, &r.table); !s.ok()) {
+  if (grpc::Status s = Authorize(access_, context, &r.table); !s.ok()) {
     return s;
   }
   if (r.total_keys > options_.max_batch) {
@@ -120,6 +176,47 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
                  " bytes, more than --max-key-size ", options_.max_key_size));
     }
   }
+  return grpc::Status::OK;
+}
+
+template <typename Encoding>
+grpc::Status LookupService::Respond(Encoding encoding,
+                                    const ServingVersion& version,
+                                    std::span<const LookupResult> results,
+                                    ClientLimits::Share* client, CallGate* slot,
+                                    grpc::ByteBuffer* response) const {
+  const std::string& version_field = Encoding::VersionField(version);
+  // The size first: a response over the limits is refused before a byte of
+  // any value is copied.
+  const size_t size =
+      encoding.Size(results, options_.max_message_size) + version_field.size();
+  auto buffer =
+      ResponseBuffer::Create(memory_, client, size, options_.max_message_size);
+  if (!buffer.ok()) return ToClient(buffer.status(), options_.data_dir);
+  char* out = encoding.Write(results, buffer->data());
+  std::memcpy(out, version_field.data(), version_field.size());
+  *response = std::move(*buffer).Release(slot);
+  return grpc::Status::OK;
+}
+
+grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer& request,
+                                     grpc::ByteBuffer* response, Method method,
+                                     ClientLimits::Share* client,
+                                     CallGate* slot) {
+  if (DeadlinePassed(context)) return DeadlinePassedError();
+  const bool batch = method != Method::kGet;
+  Scratch& s = ThreadScratch();
+  grpc::Slice holder;
+  const std::string_view bytes = RequestBytes(request, &holder);
+  const absl::Status parsed =
+      batch ? ParseMultiGetRequest(bytes, options_.max_batch, &s.request)
+            : ParseGetRequest(bytes, &s.request);
+  if (!parsed.ok()) {
+    return Malformed(parsed, context, batch ? "MultiGet" : "Get");
+  }
+  const LookupRequest& r = s.request;
+  if (grpc::Status st = CheckRequest(*context, r, batch); !st.ok()) return st;
   // Declared in this order so that the version is released before the
   // table entry may be freed.
   const auto tables = registry_->Tables();
@@ -145,45 +242,15 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   if (absl::Status st = LookUp(version->table(), r.keys, s, &tally); !st.ok()) {
     return ToClient(st, options_.data_dir);
   }
-  // The size first: a response over the limits is refused before a byte of
-  // any value is copied.
-  size_t size = 0;
-  PackedMultiGet packed;
-  if (batch && r.packed) {
-    for (const LookupResult& res : s.results) {
-      packed.Count({res.found, res.value});
-    }
-    size = packed.size() + version->batch_version_field.size();
-  } else if (batch) {
-    for (const LookupResult& res : s.results) {
-      size += MultiGetEntrySize({res.found, res.value});
-      if (size > options_.max_message_size) break;
-    }
-    size += version->batch_version_field.size();
-  } else {
-    size = GetResponseSize({s.results[0].found, s.results[0].value}) +
-           version->get_version_field.size();
-  }
-  auto buffer =
-      ResponseBuffer::Create(memory_, client, size, options_.max_message_size);
-  if (!buffer.ok()) return ToClient(buffer.status(), options_.data_dir);
-  char* out = buffer->data();
-  if (batch && r.packed) {
-    packed.Start(out);
-    for (const LookupResult& res : s.results) {
-      packed.Write({res.found, res.value});
-    }
-    out = packed.end();
-  } else {
-    for (const LookupResult& res : s.results) {
-      out = batch ? WriteMultiGetEntry({res.found, res.value}, out)
-                  : WriteGetResponse({res.found, res.value}, out);
-    }
-  }
-  const std::string& name_field =
-      batch ? version->batch_version_field : version->get_version_field;
-  std::memcpy(out, name_field.data(), name_field.size());
-  *response = std::move(*buffer).Release(slot);
+  // The encoding is chosen once per request, not per key.
+  const grpc::Status written =
+      !batch
+          ? Respond(GetEncoding(), *version, s.results, client, slot, response)
+      : r.packed ? Respond(PackedEncoding(), *version, s.results, client, slot,
+                           response)
+                 : Respond(EntriesEncoding(), *version, s.results, client, slot,
+                           response);
+  if (!written.ok()) return written;
   // Let go of decompressed blocks now, not at this thread's next request.
   s.pins.Clear();
   entry->lookups.Add(tally);

@@ -27,6 +27,7 @@
 #define ROOST_SERVER_LOOKUP_SERVICE_H_
 
 #include <chrono>
+#include <span>
 #include <string>
 
 #include "roost/v1/lookup.grpc.pb.h"
@@ -39,6 +40,7 @@
 #include "server/server_options.h"
 #include "server/stream_watch.h"
 #include "server/table_registry.h"
+#include "storage/table.h"
 
 namespace roost {
 
@@ -113,6 +115,18 @@ class LookupService final : public RawLookupService {
                         const grpc::ByteBuffer& request,
                         grpc::ByteBuffer* response, Method method,
                         ClientLimits::Share* client, CallGate* slot);
+  // What no table could accept: an empty table name, a caller the access
+  // policy refuses, more keys than --max-batch, a key over --max-key-size.
+  grpc::Status CheckRequest(const grpc::CallbackServerContext& context,
+                            const LookupRequest& request, bool batch) const;
+  // Writes `results` of `version` into *response in `encoding`
+  // (lookup_service.cc), refused before a value is copied when over the
+  // limits; on OK as DoLookup's.
+  template <typename Encoding>
+  grpc::Status Respond(Encoding encoding, const ServingVersion& version,
+                       std::span<const LookupResult> results,
+                       ClientLimits::Share* client, CallGate* slot,
+                       grpc::ByteBuffer* response) const;
 
   TableRegistry* registry_;
   RpcMetrics* metrics_;
