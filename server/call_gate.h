@@ -20,6 +20,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
+
+#include "server/metrics.h"
 
 namespace roost {
 
@@ -45,6 +48,17 @@ class CallGate {
   // Calls in flight now (a refused call may show for an instant).
   uint64_t open() const { return open_.load(std::memory_order_relaxed); }
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  // roost_calls_in_flight and roost_calls_refused_total.
+  void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const {
+    AddScalar(out, "roost_calls_in_flight",
+              "Get, MultiGet and Scan calls in flight (at most "
+              "--max-in-flight).",
+              prometheus::MetricType::Gauge, static_cast<double>(open()));
+    AddScalar(out, "roost_calls_refused_total",
+              "Get, MultiGet and Scan calls refused because --max-in-flight "
+              "were in flight.",
+              prometheus::MetricType::Counter, static_cast<double>(refused()));
+  }
 
  private:
   const uint64_t max_;

@@ -139,4 +139,16 @@ void HealthService::ChangedAll() {
   }
 }
 
+void HealthService::CollectMetrics(
+    std::vector<prometheus::MetricFamily>* out) const {
+  AddScalar(out, "roost_health_watches_open",
+            "Health Watch calls open (at most --max-health-watches).",
+            prometheus::MetricType::Gauge, static_cast<double>(watches_open()));
+  AddScalar(out, "roost_health_watches_refused_total",
+            "Health Watch calls refused because "
+            "--max-health-watches were open.",
+            prometheus::MetricType::Counter,
+            static_cast<double>(watches_refused()));
+}
+
 }  // namespace roost

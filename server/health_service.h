@@ -76,6 +76,8 @@ class HealthService final : public grpc::health::v1::Health::CallbackService {
     std::lock_guard lock(mu_);
     return refused_;
   }
+  // roost_health_watches_open and roost_health_watches_refused_total.
+  void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const;
 
  private:
   class Watcher;

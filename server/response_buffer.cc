@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "server/call_gate.h"
+#include "server/metrics.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -108,6 +109,18 @@ grpc::ByteBuffer ResponseBuffer::Release(CallGate* slot) && {
   }
   grpc::Slice slice(block + kHeaderSize, size_, Free, block);
   return grpc::ByteBuffer(&slice, 1);
+}
+
+void ResponseMemory::CollectMetrics(
+    std::vector<prometheus::MetricFamily>* out) const {
+  AddScalar(out, "roost_response_memory_bytes",
+            "Bytes held by responses in flight (at most "
+            "--max-response-memory).",
+            prometheus::MetricType::Gauge, static_cast<double>(used()));
+  AddScalar(out, "roost_responses_refused_total",
+            "Responses refused because --max-response-memory was held "
+            "by others.",
+            prometheus::MetricType::Counter, static_cast<double>(refused()));
 }
 
 }  // namespace roost

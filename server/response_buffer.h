@@ -31,8 +31,10 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "prometheus/metric_family.h"
 #include "server/client_limits.h"
 
 namespace roost {
@@ -60,6 +62,8 @@ class ResponseMemory {
   uint64_t limit() const { return limit_; }
   // Responses refused because the budget was full.
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }
+  // roost_response_memory_bytes and roost_responses_refused_total.
+  void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const;
 
  private:
   const uint64_t limit_;

@@ -417,53 +417,10 @@ int Main(int argc, char** argv) {
             (*lookup_listener)->AddAcceptErrors(&errors);
             if (admin_listener) admin_listener->AddAcceptErrors(&errors);
             out->push_back(std::move(errors));
-            AddScalar(out, "roost_response_memory_bytes",
-                      "Bytes held by responses in flight (at most "
-                      "--max-response-memory).",
-                      prometheus::MetricType::Gauge,
-                      static_cast<double>(response_memory.used()));
-            AddScalar(
-                out, "roost_responses_refused_total",
-                "Responses refused because --max-response-memory was held "
-                "by others.",
-                prometheus::MetricType::Counter,
-                static_cast<double>(response_memory.refused()));
-            AddScalar(
-                out, "roost_streams_cancelled_total",
-                "StreamMultiGet calls cancelled because their client took no "
-                "response for --send-timeout.",
-                prometheus::MetricType::Counter,
-                static_cast<double>(streams.cancelled()));
-            AddScalar(out, "roost_streams_open",
-                      "StreamMultiGet calls open (at most "
-                      "--max-streams).",
-                      prometheus::MetricType::Gauge,
-                      static_cast<double>(streams.open()));
-            AddScalar(out, "roost_streams_refused_total",
-                      "StreamMultiGet calls refused because --max-streams were "
-                      "open.",
-                      prometheus::MetricType::Counter,
-                      static_cast<double>(streams.refused()));
-            AddScalar(out, "roost_health_watches_open",
-                      "Health Watch calls open (at most --max-health-watches).",
-                      prometheus::MetricType::Gauge,
-                      static_cast<double>(health_service.watches_open()));
-            AddScalar(out, "roost_health_watches_refused_total",
-                      "Health Watch calls refused because "
-                      "--max-health-watches were open.",
-                      prometheus::MetricType::Counter,
-                      static_cast<double>(health_service.watches_refused()));
-            AddScalar(out, "roost_calls_in_flight",
-                      "Get, MultiGet and Scan calls in flight (at most "
-                      "--max-in-flight).",
-                      prometheus::MetricType::Gauge,
-                      static_cast<double>(calls.open()));
-            AddScalar(
-                out, "roost_calls_refused_total",
-                "Get, MultiGet and Scan calls refused because --max-in-flight "
-                "were in flight.",
-                prometheus::MetricType::Counter,
-                static_cast<double>(calls.refused()));
+            response_memory.CollectMetrics(out);
+            streams.CollectMetrics(out);
+            health_service.CollectMetrics(out);
+            calls.CollectMetrics(out);
             AddScalar(
                 out, "roost_calls_cancelled_total",
                 "Calls cancelled because their client took no response for "

@@ -28,6 +28,9 @@
 #include <cstdint>
 #include <mutex>
 #include <set>
+#include <vector>
+
+#include "server/metrics.h"
 
 namespace roost {
 
@@ -99,6 +102,21 @@ class StreamWatch {
   size_t open() const {
     std::lock_guard lock(mu_);
     return streams_.size();
+  }
+  // roost_streams_cancelled_total, roost_streams_open and
+  // roost_streams_refused_total.
+  void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const {
+    AddScalar(out, "roost_streams_cancelled_total",
+              "StreamMultiGet calls cancelled because their client took no "
+              "response for --send-timeout.",
+              prometheus::MetricType::Counter,
+              static_cast<double>(cancelled()));
+    AddScalar(out, "roost_streams_open",
+              "StreamMultiGet calls open (at most --max-streams).",
+              prometheus::MetricType::Gauge, static_cast<double>(open()));
+    AddScalar(out, "roost_streams_refused_total",
+              "StreamMultiGet calls refused because --max-streams were open.",
+              prometheus::MetricType::Counter, static_cast<double>(refused()));
   }
 
  private:
