@@ -220,7 +220,7 @@ void DoStream(const Server& s, const std::vector<std::string>& requests,
   stream.reset();
   // The server's side of the stream must end too (its reactor's OnDone),
   // or every such stream would hold its memory for good.
-  for (int i = 0; s.streams.open() > 0; ++i) {
+  for (int i = 0; s.server->streams_open() > 0; ++i) {
     if (i == 2000) Fail("a StreamMultiGet's server side never ended");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -328,7 +328,7 @@ void DoScanBytes(const Server& s, const std::string& bytes,
   }
   const grpc::Status status = reader->Finish();
   reader.reset();
-  for (int i = 0; s.calls.open() > 0; ++i) {
+  for (int i = 0; s.server->calls_open() > 0; ++i) {
     if (i == 2000) Fail("a Scan's server side never ended");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <future>
+#include <thread>
 
 #include "fuzz/fuzz_util.h"
 #include "server/file_lease.h"
@@ -17,10 +17,7 @@ namespace {
 
 Server* the_server = nullptr;
 
-void ShutDown() {
-  the_server->server->Shutdown(std::chrono::system_clock::now());
-  the_server->registry->Stop();
-}
+void ShutDown() { the_server->server->Shutdown(); }
 
 }  // namespace
 
@@ -44,6 +41,10 @@ Server* StartServer() {
   for (const FixtureTable& t : FixtureTables()) s->tables[t.name] = &t;
 
   s->options.data_dir = data_dir;
+  s->options.listen = "127.0.0.1:0";
+  s->options.admin_listen.clear();
+  s->options.metrics_listen.clear();
+  s->options.reflection = false;
   s->options.inotify = false;
   s->options.poll_interval_seconds = 3600;
   s->options.load_threads = 1;
@@ -51,40 +52,31 @@ Server* StartServer() {
   s->options.max_key_size = kMaxKeySize;
   s->options.max_message_size = kMaxMessageSize;
   s->options.max_scan_keys = kMaxScanKeys;
-  s->memory = std::make_unique<ResponseMemory>(s->options.max_response_memory);
+  s->options.max_in_flight = 1000;
+  // At exit, calls still open are cancelled at once.
+  s->options.shutdown_timeout_seconds = 0;
 
-  std::promise<void> ready;
-  s->registry = std::make_unique<TableRegistry>(
-      s->options,
-      TableRegistry::Callbacks{.on_ready = [&ready] { ready.set_value(); }});
-  if (absl::Status st = s->registry->Start(); !st.ok()) {
-    Fail("cannot start the registry: ", st.ToString());
-  }
-  if (ready.get_future().wait_for(std::chrono::seconds(60)) !=
-      std::future_status::ready) {
-    Fail("the registry did not get ready");
-  }
-  s->lookup = std::make_unique<LookupService>(s->registry.get(), &s->metrics,
-                                              s->memory.get(), &s->streams,
-                                              &s->calls, s->options);
-  grpc::ServerBuilder builder;
   // A loopback port, not the in-process channel: the HTTP/2 transport is
   // the one production runs, and gRPC 1.51's in-process transport keeps the
   // memory of some finished streams (which made this fuzzer's memory grow
   // without bound while the server's own side ended every stream).
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
-                           &port);
-  builder.RegisterService(s->lookup.get());
-  builder.SetMaxReceiveMessageSize(
-      static_cast<int>(s->options.max_request_size));
-  builder.SetMaxSendMessageSize(static_cast<int>(kMaxMessageSize + 4096));
-  s->server = builder.BuildAndStart();
-  if (s->server == nullptr) Fail("cannot start the gRPC server");
+  auto server = roost::Server::Create(s->options);
+  if (!server.ok()) {
+    Fail("cannot start the server: ", server.status().ToString());
+  }
+  s->server = std::move(*server);
+  if (absl::Status st = s->server->Start(); !st.ok()) {
+    Fail("cannot start the registry: ", st.ToString());
+  }
+  for (int i = 0; !s->server->ready(); ++i) {
+    if (i == 60000) Fail("the registry did not get ready");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
-  s->channel = grpc::CreateCustomChannel(
-      StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), args);
+  s->channel =
+      grpc::CreateCustomChannel(StrCat("127.0.0.1:", s->server->lookup_port()),
+                                grpc::InsecureChannelCredentials(), args);
   s->stub = roost::v1::Lookup::NewStub(s->channel);
   the_server = s;
   std::atexit(ShutDown);

@@ -1,8 +1,9 @@
 // request_fuzz's server: the fixture tables (fixtures.h) published with
-// roost-load's own build and served by the real TableRegistry and
-// LookupService on a grpc::Server on a loopback port, with a channel and a
-// stub to it. Built once, on the first input, and never torn down (gRPC's
-// threads would outlive a static destructor); shut down at exit.
+// roost-load's own build and served by roost-server's own Server
+// (server/server.h: the registry, the lookup service, its listener and
+// limits) on a loopback port, with a channel and a stub to it. Built once, on
+// the first input, and never torn down (gRPC's threads would outlive a static
+// destructor); shut down at exit.
 #ifndef ROOST_FUZZ_REQUEST_SERVER_H_
 #define ROOST_FUZZ_REQUEST_SERVER_H_
 
@@ -15,13 +16,8 @@
 
 #include "fuzz/fixtures.h"
 #include "roost/v1/lookup.grpc.pb.h"
-#include "server/call_gate.h"
-#include "server/lookup_service.h"
-#include "server/metrics.h"
-#include "server/response_buffer.h"
+#include "server/server.h"
 #include "server/server_options.h"
-#include "server/stream_watch.h"
-#include "server/table_registry.h"
 
 namespace roost::fuzz {
 
@@ -33,13 +29,7 @@ inline constexpr uint32_t kMaxScanKeys = 40;
 
 struct Server {
   ServerOptions options;
-  std::unique_ptr<TableRegistry> registry;
-  RpcMetrics metrics;
-  std::unique_ptr<ResponseMemory> memory;
-  StreamWatch streams;
-  CallGate calls{1000};
-  std::unique_ptr<LookupService> lookup;
-  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<roost::Server> server;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<roost::v1::Lookup::Stub> stub;
   std::map<std::string, const FixtureTable*> tables;

@@ -101,6 +101,13 @@ class Server {
   int lookup_port() const;
   int admin_port() const;
   int metrics_port() const;
+  // Whether the registry got ready (its first scan loaded); Drain() does
+  // not change it.
+  bool ready() const { return ready_.load(); }
+  // Get, MultiGet and Scan calls in flight, and StreamMultiGet calls open,
+  // now: a call's server side has ended when it no longer counts here.
+  uint64_t calls_open() const { return calls_.open(); }
+  size_t streams_open() const { return streams_.open(); }
 
  private:
   // The connections each listener takes.
