@@ -21,21 +21,6 @@ constexpr const char* kFailureReasons[] = {
 
 }  // namespace
 
-std::string LoadFailureReason(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kDataLoss:
-      return "corrupt";
-    case absl::StatusCode::kFailedPrecondition:
-      return "unsupported";
-    case absl::StatusCode::kInvalidArgument:
-      return "manifest";
-    case absl::StatusCode::kUnavailable:
-      return "incomplete";
-    default:
-      return "open";
-  }
-}
-
 void TableRegistry::CollectMetrics(
     std::vector<prometheus::MetricFamily>* out) const {
   using prometheus::MetricType;

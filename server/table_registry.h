@@ -54,6 +54,7 @@
 #include "server/metrics.h"
 #include "server/server_options.h"
 #include "server/table_index.h"
+#include "server/table_versions.h"
 #include "server/verified_files.h"
 #include "server/version_loader.h"
 #include "server/version_slots.h"
@@ -97,26 +98,6 @@ struct TableStatus {
 // DATA_DIR/<table>/REPOSITORY: the URI of the repository the table's
 // versions were pulled from (written by RepositoryPuller).
 inline constexpr std::string_view kRepositoryFileName = "REPOSITORY";
-
-// What a table repository says of a table, as RepositoryPuller tells
-// TableRegistry::SetPointers.
-struct RepositoryPointer {
-  // The version the table's POINTER names.
-  uint64_t version = 0;
-  // Whether DATA_DIR/T/v<version> is the repository's version: unknown
-  // until the puller has compared the two (or pulled it); matches once its
-  // MANIFEST is the repository's byte for byte and it holds this server's
-  // file; differs while it is not (another repository's, or one from before
-  // the table was deleted and published again), until it is pulled afresh.
-  enum class Local { kUnknown, kMatches, kDiffers };
-  Local local = Local::kUnknown;
-  // Changes each time the puller puts a copy of `version` in place: a
-  // copy loaded under another value is loaded again, though its number is
-  // the one served.
-  uint64_t generation = 0;
-
-  bool operator==(const RepositoryPointer&) const = default;
-};
 
 class TableRegistry {
  public:
@@ -340,12 +321,6 @@ class TableRegistry {
   // steady_clock nanoseconds when the thread last came round its loop.
   std::atomic<int64_t> heartbeat_{0};
 };
-
-// Why a version was refused, as the `reason` label of
-// roost_table_load_failures_total: "manifest" (InvalidArgument), "corrupt"
-// (DataLoss), "unsupported" (FailedPrecondition), "incomplete" (Unavailable:
-// its files had not all arrived) or "open" (anything else).
-std::string LoadFailureReason(const absl::Status& status);
 
 }  // namespace roost
 
