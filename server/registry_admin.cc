@@ -16,12 +16,11 @@ void TableRegistry::LoadRollbackState(TableState* state) {
   if (!problem.empty())
     Log("ignoring ROLLBACK of ", state->entry->name, ": ", problem);
   std::lock_guard lock(mu_);
-  state->pinned = rollback.pinned;
-  state->rolled_back = std::move(rollback.rolled_back);
+  state->versions.SetRollbackState(std::move(rollback));
 }
 
 absl::Status TableRegistry::SaveRollbackState(const TableState& state) {
-  return WriteRollbackFile(state.dir, {state.pinned, state.rolled_back});
+  return WriteRollbackFile(state.dir, state.versions.rollback_state());
 }
 
 void TableRegistry::Rollback(std::string table, std::string version,
@@ -77,8 +76,8 @@ void TableRegistry::DoRollback(const std::string& table,
   const uint64_t current = state->serving->version;
   uint64_t target = 0;
   if (version_text.empty()) {
-    for (uint64_t v : state->on_disk) {
-      if (v < current && !state->failed.count(v)) target = v;
+    for (uint64_t v : state->versions.on_disk()) {
+      if (v < current && !state->versions.failed().count(v)) target = v;
     }
     if (target == 0) {
       return done(absl::FailedPreconditionError(
@@ -94,8 +93,8 @@ void TableRegistry::DoRollback(const std::string& table,
     }
     target = *v;
   }
-  if (!std::binary_search(state->on_disk.begin(), state->on_disk.end(),
-                          target)) {
+  const std::vector<uint64_t>& on_disk = state->versions.on_disk();
+  if (!std::binary_search(on_disk.begin(), on_disk.end(), target)) {
     return done(absl::NotFoundError(
         StrCat("table \"", table, "\" has no complete version ",
                VersionDirName(target), " on disk")));
@@ -105,9 +104,7 @@ void TableRegistry::DoRollback(const std::string& table,
                                    RollbackDone& done) {
     {
       std::lock_guard lock(mu_);
-      if (target != previous) s->rolled_back.insert(previous);
-      s->rolled_back.erase(target);
-      s->pinned = target;
+      s->versions.Pin(target, previous);
     }
     Log("rolled ", table, " back to ", VersionDirName(target), " from ",
         VersionDirName(previous), "; pinned");
@@ -119,7 +116,7 @@ void TableRegistry::DoRollback(const std::string& table,
     done(std::make_pair(VersionDirName(target), VersionDirName(previous)));
   };
   if (target == current) return pin(state, current, done);
-  state->failed.erase(target);  // asked for by name: try it again
+  state->versions.Retry(target);  // asked for by name: try it again
   StartLoad(
       state, target,
       [this, table, id = state->id, target, pin,
@@ -159,12 +156,12 @@ void TableRegistry::DoUnpin(const std::string& table, UnpinDone done) {
   }
   {
     std::lock_guard lock(mu_);
-    state->pinned.reset();
+    state->versions.Unpin();
   }
   if (absl::Status s = SaveRollbackState(*state); !s.ok()) return done(s);
   Log("unpinned ", table);
   ScanTable(state);
-  const uint64_t target = Target(*state);
+  const uint64_t target = state->versions.Next();
   if (target == 0) {
     return done(state->serving ? state->serving->version_name : std::string());
   }
@@ -178,7 +175,7 @@ void TableRegistry::DoUnpin(const std::string& table, UnpinDone done) {
                     StrCat("table \"", table, "\" was removed")));
               }
               const auto& v = loaded.outcome.version;
-              if (v.ok() && Target(*s) == loaded.version &&
+              if (v.ok() && s->versions.Next() == loaded.version &&
                   Serve(s, *v) == ServeResult::kBusy) {
                 s->waiting = *v;
               }
@@ -205,14 +202,14 @@ std::vector<TableStatus> TableRegistry::List() const {
       }
     }
     if (state.previous) t.previous_version = state.previous->version_name;
-    for (uint64_t v : state.on_disk) {
+    for (uint64_t v : state.versions.on_disk()) {
       t.versions_on_disk.push_back(VersionDirName(v));
     }
-    t.pinned = state.pinned.has_value();
-    for (uint64_t v : state.rolled_back) {
+    t.pinned = state.versions.pinned().has_value();
+    for (uint64_t v : state.versions.rolled_back()) {
       t.rolled_back.push_back(VersionDirName(v));
     }
-    if (const uint64_t pointer = PointerOf(state)) {
+    if (const uint64_t pointer = state.versions.pointer_version()) {
       t.repository_version = VersionDirName(pointer);
     }
     out.push_back(std::move(t));

@@ -210,7 +210,8 @@ void TableRegistry::CollectMetrics(
           .counter.value =
           static_cast<double>(it == state.rechecks.end() ? 0 : it->second);
     }
-    AddMetric(&pinned, {{"table", name}}).gauge.value = state.pinned ? 1 : 0;
+    AddMetric(&pinned, {{"table", name}}).gauge.value =
+        state.versions.pinned() ? 1 : 0;
   }
   for (auto* f : {&lookups,  &probes,    &info,     &serving,    &keys,
                   &built,    &data_time, &mapped,   &resident,   &swaps,

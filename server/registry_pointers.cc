@@ -1,7 +1,7 @@
 // TableRegistry with --repository: the POINTERs the RepositoryPuller reads
-// decide which version each table serves (Target), which it keeps on disk
-// (PruneVersions) and when the server is ready (CheckReady); a copy on disk
-// the puller found not to be the repository's stops serving
+// decide which version each table serves (TableVersions::Next), which it
+// keeps on disk (PruneVersions) and when the server is ready (CheckReady);
+// a copy on disk the puller found not to be the repository's stops serving
 // (DropStaleCopies). The registry loop is table_registry.cc.
 #include "server/log.h"
 #include "server/table_registry.h"
@@ -20,26 +20,22 @@ void TableRegistry::SetPointers(
   if (watcher_) watcher_->Wake();
 }
 
-const RepositoryPointer* TableRegistry::PointedOf(
-    const TableState& state) const {
-  if (!pointers_) return nullptr;
-  auto it = pointers_->find(state.entry->name);
-  return it == pointers_->end() ? nullptr : &it->second;
-}
-
-uint64_t TableRegistry::PointerOf(const TableState& state) const {
-  const RepositoryPointer* p = PointedOf(state);
-  return p == nullptr ? 0 : p->version;
+std::optional<RepositoryPointer> TableRegistry::PointerFor(
+    const std::string& table) const {
+  if (!pointers_) return std::nullopt;
+  auto it = pointers_->find(table);
+  if (it == pointers_->end()) return std::nullopt;
+  return it->second;
 }
 
 void TableRegistry::DropStaleCopies() {
   for (auto& [name, state] : states_) {
-    const RepositoryPointer* p = PointedOf(state);
+    const RepositoryPointer* p = state.versions.pointer();
     if (p == nullptr) continue;
-    state.from_repository = true;
+    state.versions.NoteFromRepository();
     if (p->local != RepositoryPointer::Local::kDiffers) continue;
     // An admin's pin wins over the POINTER, whatever copy it pins.
-    if (state.pinned == p->version) continue;
+    if (state.versions.pinned() == p->version) continue;
     const std::string name_version =
         StrCat(name, " ", VersionDirName(p->version));
     if (state.previous && state.previous->version == p->version) {

@@ -33,7 +33,7 @@ void TableRegistry::StartLoad(TableState* state, uint64_t version,
   // it, would pass every check of its own.
   options.open.check_file_checksum = state->recheck.count(version) > 0;
   options.verified = verified_;
-  if (const RepositoryPointer* p = PointedOf(*state);
+  if (const RepositoryPointer* p = state->versions.pointer();
       p != nullptr && p->version == version) {
     options.generation = p->generation;
   }
@@ -90,7 +90,8 @@ void TableRegistry::Apply(Loaded& loaded) {
     state->busy_logged.erase(loaded.version);
     state->recheck.erase(loaded.version);
     if (rechecked) {
-      const bool serves = !loaded.then && Target(*state) == loaded.version;
+      const bool serves =
+          !loaded.then && state->versions.Next() == loaded.version;
       Log(loaded.table, " ", version_name,
           " is intact after the writer (every byte as its MANIFEST says)",
           serves ? ": serving it again" : "");
@@ -116,14 +117,16 @@ void TableRegistry::Apply(Loaded& loaded) {
   }
   if (loaded.then) {
     loaded.then(loaded);
-  } else if (outcome.version.ok() && Target(*state) == loaded.version &&
+  } else if (outcome.version.ok() && state->versions.Next() == loaded.version &&
              Serve(state, *outcome.version) == ServeResult::kBusy) {
     state->waiting = *outcome.version;
   }
   // Not at once after a busy load: the writer would be asked again and
   // again while it writes.
   if (state->loading.empty() && !busy) {
-    if (const uint64_t target = Target(*state)) StartLoad(state, target);
+    if (const uint64_t target = state->versions.Next()) {
+      StartLoad(state, target);
+    }
   }
 }
 
@@ -135,7 +138,7 @@ void TableRegistry::Fail(TableState* state, uint64_t version,
       status.message(),
       reason == "incomplete" ? " (tried again when its files change)" : "");
   std::lock_guard lock(mu_);
-  state->failed[version] = {reason, fingerprint};
+  state->versions.Failed(version, {reason, fingerprint});
   state->failures[reason]++;
   if (reason != "incomplete") state->swaps_failed++;
 }
@@ -169,6 +172,7 @@ TableRegistry::ServeResult TableRegistry::Serve(
       ")");
   {
     std::lock_guard lock(mu_);
+    state->versions.Served(v->version, v->generation);
     state->serving = std::move(v);
     state->swaps_ok++;
   }
@@ -182,6 +186,7 @@ void TableRegistry::StopServing(TableState* state, const std::string& why) {
   state->entry->slots.Clear();
   {
     std::lock_guard lock(mu_);
+    state->versions.StoppedServing();
     state->serving.reset();
   }
   Changed(state->entry->name);
@@ -240,24 +245,26 @@ void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
     // The version dropped, most often: busy while the writer has the file,
     // then tried again when it closes it.
     if (state->loading.empty()) {
-      if (const uint64_t target = Target(*state)) StartLoad(state, target);
+      if (const uint64_t target = state->versions.Next()) {
+        StartLoad(state, target);
+      }
     }
   }
 }
 
 void TableRegistry::PruneVersions(TableState* state) {
   const size_t keep = options_.keep_versions;
-  if (keep == 0 || state->on_disk.size() <= keep) return;
+  const std::vector<uint64_t> on_disk = state->versions.on_disk();
+  if (keep == 0 || on_disk.size() <= keep) return;
   // With --repository, nothing goes before the POINTERs are known: one may
   // name an old version.
   if (options_.repository.enabled() && !pointers_) return;
-  std::vector<uint64_t> kept;
-  for (uint64_t v : state->on_disk) {
-    const bool newest = v >= state->on_disk[state->on_disk.size() - keep];
+  std::vector<uint64_t> removed;
+  for (uint64_t v : on_disk) {
+    const bool newest = v >= on_disk[on_disk.size() - keep];
     const bool serving = state->serving && state->serving->version == v;
-    if (newest || serving || state->pinned == v || state->loading.count(v) ||
-        PointerOf(*state) == v) {
-      kept.push_back(v);
+    if (newest || serving || state->versions.pinned() == v ||
+        state->loading.count(v) || state->versions.pointer_version() == v) {
       continue;
     }
     // Requests may still read it: unlinking a mapped file is safe, and the
@@ -269,14 +276,14 @@ void TableRegistry::PruneVersions(TableState* state) {
     fs::remove_all(dir, ec);
     if (ec) {
       Log("cannot remove ", dir.string(), ": ", ec.message());
-      kept.push_back(v);
     } else {
       Log("removed ", state->entry->name, " ", VersionDirName(v),
           " (--keep-versions ", keep, ")");
+      removed.push_back(v);
     }
   }
   std::lock_guard lock(mu_);
-  state->on_disk = std::move(kept);
+  for (uint64_t v : removed) state->versions.Removed(v);
 }
 
 }  // namespace roost

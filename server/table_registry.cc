@@ -33,6 +33,12 @@ Clock::duration Seconds(double s) {
       std::chrono::duration<double>(s));
 }
 
+TableVersions::Options VersionsOptions(const ServerOptions& options) {
+  return {.keep_versions = options.keep_versions,
+          .version_grace = Seconds(options.version_grace_seconds),
+          .repository = options.repository.enabled()};
+}
+
 }  // namespace
 
 TableRegistry::TableRegistry(const ServerOptions& options, Callbacks callbacks)
@@ -79,7 +85,7 @@ void TableRegistry::Run() {
   watcher_->Watch(options_.data_dir);
   Scan();
   for (const auto& [name, state] : states_) {
-    if (!state.on_disk.empty()) must_serve_.insert(name);
+    if (!state.versions.on_disk().empty()) must_serve_.insert(name);
   }
   CheckReady();
   const Clock::duration poll = Seconds(options_.poll_interval_seconds);
@@ -145,12 +151,13 @@ void TableRegistry::CheckReady() {
     // With --repository a table with a POINTER is PointersServed's; one
     // without, whose versions came from the repository, serves none of
     // them and holds nobody back.
+    const TableVersions& versions = it->second.versions;
     if (options_.repository.enabled() &&
-        (PointerOf(it->second) != 0 || it->second.from_repository)) {
+        (versions.pointer_version() != 0 || versions.from_repository())) {
       continue;
     }
     waiting = true;
-    if (it->second.loading.empty() && Target(it->second) == 0) {
+    if (it->second.loading.empty() && versions.Next() == 0) {
       stuck += StrCat(stuck.empty() ? "" : ", ", name);
     }
   }
@@ -177,6 +184,9 @@ void TableRegistry::Scan() {
     if (incoming_pointers_) {
       pointers_ = std::move(*incoming_pointers_);
       new_pointers = true;
+      for (auto& [name, state] : states_) {
+        state.versions.SetPointer(PointerFor(name));
+      }
     }
     incoming_pointers_.reset();
   }
@@ -220,7 +230,8 @@ TableRegistry::TableState* TableRegistry::StateFor(const std::string& name) {
   auto entry = std::make_unique<TableEntry>(name);
   TableEntry* e = entry.get();
   if (!index_.Add(entry)) return nullptr;
-  TableState state;
+  TableState state(TableVersions(name, VersionsOptions(options_)));
+  if (pointers_) state.versions.SetPointer(PointerFor(name));
   state.id = next_table_id_++;
   state.entry = e;
   state.dir = (fs::path(options_.data_dir) / name).string();
@@ -269,45 +280,6 @@ std::string TableRegistry::VersionDir(const TableState& state,
   return StrCat(state.dir, "/", VersionDirName(version));
 }
 
-uint64_t TableRegistry::Target(const TableState& state) const {
-  // With --repository nothing loads before the POINTERs are read: the
-  // newest version on disk may be one the repository rolled back from.
-  if (options_.repository.enabled() && !pointers_) return 0;
-  const uint64_t current = state.serving ? state.serving->version : 0;
-  const auto usable = [&](uint64_t v) {
-    return std::binary_search(state.on_disk.begin(), state.on_disk.end(), v) &&
-           !state.failed.count(v);
-  };
-  if (state.pinned && usable(*state.pinned)) {
-    return *state.pinned == current ? 0 : *state.pinned;
-  }
-  if (options_.repository.enabled()) {
-    // The POINTER decides, forward or back, once the copy on disk is known
-    // to be the repository's; a new copy of the version served (pulled
-    // over one that was not) is loaded again.
-    if (const RepositoryPointer* p = PointedOf(state)) {
-      if (p->local != RepositoryPointer::Local::kMatches ||
-          !usable(p->version)) {
-        return 0;
-      }
-      const bool served =
-          current == p->version && state.serving->generation == p->generation;
-      return served ? 0 : p->version;
-    }
-    // No POINTER, for a table that had one or whose versions were pulled:
-    // no version on disk is known to be the repository's, and switching to
-    // the newest would let servers diverge. It keeps what it serves.
-    if (state.from_repository) return 0;
-  }
-  // The newest version not rolled back from and not failed, never going
-  // back past the one served.
-  for (auto it = state.on_disk.rbegin(); it != state.on_disk.rend(); ++it) {
-    if (*it <= current) break;
-    if (!state.rolled_back.count(*it) && !state.failed.count(*it)) return *it;
-  }
-  return 0;
-}
-
 void TableRegistry::ScanTable(TableState* state) {
   auto versions = ListVersions(state->dir);
   if (!versions.ok()) {
@@ -321,10 +293,11 @@ void TableRegistry::ScanTable(TableState* state) {
     return;
   }
   state->list_problem.clear();
-  if (options_.repository.enabled() && !state->from_repository) {
+  if (options_.repository.enabled() && !state->versions.from_repository()) {
     std::error_code ec;
-    state->from_repository =
-        fs::exists(fs::path(state->dir) / kRepositoryFileName, ec);
+    if (fs::exists(fs::path(state->dir) / kRepositoryFileName, ec)) {
+      state->versions.NoteFromRepository();
+    }
   }
   std::vector<uint64_t> complete;
   std::set<uint64_t> incomplete;
@@ -335,9 +308,7 @@ void TableRegistry::ScanTable(TableState* state) {
       // A version directory that cannot be searched, say: a failed
       // version (reason "open"), tried again if that changes.
       const std::string fingerprint = VersionFingerprint(v.path);
-      auto failed = state->failed.find(v.version);
-      if (failed == state->failed.end() ||
-          failed->second.fingerprint != fingerprint) {
+      if (!state->versions.FailedAlike(v.version, fingerprint)) {
         Fail(state, v.version, absl::PermissionDeniedError(v.problem),
              fingerprint);
       }
@@ -345,30 +316,27 @@ void TableRegistry::ScanTable(TableState* state) {
       incomplete.insert(v.version);
     }
   }
+  // Failed versions whose files changed since are tried again: their
+  // files now.
+  std::map<uint64_t, std::string> fingerprints;
+  for (const auto& [v, failure] : state->versions.failed()) {
+    if (std::binary_search(complete.begin(), complete.end(), v)) {
+      fingerprints[v] = VersionFingerprint(VersionDir(*state, v));
+    }
+  }
   {
     std::lock_guard lock(mu_);
-    state->on_disk = complete;
-  }
-  // Failed versions whose files changed since are tried again (one a
-  // writer changed while it served is still in `recheck`: checked whole).
-  for (auto it = state->failed.begin(); it != state->failed.end();) {
-    const bool listed =
-        std::binary_search(complete.begin(), complete.end(), it->first);
-    if (listed && VersionFingerprint(VersionDir(*state, it->first)) !=
-                      it->second.fingerprint) {
-      it = state->failed.erase(it);
-    } else {
-      ++it;
-    }
+    state->versions.Listed(complete, fingerprints);
   }
   // Versions still being copied in, failed ones that were incomplete, and
   // ones a writer has open (a load found it so, or one served until a
   // writer came) are watched for their files: the writer's close is when
   // they are tried again.
   for (uint64_t v : complete) {
-    auto f = state->failed.find(v);
-    if ((f != state->failed.end() && f->second.reason == "incomplete") ||
-        (f == state->failed.end() &&
+    auto f = state->versions.failed().find(v);
+    if ((f != state->versions.failed().end() &&
+         f->second.reason == "incomplete") ||
+        (f == state->versions.failed().end() &&
          (state->recheck.count(v) || state->busy_logged.count(v)))) {
       incomplete.insert(v);
     }
@@ -387,7 +355,9 @@ void TableRegistry::ScanTable(TableState* state) {
     }
   }
   if (state->loading.empty()) {
-    if (const uint64_t target = Target(*state)) StartLoad(state, target);
+    if (const uint64_t target = state->versions.Next()) {
+      StartLoad(state, target);
+    }
   }
   PruneVersions(state);
 }

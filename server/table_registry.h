@@ -165,18 +165,18 @@ class TableRegistry {
   void CollectMetrics(std::vector<prometheus::MetricFamily>* out) const;
 
  private:
-  struct Failure {
-    std::string reason;       // a roost_table_load_failures_total reason
-    std::string fingerprint;  // of the version's files when it failed
-  };
   // Registry-thread state of one table.
   struct TableState {
+    explicit TableState(TableVersions v) : versions(std::move(v)) {}
+    // Its versions and the rules over them (table_versions.h); what List()
+    // and the collector read of it is written under mu_.
+    TableVersions versions;
     uint64_t id = 0;  // tells a table from one made again under its name
     TableEntry* entry = nullptr;
     std::string dir;
     int watch = -1;
-    // The version being served (also held by entry->slots); written by the
-    // registry's thread under mu_.
+    // The version being served (also held by entry->slots, and told to
+    // `versions`); written by the registry's thread under mu_.
     std::shared_ptr<const ServingVersion> serving;
     // Loaded, waiting for a free slot to be swapped in.
     std::shared_ptr<const ServingVersion> waiting;
@@ -184,20 +184,12 @@ class TableRegistry {
     // `previous_until`; written by the registry's thread under mu_.
     std::shared_ptr<const ServingVersion> previous;
     std::chrono::steady_clock::time_point previous_until;
-    std::optional<uint64_t> pinned;
-    std::set<uint64_t> rolled_back;
-    std::map<uint64_t, Failure> failed;
-    std::vector<uint64_t> on_disk;    // complete versions, oldest first
     std::map<uint64_t, int> copying;  // incomplete versions watched: wd
     std::multiset<uint64_t> loading;  // loads in flight
     std::set<uint64_t> busy_logged;   // versions logged as open for writing
     // Versions a writer opened while served: checked against the
     // MANIFEST's whole-file checksum before they are served again.
     std::set<uint64_t> recheck;
-    // With --repository: the table had a POINTER, or its versions were
-    // pulled (DATA_DIR/T/REPOSITORY). Without a POINTER such a table takes
-    // up no version on disk (SetPointers).
-    bool from_repository = false;
     std::string list_problem;  // the last listing error logged
     bool lease_problem_logged = false;
     uint64_t resident_bytes = 0;
@@ -230,16 +222,13 @@ class TableRegistry {
   // With --repository: whether pointers are known and every table with one
   // serves its version (logs the ones waited for when that changes).
   bool PointersServed();
-  // The version `state`'s POINTER names, or 0 (none, or no --repository).
-  uint64_t PointerOf(const TableState& state) const;
-  // What the puller says of `state`'s POINTER; nullptr when it has none.
-  const RepositoryPointer* PointedOf(const TableState& state) const;
+  // With --repository, once the POINTERs were read: `table`'s, if it has
+  // one.
+  std::optional<RepositoryPointer> PointerFor(const std::string& table) const;
   // With --repository, after new pointers are taken: stops serving (and
   // holding for --version-grace) copies the puller found not to be the
   // repository's version of their number, unless pinned.
   void DropStaleCopies();
-  // The version `state` should serve next, or 0 when it serves it already.
-  uint64_t Target(const TableState& state) const;
   void StartLoad(TableState* state, uint64_t version,
                  std::function<void(Loaded&)> then = nullptr);
   void TakeLoaded();
