@@ -17,9 +17,23 @@ namespace roost {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// LoadVersion's outcome, as TableVersions takes it: Aborted is a table file
+// open for writing.
+TableVersions::LoadResult ResultOf(const absl::Status& status) {
+  if (status.ok()) return TableVersions::LoadResult::kLoaded;
+  if (status.code() == absl::StatusCode::kAborted) {
+    return TableVersions::LoadResult::kBusy;
+  }
+  return TableVersions::LoadResult::kFailed;
+}
+
+}  // namespace
+
 void TableRegistry::StartLoad(TableState* state, uint64_t version,
                               std::function<void(Loaded&)> then) {
-  state->loading.insert(version);
+  const TableVersions::LoadPlan plan = state->versions.StartLoad(version);
   LoadOptions options;
   options.open.read.verify_checksums = options_.verify_checksums;
   options.open.read.load_mode = options_.load_mode;
@@ -31,12 +45,9 @@ void TableRegistry::StartLoad(TableState* state, uint64_t version,
   // A version that was modified while served must match its MANIFEST byte
   // for byte before it is served again: another table's file, copied over
   // it, would pass every check of its own.
-  options.open.check_file_checksum = state->recheck.count(version) > 0;
+  options.open.check_file_checksum = plan.check_file_checksum;
   options.verified = verified_;
-  if (const RepositoryPointer* p = state->versions.pointer();
-      p != nullptr && p->version == version) {
-    options.generation = p->generation;
-  }
+  options.generation = plan.generation;
   Loaded job;
   job.table = state->entry->name;
   job.table_id = state->id;
@@ -71,7 +82,6 @@ void TableRegistry::Apply(Loaded& loaded) {
     if (loaded.then) loaded.then(loaded);  // reports the table gone
     return;                                // the table went away meanwhile
   }
-  state->loading.erase(state->loading.find(loaded.version));
   auto& outcome = loaded.outcome;
   if (!outcome.lease_problem.empty() && !state->lease_problem_logged) {
     Log("serving ", loaded.table, " without a lease: ", outcome.lease_problem,
@@ -82,32 +92,26 @@ void TableRegistry::Apply(Loaded& loaded) {
   const std::string version_name = VersionDirName(loaded.version);
   const bool busy =
       outcome.version.status().code() == absl::StatusCode::kAborted;
-  // A version a writer opened while it served, checked now that the writer
-  // is done (the load took the lease, so the file is no longer open for
-  // writing).
-  const bool rechecked = !busy && state->recheck.count(loaded.version) > 0;
+  const TableVersions::AfterLoad after = state->versions.Loaded(
+      loaded.version, ResultOf(outcome.version.status()));
   if (outcome.version.ok()) {
-    state->busy_logged.erase(loaded.version);
-    state->recheck.erase(loaded.version);
-    if (rechecked) {
-      const bool serves =
-          !loaded.then && state->versions.Next() == loaded.version;
+    if (after.rechecked) {
       Log(loaded.table, " ", version_name,
           " is intact after the writer (every byte as its MANIFEST says)",
-          serves ? ": serving it again" : "");
+          !loaded.then && after.serve ? ": serving it again" : "");
       std::lock_guard lock(mu_);
       state->rechecks["intact"]++;
     }
   } else if (busy) {
     // Open for writing: tried again on the next scan (the close of the
     // file wakes one: ScanTable watches the version).
-    if (state->busy_logged.insert(loaded.version).second) {
+    if (after.first_busy) {
       Log("not loading ", loaded.table, " ", version_name,
           " yet: ", outcome.version.status().message());
     }
   } else {
     Fail(state, loaded.version, outcome.version.status(), loaded.fingerprint);
-    if (rechecked) {
+    if (after.rechecked) {
       Log(loaded.table, " ", version_name,
           " was changed by the writer: not served again unless its files "
           "change back");
@@ -117,14 +121,14 @@ void TableRegistry::Apply(Loaded& loaded) {
   }
   if (loaded.then) {
     loaded.then(loaded);
-  } else if (outcome.version.ok() && state->versions.Next() == loaded.version &&
+  } else if (after.serve &&
              Serve(state, *outcome.version) == ServeResult::kBusy) {
     state->waiting = *outcome.version;
   }
   // Not at once after a busy load: the writer would be asked again and
   // again while it writes.
-  if (state->loading.empty() && !busy) {
-    if (const uint64_t target = state->versions.Next()) {
+  if (after.load_next) {
+    if (const uint64_t target = state->versions.LoadNext()) {
       StartLoad(state, target);
     }
   }
@@ -212,7 +216,7 @@ void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
     // writer's close; Apply says what the check found).
     const auto modified = [&](uint64_t version) {
       std::lock_guard lock(mu_);
-      state.recheck.insert(version);
+      state.versions.Modified(version);
       state.failures["modified"]++;
     };
     // A version held for --version-grace is let go of as a served one is
@@ -244,29 +248,16 @@ void TableRegistry::OnLeaseBreaks(const WatchEvents& events) {
   for (TableState* state : dropped) {
     // The version dropped, most often: busy while the writer has the file,
     // then tried again when it closes it.
-    if (state->loading.empty()) {
-      if (const uint64_t target = state->versions.Next()) {
-        StartLoad(state, target);
-      }
+    if (const uint64_t target = state->versions.LoadNext()) {
+      StartLoad(state, target);
     }
   }
 }
 
 void TableRegistry::PruneVersions(TableState* state) {
   const size_t keep = options_.keep_versions;
-  const std::vector<uint64_t> on_disk = state->versions.on_disk();
-  if (keep == 0 || on_disk.size() <= keep) return;
-  // With --repository, nothing goes before the POINTERs are known: one may
-  // name an old version.
-  if (options_.repository.enabled() && !pointers_) return;
   std::vector<uint64_t> removed;
-  for (uint64_t v : on_disk) {
-    const bool newest = v >= on_disk[on_disk.size() - keep];
-    const bool serving = state->serving && state->serving->version == v;
-    if (newest || serving || state->versions.pinned() == v ||
-        state->loading.count(v) || state->versions.pointer_version() == v) {
-      continue;
-    }
+  for (uint64_t v : state->versions.Prunable()) {
     // Requests may still read it: unlinking a mapped file is safe, and the
     // mapping lasts until the version is reclaimed. roost-load publishes
     // versions read-only, so the directory is made writable first.

@@ -157,7 +157,7 @@ void TableRegistry::CheckReady() {
       continue;
     }
     waiting = true;
-    if (it->second.loading.empty() && versions.Next() == 0) {
+    if (!versions.loading() && versions.Next() == 0) {
       stuck += StrCat(stuck.empty() ? "" : ", ", name);
     }
   }
@@ -329,35 +329,25 @@ void TableRegistry::ScanTable(TableState* state) {
     state->versions.Listed(complete, fingerprints);
   }
   // Versions still being copied in, failed ones that were incomplete, and
-  // ones a writer has open (a load found it so, or one served until a
-  // writer came) are watched for their files: the writer's close is when
-  // they are tried again.
-  for (uint64_t v : complete) {
-    auto f = state->versions.failed().find(v);
-    if ((f != state->versions.failed().end() &&
-         f->second.reason == "incomplete") ||
-        (f == state->versions.failed().end() &&
-         (state->recheck.count(v) || state->busy_logged.count(v)))) {
-      incomplete.insert(v);
-    }
-  }
+  // ones a writer has open are watched for their files: the writer's close
+  // is when they are tried again.
+  const std::set<uint64_t> watched =
+      state->versions.Watched(std::move(incomplete));
   for (auto it = state->copying.begin(); it != state->copying.end();) {
-    if (incomplete.count(it->first)) {
+    if (watched.count(it->first)) {
       ++it;
       continue;
     }
     watcher_->Unwatch(it->second);
     it = state->copying.erase(it);
   }
-  for (uint64_t v : incomplete) {
+  for (uint64_t v : watched) {
     if (!state->copying.count(v)) {
       state->copying[v] = watcher_->Watch(VersionDir(*state, v), true);
     }
   }
-  if (state->loading.empty()) {
-    if (const uint64_t target = state->versions.Next()) {
-      StartLoad(state, target);
-    }
+  if (const uint64_t target = state->versions.LoadNext()) {
+    StartLoad(state, target);
   }
   PruneVersions(state);
 }

@@ -184,13 +184,8 @@ class TableRegistry {
     // `previous_until`; written by the registry's thread under mu_.
     std::shared_ptr<const ServingVersion> previous;
     std::chrono::steady_clock::time_point previous_until;
-    std::map<uint64_t, int> copying;  // incomplete versions watched: wd
-    std::multiset<uint64_t> loading;  // loads in flight
-    std::set<uint64_t> busy_logged;   // versions logged as open for writing
-    // Versions a writer opened while served: checked against the
-    // MANIFEST's whole-file checksum before they are served again.
-    std::set<uint64_t> recheck;
-    std::string list_problem;  // the last listing error logged
+    std::map<uint64_t, int> copying;  // versions watched: wd
+    std::string list_problem;         // the last listing error logged
     bool lease_problem_logged = false;
     uint64_t resident_bytes = 0;
     // Counters shown on /metrics.
