@@ -18,20 +18,17 @@ namespace roost {
 TableRegistry::Held TableRegistry::HoldPrevious(TableState* state,
                                                 const ServingVersion& replacing,
                                                 bool hold) {
-  Held before{state->previous, state->previous_until};
+  Held before{state->previous, state->versions.held()};
   const auto& old = state->serving;
-  const bool keep = hold && options_.version_grace_seconds > 0 && old &&
-                    old->version < replacing.version &&
-                    (!old->lease || old->lease->Held());
+  const bool unmodified = old && (!old->lease || old->lease->Held());
+  const bool keep =
+      state->versions.HoldsOnSwap(replacing.version, hold, unmodified);
   // Published before the new version, so that a request naming the old
   // one finds it in one of the two slots at every instant.
   if (keep && state->entry->previous.Publish(old)) {
     std::lock_guard lock(mu_);
     state->previous = old;
-    state->previous_until =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(options_.version_grace_seconds));
+    state->versions.Hold(std::chrono::steady_clock::now());
     return before;
   }
   ReleasePrevious(state);
@@ -42,7 +39,7 @@ void TableRegistry::RestorePrevious(TableState* state, Held before) {
   if (before.version && state->entry->previous.Publish(before.version)) {
     std::lock_guard lock(mu_);
     state->previous = std::move(before.version);
-    state->previous_until = before.until;
+    state->versions.Restore(before.held);
     return;
   }
   ReleasePrevious(state);
@@ -52,12 +49,13 @@ void TableRegistry::ReleasePrevious(TableState* state) {
   state->entry->previous.Clear();
   std::lock_guard lock(mu_);
   state->previous.reset();
+  state->versions.Release();
 }
 
 void TableRegistry::ExpirePrevious() {
   const auto now = std::chrono::steady_clock::now();
   for (auto& [name, state] : states_) {
-    if (state.previous && now >= state.previous_until) {
+    if (state.previous && state.versions.Expired(now) != 0) {
       Log("no longer answering ", name, " ", state.previous->version_name,
           " (--version-grace ended)");
       ReleasePrevious(&state);

@@ -180,10 +180,10 @@ class TableRegistry {
     std::shared_ptr<const ServingVersion> serving;
     // Loaded, waiting for a free slot to be swapped in.
     std::shared_ptr<const ServingVersion> waiting;
-    // The version replaced last (also held by entry->previous) until
-    // `previous_until`; written by the registry's thread under mu_.
+    // The version replaced last (also held by entry->previous, and told to
+    // `versions`, which knows until when); written by the registry's thread
+    // under mu_.
     std::shared_ptr<const ServingVersion> previous;
-    std::chrono::steady_clock::time_point previous_until;
     std::map<uint64_t, int> copying;  // versions watched: wd
     std::string list_problem;         // the last listing error logged
     bool lease_problem_logged = false;
@@ -241,7 +241,7 @@ class TableRegistry {
   // registry_grace.cc: the previous version, held after a swap, let go of.
   struct Held {
     std::shared_ptr<const ServingVersion> version;
-    std::chrono::steady_clock::time_point until;
+    std::optional<TableVersions::Held> held;
   };
   // Before a Publish() of `replacing` to entry->slots: holds the version
   // served until now as the previous one when `hold` and it is older and
