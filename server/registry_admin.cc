@@ -69,36 +69,11 @@ void TableRegistry::DoRollback(const std::string& table,
         absl::NotFoundError(StrCat("no table ", PrintableKey(table, 128))));
   }
   ScanTable(state);  // the versions on disk now
-  if (!state->serving) {
-    return done(absl::FailedPreconditionError(
-        StrCat("table \"", table, "\" serves no version to roll back from")));
-  }
-  const uint64_t current = state->serving->version;
-  uint64_t target = 0;
-  if (version_text.empty()) {
-    for (uint64_t v : state->versions.on_disk()) {
-      if (v < current && !state->versions.failed().count(v)) target = v;
-    }
-    if (target == 0) {
-      return done(absl::FailedPreconditionError(
-          StrCat("table \"", table, "\" has no complete version older than ",
-                 VersionDirName(current), " on disk")));
-    }
-  } else {
-    auto v = ParseVersionText(version_text);
-    if (!v) {
-      return done(absl::InvalidArgumentError(
-          StrCat("bad version ", PrintableKey(version_text, 64),
-                 " (expected v000003 or 3)")));
-    }
-    target = *v;
-  }
-  const std::vector<uint64_t>& on_disk = state->versions.on_disk();
-  if (!std::binary_search(on_disk.begin(), on_disk.end(), target)) {
-    return done(absl::NotFoundError(
-        StrCat("table \"", table, "\" has no complete version ",
-               VersionDirName(target), " on disk")));
-  }
+  absl::StatusOr<uint64_t> rollback_to =
+      state->versions.RollbackTarget(version_text);
+  if (!rollback_to.ok()) return done(rollback_to.status());
+  const uint64_t target = *rollback_to;
+  const uint64_t current = state->versions.serving_version();
   // Pins `target`, now served, and marks what was served before it.
   auto pin = [this, table, target](TableState* s, uint64_t previous,
                                    RollbackDone& done) {
