@@ -30,27 +30,24 @@ std::optional<RepositoryPointer> TableRegistry::PointerFor(
 
 void TableRegistry::DropStaleCopies() {
   for (auto& [name, state] : states_) {
-    const RepositoryPointer* p = state.versions.pointer();
-    if (p == nullptr) continue;
+    if (state.versions.pointer() == nullptr) continue;
     state.versions.NoteFromRepository();
-    if (p->local != RepositoryPointer::Local::kDiffers) continue;
-    // An admin's pin wins over the POINTER, whatever copy it pins.
-    if (state.versions.pinned() == p->version) continue;
-    const std::string name_version =
-        StrCat(name, " ", VersionDirName(p->version));
-    if (state.previous && state.previous->version == p->version) {
+    const uint64_t stale = state.versions.StaleCopy();
+    if (stale == 0) continue;
+    const std::string name_version = StrCat(name, " ", VersionDirName(stale));
+    if (state.previous && state.previous->version == stale) {
       Log("no longer answering ", name_version,
           ": its copy on disk is not the repository's");
       ReleasePrevious(&state);
     }
-    if (state.waiting && state.waiting->version == p->version) {
+    if (state.waiting && state.waiting->version == stale) {
       state.waiting.reset();
     }
-    if (state.serving && state.serving->version == p->version) {
+    if (state.serving && state.serving->version == stale) {
       // Serving it on would answer old data under the name of the
       // repository's version (beside other shards that serve the new one).
       StopServing(&state, StrCat("its copy on disk is not the repository's ",
-                                 VersionDirName(p->version),
+                                 VersionDirName(stale),
                                  "; it serves again once that is pulled"));
     }
   }
@@ -63,10 +60,7 @@ bool TableRegistry::PointersServed() {
   } else {
     for (const auto& [table, p] : *pointers_) {
       auto it = states_.find(table);
-      if (it != states_.end() && it->second.serving &&
-          it->second.serving->version == p.version &&
-          it->second.serving->generation == p.generation &&
-          p.local == RepositoryPointer::Local::kMatches) {
+      if (it != states_.end() && it->second.versions.ServesPointer()) {
         continue;
       }
       waiting += StrCat(waiting.empty() ? "" : ", ", table, " ",

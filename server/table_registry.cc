@@ -147,18 +147,16 @@ void TableRegistry::CheckReady() {
   std::string stuck;  // tables with nothing loading that could serve
   for (const std::string& name : must_serve_) {
     auto it = states_.find(name);
-    if (it == states_.end() || it->second.serving != nullptr) continue;
-    // With --repository a table with a POINTER is PointersServed's; one
-    // without, whose versions came from the repository, serves none of
-    // them and holds nobody back.
-    const TableVersions& versions = it->second.versions;
-    if (options_.repository.enabled() &&
-        (versions.pointer_version() != 0 || versions.from_repository())) {
-      continue;
-    }
-    waiting = true;
-    if (!versions.loading() && versions.Next() == 0) {
-      stuck += StrCat(stuck.empty() ? "" : ", ", name);
+    if (it == states_.end()) continue;
+    switch (it->second.versions.Ready()) {
+      case TableVersions::Readiness::kServes:
+      case TableVersions::Readiness::kElsewhere:  // PointersServed's
+        continue;
+      case TableVersions::Readiness::kStuck:
+        stuck += StrCat(stuck.empty() ? "" : ", ", name);
+        [[fallthrough]];
+      case TableVersions::Readiness::kWaiting:
+        waiting = true;
     }
   }
   if (waiting) {
