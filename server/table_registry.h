@@ -2,23 +2,22 @@
 // them current.
 //
 // The registry's thread scans DATA_DIR at start, whenever the watcher says
-// something changed, and every poll interval. For each table it serves the
-// newest complete version (one with a MANIFEST) that is not rolled back
-// from and has not failed, unless a rollback pins another. Versions are
-// loaded (leased, opened, checked: version_loader.h) on worker threads and
-// swapped in by the registry's thread; one that fails is logged, counted
-// and skipped while the current one keeps serving, and is tried again only
-// if its files change (a version copied in MANIFEST-first is tried again
-// once its table file has arrived) or a rollback names it. The old version
-// is unmapped once its last request is done (VersionSlots). A writer that
-// opens or truncates a served file breaks its lease: the version stops being
-// served at once and is unmapped. Once the writer has closed the file the
-// version is loaded again with every byte checked against its MANIFEST's
-// whole-file checksum: it serves again if it is intact (a touch, a
-// truncate to its own size), and is refused like any damaged version if
-// not, when the table falls back to the best other version. No other
-// version serves meanwhile: a touch must not turn into a silent rollback.
-// Rollback state lives in DATA_DIR/<table>/ROLLBACK.
+// something changed, and every poll interval. It loads versions (leased,
+// opened, checked: version_loader.h) on worker threads, swaps them in
+// (VersionSlots; the one replaced into a second slot for --version-grace),
+// drops a version whose lease a writer breaks, removes versions past
+// --keep-versions, and runs the admin commands (rollback, unpin). Which
+// version serves, and what a failure, a writer, a rollback or a
+// repository's POINTER does, are the rules of TableVersions
+// (table_versions.h), which holds each table's versions: the registry
+// tells it what it found and did, and asks it what to do. In short, each
+// table serves its newest complete version (one with a MANIFEST) that is
+// not rolled back from and has not failed, unless a rollback pins another
+// (DATA_DIR/<table>/ROLLBACK); a version that fails is logged, counted and
+// skipped until its files change while the current one keeps serving; a
+// version a writer opens stops serving at once and serves again only once
+// checked whole against its MANIFEST. The old version is unmapped once its
+// last request is done.
 //
 // Request handlers call Tables() and TableIndex::Reader::Find(), then
 // TableEntry::slots.Acquire(): no lock, no allocation. Everything else runs
