@@ -11,7 +11,7 @@
 // BM_RocksDbGet/<keys>/<binary|binary_and_hash>/<hit|miss>. roost's
 // uncompressed table is one file per data set (built with the defaults: hash
 // index, IndexSearch::kAuto) opened once per configuration, with
-// BlockReadOptions::index_search and use_hash_index overriding the file.
+// TableReadOptions::index_search and use_hash_index overriding the file.
 // The figures to compare are the items_per_second of each row; bytes_per_key
 // is the table file's size over the number of keys. The *Table rows report
 // each table's shape and build time.
@@ -143,7 +143,7 @@ const RoostFile& Roost(Keys keys, Variant variant) {
 // full scan.
 std::unique_ptr<BlockTable> OpenRoost(Keys keys, Variant variant,
                                       IndexSearch search, bool use_hash) {
-  BlockReadOptions options;
+  TableReadOptions options;
   options.index_search = search;
   options.use_hash_index = use_hash;
   options.block_cache_bytes = kCacheBytes;

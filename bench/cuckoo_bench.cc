@@ -81,7 +81,7 @@ const RoostTable& Roost() {
 }
 
 std::unique_ptr<CuckooTable> OpenRoost(LoadMode mode) {
-  CuckooReadOptions options;
+  TableReadOptions options;
   options.load_mode = mode;
   auto table = CuckooTable::Open(Roost().path, options);
   if (!table.ok()) Die(table.status().ToString());

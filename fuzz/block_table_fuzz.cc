@@ -82,9 +82,9 @@ void ReadEverything(const BlockTable& table) {
   CheckError(table.VerifyChecksums(), "VerifyChecksums");
 }
 
-BlockReadOptions OptionsFor(std::string_view input) {
+TableReadOptions OptionsFor(std::string_view input) {
   const uint64_t h = Hash64(input, 0x626c6f636b2d667aULL);
-  BlockReadOptions options;
+  TableReadOptions options;
   options.use_hash_index = (h & 1) != 0;
   switch ((h >> 1) % 4) {
     case 0:
@@ -113,7 +113,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace roost;
   const std::string input(reinterpret_cast<const char*>(data), size);
   const std::string path = fuzz::ScratchPath("block");
-  const BlockReadOptions options = fuzz::OptionsFor(input);
+  const TableReadOptions options = fuzz::OptionsFor(input);
 
   fuzz::WriteFileOrDie(path, input);
   if (auto table = BlockTable::Open(path, options); table.ok()) {

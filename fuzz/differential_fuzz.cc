@@ -138,7 +138,7 @@ void CheckCuckoo(const std::string& path, const Lookups& l,
 void CheckBlock(const std::string& path, const Lookups& l,
                 const std::map<std::string, std::string>& map,
                 bool use_hash_index) {
-  BlockReadOptions options;
+  TableReadOptions options;
   options.use_hash_index = use_hash_index;
   auto table = BlockTable::Open(path, options);
   if (!table.ok())

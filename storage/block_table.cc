@@ -41,7 +41,7 @@ constexpr uint64_t kPrefetchTailBytes = 512;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
-    const std::string& path, const BlockReadOptions& options) {
+    const std::string& path, const TableReadOptions& options) {
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          MappedFile::Open(path, options.load_mode));
   ROOST_ASSIGN_OR_RETURN(BlockTableFooter footer,
@@ -90,7 +90,7 @@ absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
 
 BlockTable::BlockTable(std::unique_ptr<MappedFile> file,
                        const BlockTableFooter& footer,
-                       const BlockReadOptions& options, DataBlock index)
+                       const TableReadOptions& options, DataBlock index)
     : file_(std::move(file)),
       footer_(footer),
       options_(options),

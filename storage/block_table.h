@@ -41,27 +41,6 @@
 
 namespace roost {
 
-struct BlockReadOptions {
-  // How the file is brought into memory. The default value is
-  // LoadMode::kMmap.
-  LoadMode load_mode = LoadMode::kMmap;
-  // Verify every block's checksum at Open(). Compressed blocks are verified
-  // again whenever they are decompressed. The default value is true.
-  bool verify_checksums = true;
-  // Capacity of the cache of decompressed blocks, in bytes. The default
-  // value is 64 MiB.
-  size_t block_cache_bytes = 64 << 20;
-  // Search the index this way instead of as the file says. The default
-  // value is std::nullopt (as the file says).
-  std::optional<IndexSearch> index_search;
-  // Use the data blocks' hash indexes for point lookups. The default value
-  // is true.
-  bool use_hash_index = true;
-  // Test the table's filter (format 2.0) before searching the index. The
-  // default value is true.
-  bool use_filter = true;
-};
-
 class BlockTable final : public Table {
  public:
   // A looked-up value: a view valid while this object and the table live
@@ -76,8 +55,11 @@ class BlockTable final : public Table {
     std::shared_ptr<const std::string> pin_;
   };
 
+  // Opens `path` with `options`' load_mode, verify_checksums,
+  // block_cache_bytes, index_search, use_hash_index and use_filter
+  // (read_options.h).
   static absl::StatusOr<std::unique_ptr<BlockTable>> Open(
-      const std::string& path, const BlockReadOptions& options = {});
+      const std::string& path, const TableReadOptions& options = {});
 
   // Looks `key` up: true and *value on a hit, false on a miss, DataLoss for
   // a damaged block.
@@ -143,7 +125,7 @@ class BlockTable final : public Table {
   };
 
   BlockTable(std::unique_ptr<MappedFile> file, const BlockTableFooter& footer,
-             const BlockReadOptions& options, DataBlock index);
+             const TableReadOptions& options, DataBlock index);
   absl::Status ValidateIndex();
   // The first data block whose separator is >= key; num_data_blocks if none.
   absl::StatusOr<uint64_t> FindBlock(std::string_view key) const;
@@ -156,7 +138,7 @@ class BlockTable final : public Table {
 
   std::unique_ptr<MappedFile> file_;
   BlockTableFooter footer_;
-  BlockReadOptions options_;
+  TableReadOptions options_;
   DataBlock index_;  // the index block, written in the data blocks' grammar
   IndexSearch index_search_;
   bool interpolate_;         // use interpolation for this table

@@ -56,7 +56,7 @@ __attribute__((target("avx2"))) inline uint32_t MatchInline8x8Avx2(
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CuckooTable>> CuckooTable::Open(
-    const std::string& path, const CuckooReadOptions& options) {
+    const std::string& path, const TableReadOptions& options) {
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file,
                          MappedFile::Open(path, options.load_mode));
   ROOST_ASSIGN_OR_RETURN(CuckooHeader header,

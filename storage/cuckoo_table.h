@@ -36,28 +36,14 @@
 
 namespace roost {
 
-struct CuckooReadOptions {
-  // How the file is brought into memory; see LoadMode. The default value is
-  // LoadMode::kMmap.
-  LoadMode load_mode = LoadMode::kMmap;
-  // Verify the checksum of every region at Open() (one pass over the file at
-  // memory speed). Without it the header is still checked and no lookup reads
-  // outside the file, but a flipped byte in a value goes unnoticed. The
-  // default value is true.
-  bool verify_checksums = true;
-  // Let MultiGet on a table of 8-byte keys and values compare a block's four
-  // keys with two AVX2 loads where the CPU has AVX2 (checked at Open()),
-  // rather than with four 8-byte loads. The answers are the same either way;
-  // tests turn it off to cover the portable code. The default value is true.
-  bool vector_compares = true;
-};
-
 class CuckooTable final : public Table {
  public:
-  // Errors: NotFound / PermissionDenied for the file, DataLoss for a corrupt
-  // or truncated table, FailedPrecondition for an unsupported format version.
+  // Opens `path` with `options`' load_mode, verify_checksums and
+  // vector_compares (read_options.h). Errors: NotFound / PermissionDenied
+  // for the file, DataLoss for a corrupt or truncated table,
+  // FailedPrecondition for an unsupported format version.
   static absl::StatusOr<std::unique_ptr<CuckooTable>> Open(
-      const std::string& path, const CuckooReadOptions& options = {});
+      const std::string& path, const TableReadOptions& options = {});
 
   // Looks `key` up. On a hit sets *value to a view into the table (valid
   // while the table is open) and returns true. When `blocks_touched` is not

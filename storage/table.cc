@@ -67,17 +67,11 @@ absl::StatusOr<std::unique_ptr<Table>> Table::Open(
   auto format = DetectFormat(path);
   if (!format.ok()) return format.status();
   if (*format == TableFormat::kCuckoo) {
-    CuckooReadOptions cuckoo;
-    cuckoo.verify_checksums = options.verify_checksums;
-    cuckoo.load_mode = options.load_mode;
-    auto table = CuckooTable::Open(path, cuckoo);
+    auto table = CuckooTable::Open(path, options);
     if (!table.ok()) return table.status();
     return std::unique_ptr<Table>(std::move(*table));
   }
-  BlockReadOptions block;
-  block.verify_checksums = options.verify_checksums;
-  block.load_mode = options.load_mode;
-  auto table = BlockTable::Open(path, block);
+  auto table = BlockTable::Open(path, options);
   if (!table.ok()) return table.status();
   return std::unique_ptr<Table>(std::move(*table));
 }

@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/file.h"
+#include "storage/read_options.h"
 
 namespace roost {
 
@@ -45,14 +46,6 @@ absl::StatusOr<TableFormat> ParseTableFormat(std::string_view name);
 
 // Which format `path` holds, from its magic number. DataLoss when neither.
 absl::StatusOr<TableFormat> DetectFormat(const std::string& path);
-
-struct TableReadOptions {
-  // Verify every checksum at Open(). The default value is true.
-  bool verify_checksums = true;
-  // How the file is brought into memory. The default value is
-  // LoadMode::kMmap.
-  LoadMode load_mode = LoadMode::kMmap;
-};
 
 // The outcome of one lookup in a batch.
 struct LookupResult {
@@ -131,9 +124,11 @@ void AppendDescribeLine(std::string* out, std::string_view name,
 
 class Table {
  public:
-  // Opens `path` as the format its magic number names. Errors: NotFound /
-  // PermissionDenied for the file, DataLoss for a file of neither format or
-  // a corrupt one, FailedPrecondition for an unsupported format version.
+  // Opens `path` as the format its magic number names, read as `options`
+  // say (read_options.h: each format takes the fields that apply to it).
+  // Errors: NotFound / PermissionDenied for the file, DataLoss for a file
+  // of neither format or a corrupt one, FailedPrecondition for an
+  // unsupported format version.
   static absl::StatusOr<std::unique_ptr<Table>> Open(
       const std::string& path, const TableReadOptions& options = {});
 

@@ -77,7 +77,7 @@ TEST(BlockFilterTest, NoStoredKeyIsEverFilteredOut) {
             EXPECT_GT(report->filter_bytes, 0u);
             for (IndexSearch search :
                  {IndexSearch::kBinary, IndexSearch::kInterpolation}) {
-              BlockReadOptions ro;
+              TableReadOptions ro;
               ro.index_search = search;
               auto table = BlockTable::Open(path, ro);
               ASSERT_OK(table) << table.status();
@@ -202,7 +202,7 @@ TEST(BlockFilterTest, VersionsAndOptions) {
     EXPECT_EQ(*fb, stored);
   }
   // use_filter = false reads the same.
-  BlockReadOptions off;
+  TableReadOptions off;
   off.use_filter = false;
   auto c = BlockTable::Open(dir.File("b.sst"), off);
   ASSERT_OK(c);

@@ -39,7 +39,7 @@ absl::StatusOr<BlockBuildReport> Build(Pairs pairs, const std::string& path,
 }
 
 std::unique_ptr<BlockTable> OpenOrDie(const std::string& path,
-                                      BlockReadOptions options = {}) {
+                                      TableReadOptions options = {}) {
   auto table = BlockTable::Open(path, options);
   EXPECT_OK(table) << table.status();
   return table.ok() ? std::move(*table) : nullptr;
@@ -162,7 +162,7 @@ TEST(BlockTableTest, UniformKeysAreFlaggedAndSkewedOnesAreNot) {
   // Every search mode finds every key of both sets.
   for (IndexSearch mode : {IndexSearch::kBinary, IndexSearch::kInterpolation,
                            IndexSearch::kAuto}) {
-    BlockReadOptions ro;
+    TableReadOptions ro;
     ro.index_search = mode;
     auto a = OpenOrDie(dir.File("u.sst"), ro);
     auto b = OpenOrDie(dir.File("s.sst"), ro);
@@ -187,7 +187,7 @@ TEST(BlockTableTest, IndexKeysWithEqualNumbers) {
   o.block_size = 128;
   ASSERT_OK(Build(pairs, dir.File("t.sst"), o));
   for (IndexSearch mode : {IndexSearch::kBinary, IndexSearch::kInterpolation}) {
-    BlockReadOptions ro;
+    TableReadOptions ro;
     ro.index_search = mode;
     auto t = OpenOrDie(dir.File("t.sst"), ro);
     for (const auto& [k, v] : pairs) ASSERT_EQ(Lookup(*t, k), v) << k;
@@ -237,7 +237,7 @@ TEST(BlockTableTest, CacheCountsHitsAndMissesWithinCapacity) {
   BlockBuildOptions o;
   o.compression = Compression::kSnappy;
   ASSERT_OK(Build(pairs, dir.File("t.sst"), o));
-  BlockReadOptions ro;
+  TableReadOptions ro;
   ro.block_cache_bytes = 16 << 10;
   auto t = OpenOrDie(dir.File("t.sst"), ro);
   EXPECT_EQ(Lookup(*t, pairs[0].first), pairs[0].second);

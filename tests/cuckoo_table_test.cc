@@ -32,7 +32,7 @@ absl::StatusOr<CuckooBuildReport> Build(const Pairs& pairs,
 }
 
 std::unique_ptr<CuckooTable> OpenOrDie(const std::string& path,
-                                       CuckooReadOptions options = {}) {
+                                       TableReadOptions options = {}) {
   auto table = CuckooTable::Open(path, options);
   EXPECT_OK(table) << table.status();
   return table.ok() ? std::move(*table) : nullptr;
@@ -300,7 +300,7 @@ TEST(CuckooTableTest, EveryLoadModeReadsTheSame) {
   for (LoadMode mode : {LoadMode::kMmap, LoadMode::kMmapLocked,
                         LoadMode::kAnonymousHugePages}) {
     SCOPED_TRACE(LoadModeName(mode));
-    CuckooReadOptions options;
+    TableReadOptions options;
     options.load_mode = mode;
     auto table = OpenOrDie(path, options);
     ASSERT_NE(table, nullptr);
@@ -346,7 +346,7 @@ TEST(CuckooTableTest, ManyThreadsReadAtOnce) {
 void ExpectMultiGetLikeGet(const Pairs& pairs, size_t miss_length,
                            CuckooHeader* header = nullptr,
                            const CuckooBuildOptions& build = {},
-                           const CuckooReadOptions& read = {}) {
+                           const TableReadOptions& read = {}) {
   ScratchDir dir;
   const std::string path = dir.File("t.sst");
   ASSERT_OK(Build(pairs, path, build));
@@ -391,7 +391,7 @@ TEST(CuckooTableTest, MultiGetReportsBlocksTouchedLikeGetInline8x8) {
       CuckooBuildOptions build;
       build.num_hash_functions = functions;
       build.utilization = functions == 2 ? 0.9 : 0.97;
-      CuckooReadOptions read;
+      TableReadOptions read;
       read.vector_compares = vector_compares;
       CuckooHeader header;
       ExpectMultiGetLikeGet(RandomFixedPairs(14, 50000, 8, 8), 8, &header,

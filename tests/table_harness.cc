@@ -34,7 +34,7 @@ namespace {
 
 class CuckooHarness : public TableHarness {
  public:
-  CuckooHarness(CuckooBuildOptions options, CuckooReadOptions read_options)
+  CuckooHarness(CuckooBuildOptions options, TableReadOptions read_options)
       : options_(options), read_options_(read_options) {}
 
   absl::Status Build(const Pairs& pairs, DuplicatePolicy policy,
@@ -59,7 +59,7 @@ class CuckooHarness : public TableHarness {
 
  private:
   CuckooBuildOptions options_;
-  CuckooReadOptions read_options_;
+  TableReadOptions read_options_;
 };
 
 // The block table takes sorted, distinct keys: the harness sorts (stably)
@@ -69,7 +69,7 @@ class BlockHarness : public TableHarness {
   // With `expected_keys_factor` > 0, the builder is told to expect that
   // fraction of the pairs (the filter's size), as roost-load tells it the
   // records it sorted.
-  BlockHarness(BlockBuildOptions options, BlockReadOptions read_options,
+  BlockHarness(BlockBuildOptions options, TableReadOptions read_options,
                double expected_keys_factor)
       : options_(options),
         read_options_(read_options),
@@ -116,12 +116,12 @@ class BlockHarness : public TableHarness {
 
  private:
   BlockBuildOptions options_;
-  BlockReadOptions read_options_;
+  TableReadOptions read_options_;
   double expected_keys_factor_;
 };
 
 HarnessFactory Block(std::string name, BlockBuildOptions options,
-                     BlockReadOptions read_options = {},
+                     TableReadOptions read_options = {},
                      double expected_keys_factor = 0) {
   return {std::move(name), [options, read_options, expected_keys_factor] {
             return std::make_unique<BlockHarness>(options, read_options,
@@ -130,7 +130,7 @@ HarnessFactory Block(std::string name, BlockBuildOptions options,
 }
 
 HarnessFactory Cuckoo(std::string name, CuckooBuildOptions options,
-                      CuckooReadOptions read_options = {}) {
+                      TableReadOptions read_options = {}) {
   return {std::move(name), [options, read_options] {
             return std::make_unique<CuckooHarness>(options, read_options);
           }};
@@ -147,9 +147,9 @@ std::vector<HarnessFactory> AllHarnesses() {
   dense.overflow_bits_per_block = 1;
   CuckooBuildOptions sparse;
   sparse.utilization = 0.5;
-  CuckooReadOptions huge_pages;
+  TableReadOptions huge_pages;
   huge_pages.load_mode = LoadMode::kAnonymousHugePages;
-  CuckooReadOptions locked;
+  TableReadOptions locked;
   locked.load_mode = LoadMode::kMmapLocked;
   BlockBuildOptions tiny_blocks;
   tiny_blocks.block_size = 64;
@@ -169,7 +169,7 @@ std::vector<HarnessFactory> AllHarnesses() {
   BlockBuildOptions interpolation;
   interpolation.index_search = IndexSearch::kInterpolation;
   interpolation.block_size = 256;
-  BlockReadOptions tiny_cache;
+  TableReadOptions tiny_cache;
   tiny_cache.block_cache_bytes = 4096;
   BlockBuildOptions filter;
   filter.filter_bits_per_key = 10;

@@ -68,7 +68,7 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
     const double build_s = SecondsSince(start);
     for (const Read& r : reads) {
       if (r.build != b) continue;
-      BlockReadOptions ro;
+      TableReadOptions ro;
       ro.index_search = r.search;
       // Room for every block decompressed: the cache holds everything, as
       // RocksDB's does.

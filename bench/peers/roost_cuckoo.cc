@@ -24,7 +24,7 @@ uint64_t RoostCuckoo(const Settings& s, const SuiteData& data, Recorder& rec) {
   const uint64_t bytes = BuildRoostCuckoo(data, path);
   const double build_s = SecondsSince(start);
   for (const LoadMode mode : {LoadMode::kMmap, LoadMode::kAnonymousHugePages}) {
-    CuckooReadOptions options;
+    TableReadOptions options;
     options.load_mode = mode;
     auto table = CuckooTable::Open(path, options);  // verifies every byte
     if (!table.ok()) Die("roost cuckoo: " + table.status().ToString());

@@ -1,0 +1,58 @@
+// TableReadOptions: how a table file is opened and read, one struct for
+// every format's reader (Table::Open, CuckooTable::Open, BlockTable::Open),
+// so that what a caller asks for reaches the reader whichever format the
+// file holds. A format ignores the fields it has no use for.
+//
+// Example:
+//   TableReadOptions read;
+//   read.verify_checksums = false;
+//   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<Table> a, Table::Open(p, read));
+//
+// Thread-safety: a plain struct.
+#ifndef ROOST_STORAGE_READ_OPTIONS_H_
+#define ROOST_STORAGE_READ_OPTIONS_H_
+
+#include <cstddef>
+#include <optional>
+
+#include "storage/block_format.h"
+#include "storage/file.h"
+
+namespace roost {
+
+struct TableReadOptions {
+  // Verify every checksum at Open(): every region of a cuckoo table, every
+  // block of a block table (a compressed block is verified again whenever
+  // it is decompressed). Without it the header or footer (and a block
+  // table's index) is still checked and no lookup reads outside the file,
+  // but a flipped byte in a value goes unnoticed. The default value is
+  // true.
+  bool verify_checksums = true;
+  // How the file is brought into memory; see LoadMode. The default value
+  // is LoadMode::kMmap.
+  LoadMode load_mode = LoadMode::kMmap;
+
+  // Block tables: capacity of the table's cache of decompressed blocks, in
+  // bytes. The default value is 64 MiB.
+  size_t block_cache_bytes = 64 << 20;
+  // Block tables: search the index this way instead of as the file says.
+  // The default value is std::nullopt (as the file says).
+  std::optional<IndexSearch> index_search = std::nullopt;
+  // Block tables: use the data blocks' hash indexes for point lookups. The
+  // default value is true.
+  bool use_hash_index = true;
+  // Block tables: test the table's filter (format 2.0) before searching the
+  // index. The default value is true.
+  bool use_filter = true;
+
+  // Cuckoo tables: let MultiGet on a table of 8-byte keys and values
+  // compare a block's four keys with two AVX2 loads where the CPU has AVX2
+  // (checked at Open()), rather than with four 8-byte loads. The answers
+  // are the same either way; tests turn it off to cover the portable code.
+  // The default value is true.
+  bool vector_compares = true;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_READ_OPTIONS_H_
