@@ -42,7 +42,7 @@ namespace {
 constexpr size_t kProbes = 1 << 22;
 // Lookups checked (hits and misses each) before any timing.
 constexpr size_t kChecks = 100000;
-// Block caches large enough to hold every block of every table here.
+// A block cache large enough to hold every block of every table here.
 constexpr size_t kCacheBytes = size_t{4} << 30;
 
 std::filesystem::path BenchDir() {
@@ -143,10 +143,12 @@ const RoostFile& Roost(Keys keys, Variant variant) {
 // full scan.
 std::unique_ptr<BlockTable> OpenRoost(Keys keys, Variant variant,
                                       IndexSearch search, bool use_hash) {
+  // One cache for every reader, as a server's tables share one.
+  static const auto cache = std::make_shared<BlockCache>(kCacheBytes);
   TableReadOptions options;
   options.index_search = search;
   options.use_hash_index = use_hash;
-  options.block_cache_bytes = kCacheBytes;
+  options.block_cache = cache;
   auto table = BlockTable::Open(Roost(keys, variant).path, options);
   if (!table.ok()) Die(table.status().ToString());
   const std::string name =

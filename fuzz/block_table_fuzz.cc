@@ -100,7 +100,7 @@ TableReadOptions OptionsFor(std::string_view input) {
       break;
   }
   constexpr size_t kCacheSizes[] = {0, 256, 4096, 64 << 20};
-  options.block_cache_bytes = kCacheSizes[(h >> 3) % 4];
+  options.block_cache = std::make_shared<BlockCache>(kCacheSizes[(h >> 3) % 4]);
   // Mostly through the filter (2.0), as a server reads.
   options.use_filter = (h >> 5) % 4 != 0;
   return options;

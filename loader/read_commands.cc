@@ -103,15 +103,19 @@ int RunGet(const GetFlags& f) {
   }
   auto resolved = ResolveTablePath(f.path);
   if (!resolved.ok()) return Fail(resolved.status());
+  // One block cache for every file read (every shard's), as a server has
+  // one: small, since each key is read once.
+  TableReadOptions read;
+  read.block_cache = std::make_shared<BlockCache>(kDefaultBlockCacheBytes);
   // A sharded version: each key from its shard's file.
   std::optional<ShardRouter> router;
   std::unique_ptr<Table> table;
   if (auto sharded = ShardedManifest(*resolved)) {
     auto selection = SelectShards(*resolved->version_dir, *sharded, f.shard);
     if (!selection.ok()) return Fail(selection.status());
-    router.emplace(*resolved->version_dir, *sharded, *selection);
+    router.emplace(*resolved->version_dir, *sharded, *selection, read);
   } else {
-    auto file = Table::Open(resolved->file);
+    auto file = Table::Open(resolved->file, read);
     if (!file.ok()) return Fail(file.status());
     table = std::move(*file);
   }

@@ -194,6 +194,7 @@ absl::StatusOr<const Table*> ShardRouter::TableFor(std::string_view key) {
   const uint32_t shard = ShardOf(key);
   if (!tables_[shard]) {
     VersionOpenOptions options;
+    options.read = read_;
     options.shard = shard;
     auto version = OpenVersion(dir_, options);
     if (!version.ok()) return version.status();

@@ -80,14 +80,16 @@ absl::StatusOr<std::string> VerifyShards(const std::string& version_dir,
                                          const Manifest& manifest,
                                          const ShardSelection& selection);
 
-// get: each key looked up in its shard's file, opened (and checked as
-// OpenVersion checks it) the first time a key needs it. Not thread-safe.
+// get: each key looked up in its shard's file, opened with `read` (and
+// checked as OpenVersion checks it) the first time a key needs it, so that
+// the shards share read's block cache. Not thread-safe.
 class ShardRouter {
  public:
   ShardRouter(std::string version_dir, const Manifest& manifest,
-              ShardSelection selection)
+              ShardSelection selection, TableReadOptions read = {})
       : dir_(std::move(version_dir)),
         selection_(selection),
+        read_(std::move(read)),
         tables_(manifest.shards) {}
 
   uint32_t ShardOf(std::string_view key) const;
@@ -104,6 +106,7 @@ class ShardRouter {
  private:
   std::string dir_;
   ShardSelection selection_;
+  TableReadOptions read_;
   std::vector<std::unique_ptr<Table>> tables_;
 };
 

@@ -1,8 +1,9 @@
 // TableRegistry's Prometheus collector: the registry's state, gauges and
-// counters per table, the shard served and the data directory's free
-// space, made when Prometheus scrapes (not kept up to date on the lookup
-// path), and the resident bytes it reports, counted on the registry thread
-// every --resident-refresh-seconds. The registry loop is table_registry.cc.
+// counters per table, the shard served, the data directory's free space
+// and the block cache the tables share, made when Prometheus scrapes (not
+// kept up to date on the lookup path), and the resident bytes it reports,
+// counted on the registry thread every --resident-refresh-seconds. The
+// registry loop is table_registry.cc.
 #include <sys/statvfs.h>
 
 #include <algorithm>
@@ -113,6 +114,22 @@ void TableRegistry::CollectMetrics(
       "Shards of the sharded versions served (their MANIFESTs' shard count, "
       "the largest if they differ); 1 without --shard.",
       MetricType::Gauge);
+  AddScalar(out, "roost_block_cache_capacity_bytes",
+            "Bytes of decompressed blocks the block cache, which every "
+            "compressed block table shares, may keep (--block-cache).",
+            MetricType::Gauge,
+            static_cast<double>(block_cache_->capacity_bytes()));
+  AddScalar(out, "roost_block_cache_usage_bytes",
+            "Bytes of decompressed blocks the block cache keeps.",
+            MetricType::Gauge,
+            static_cast<double>(block_cache_->usage_bytes()));
+  AddScalar(out, "roost_block_cache_hits_total",
+            "Reads of a compressed data block found in the block cache.",
+            MetricType::Counter, static_cast<double>(block_cache_->hits()));
+  AddScalar(out, "roost_block_cache_misses_total",
+            "Reads of a compressed data block not in the block cache "
+            "(decompressed, then cached).",
+            MetricType::Counter, static_cast<double>(block_cache_->misses()));
   // Read at each scrape: a pull or roost-load may have filled the disk
   // since the last. On a file system that hangs, so does the scrape (as
   // every read of the data directory would).

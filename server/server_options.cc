@@ -101,6 +101,12 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   app.add_option("--verify-checksums", o.verify_checksums,
                  "Verify every checksum of a version before serving it (the "
                  "header is always checked)");
+  app.add_option("--block-cache", o.block_cache_bytes,
+                 "Bytes of decompressed blocks of compressed block tables "
+                 "kept in memory, in one cache all tables share (0: none)")
+      ->type_name("BYTES")
+      ->transform(SizeValue())
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 50));
   app.add_option("--poll-interval", o.poll_interval_seconds,
                  "Rescan the data directory every SECONDS, even without "
                  "inotify events (0.05 to 86400)")

@@ -43,6 +43,12 @@ struct ServerOptions {
   // Verify every checksum of a version before serving it (the header is
   // always checked). The default value is true.
   bool verify_checksums = true;
+  // Bytes of decompressed data blocks kept for the compressed block tables,
+  // in one cache every table shares (storage/block_cache.h); 0 keeps none,
+  // and each lookup of a compressed block decompresses it again.
+  // Uncompressed tables are read in place and use none. The default value
+  // is 256 MiB.
+  uint64_t block_cache_bytes = uint64_t{256} << 20;
   // Rescan the data directory this often, whether or not inotify reported
   // anything. The default value is 5 seconds.
   double poll_interval_seconds = 5;

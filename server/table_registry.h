@@ -18,6 +18,8 @@
 // version a writer opens stops serving at once and serves again only once
 // checked whole against its MANIFEST. The old version is unmapped once its
 // last request is done.
+// Every block table loaded puts its decompressed blocks into one cache the
+// registry makes (--block-cache), whatever table or version it is.
 //
 // Request handlers call Tables() and TableIndex::Reader::Find(), then
 // TableEntry::slots.Acquire(): no lock, no allocation. Everything else runs
@@ -58,6 +60,7 @@
 #include "server/version_loader.h"
 #include "server/version_slots.h"
 #include "server/watcher.h"
+#include "storage/block_cache.h"
 
 namespace roost {
 
@@ -297,6 +300,10 @@ class TableRegistry {
   std::shared_ptr<Inbox> inbox_ = std::make_shared<Inbox>();
   const std::shared_ptr<VerifiedFiles> verified_ =
       std::make_shared<VerifiedFiles>();
+  // The one cache of decompressed blocks every block table loaded shares
+  // (--block-cache); a load holds it too, and may outlive the registry.
+  const std::shared_ptr<BlockCache> block_cache_ =
+      std::make_shared<BlockCache>(options_.block_cache_bytes);
   std::shared_ptr<Watcher> watcher_;
   LoadWorkers workers_;
   std::thread thread_;

@@ -99,7 +99,10 @@ BlockTable::BlockTable(std::unique_ptr<MappedFile> file,
       interpolate_(index_search_ == IndexSearch::kInterpolation ||
                    (index_search_ == IndexSearch::kAuto && footer.is_uniform)),
       max_block_contents_(MaxBlockContents(footer)),
-      cache_(options.block_cache_bytes) {}
+      cache_(options.block_cache != nullptr
+                 ? options.block_cache
+                 : std::make_shared<BlockCache>(kDefaultBlockCacheBytes)),
+      cache_id_(cache_->NewId()) {}
 
 absl::Status BlockTable::ValidateIndex() {
   const uint64_t n = footer_.num_data_blocks;
@@ -290,7 +293,7 @@ absl::StatusOr<DataBlock> BlockTable::LoadBlock(
     }
     return DataBlock::Parse(path(), std::string_view(stored, h.size));
   }
-  std::shared_ptr<const std::string> block = cache_.Lookup(index);
+  std::shared_ptr<const std::string> block = cache_->Lookup(cache_id_, index);
   if (block == nullptr) {
     // Verify before decompressing: the decompressor is not fed damage.
     ROOST_RETURN_IF_ERROR(
@@ -300,7 +303,7 @@ absl::StatusOr<DataBlock> BlockTable::LoadBlock(
     ROOST_RETURN_IF_ERROR(DecompressBlock(path(), BlockName::Data(index), type,
                                           std::string_view(stored, h.size),
                                           max_block_contents_, &raw));
-    block = cache_.Insert(index, std::move(raw));
+    block = cache_->Insert(cache_id_, index, std::move(raw));
   }
   *pin = block;
   return DataBlock::Parse(path(), *block);

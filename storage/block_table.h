@@ -9,7 +9,8 @@
 // kept in memory, or interpolation), then the key inside it (one restart
 // interval through the hash index, or a binary search of the restarts).
 // Uncompressed blocks are read in place; compressed ones are decompressed into
-// a bounded cache shared by all threads. Thread-safe.
+// the block cache (block_cache.h), which the process's tables share, keyed by
+// an id this table draws from it at Open. Thread-safe.
 //
 // Example:
 //   ROOST_ASSIGN_OR_RETURN(auto table, BlockTable::Open("/data/t.sst"));
@@ -55,9 +56,8 @@ class BlockTable final : public Table {
     std::shared_ptr<const std::string> pin_;
   };
 
-  // Opens `path` with `options`' load_mode, verify_checksums,
-  // block_cache_bytes, index_search, use_hash_index and use_filter
-  // (read_options.h).
+  // Opens `path` with `options`' load_mode, verify_checksums, block_cache,
+  // index_search, use_hash_index and use_filter (read_options.h).
   static absl::StatusOr<std::unique_ptr<BlockTable>> Open(
       const std::string& path, const TableReadOptions& options = {});
 
@@ -84,7 +84,9 @@ class BlockTable final : public Table {
   TableFormat format() const override { return TableFormat::kBlock; }
   uint64_t num_keys() const override { return footer_.num_entries; }
   uint32_t max_key_length() const override { return footer_.max_key_length; }
-  const BlockCache& cache() const { return cache_; }
+  // The block cache this table's decompressed blocks go into: the one
+  // TableReadOptions::block_cache gave, or the table's own.
+  const BlockCache& cache() const { return *cache_; }
   std::string_view file_data() const override { return file_->data(); }
   const std::string& path() const override { return file_->path(); }
   TableProperties properties() const override;
@@ -155,7 +157,8 @@ class BlockTable final : public Table {
   std::vector<Compression> block_types_;
   // The most a data block can hold uncompressed (MaxBlockContents).
   uint64_t max_block_contents_;
-  mutable BlockCache cache_;
+  const std::shared_ptr<BlockCache> cache_;
+  const uint64_t cache_id_;  // this table's blocks' key in cache_
 };
 
 }  // namespace roost

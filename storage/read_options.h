@@ -5,16 +5,18 @@
 //
 // Example:
 //   TableReadOptions read;
-//   read.verify_checksums = false;
+//   read.block_cache = std::make_shared<BlockCache>(256 << 20);  // shared
 //   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<Table> a, Table::Open(p, read));
+//   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<Table> b, Table::Open(q, read));
 //
-// Thread-safety: a plain struct.
+// Thread-safety: a plain struct; copies share the cache.
 #ifndef ROOST_STORAGE_READ_OPTIONS_H_
 #define ROOST_STORAGE_READ_OPTIONS_H_
 
-#include <cstddef>
+#include <memory>
 #include <optional>
 
+#include "storage/block_cache.h"
 #include "storage/block_format.h"
 #include "storage/file.h"
 
@@ -32,9 +34,11 @@ struct TableReadOptions {
   // is LoadMode::kMmap.
   LoadMode load_mode = LoadMode::kMmap;
 
-  // Block tables: capacity of the table's cache of decompressed blocks, in
-  // bytes. The default value is 64 MiB.
-  size_t block_cache_bytes = 64 << 20;
+  // Block tables: the cache their decompressed data blocks go into, shared
+  // by every table opened with it (one per process: roost-server sizes it
+  // with --block-cache). Null: the table makes one of its own of
+  // kDefaultBlockCacheBytes. The default value is nullptr.
+  std::shared_ptr<BlockCache> block_cache = nullptr;
   // Block tables: search the index this way instead of as the file says.
   // The default value is std::nullopt (as the file says).
   std::optional<IndexSearch> index_search = std::nullopt;

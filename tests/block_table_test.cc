@@ -238,14 +238,15 @@ TEST(BlockTableTest, CacheCountsHitsAndMissesWithinCapacity) {
   o.compression = Compression::kSnappy;
   ASSERT_OK(Build(pairs, dir.File("t.sst"), o));
   TableReadOptions ro;
-  ro.block_cache_bytes = 16 << 10;
+  ro.block_cache = std::make_shared<BlockCache>(16 << 10);
   auto t = OpenOrDie(dir.File("t.sst"), ro);
+  EXPECT_EQ(&t->cache(), ro.block_cache.get());
   EXPECT_EQ(Lookup(*t, pairs[0].first), pairs[0].second);
   EXPECT_EQ(t->cache().misses(), 1u);
   EXPECT_EQ(Lookup(*t, pairs[1].first), pairs[1].second);
   EXPECT_EQ(t->cache().hits(), 1u);
   for (const auto& [k, v] : pairs) ASSERT_EQ(Lookup(*t, k), v);
-  EXPECT_LE(t->cache().size_bytes(), ro.block_cache_bytes);
+  EXPECT_LE(t->cache().usage_bytes(), ro.block_cache->capacity_bytes());
   EXPECT_GT(t->cache().misses(), 1u);
 
   // A value stays valid after its block leaves the cache.
@@ -253,6 +254,36 @@ TEST(BlockTableTest, CacheCountsHitsAndMissesWithinCapacity) {
   ASSERT_TRUE(*t->Get(pairs[0].first, &held));
   for (const auto& [k, v] : pairs) Lookup(*t, k);
   EXPECT_EQ(held.view(), pairs[0].second);
+}
+
+// Two tables of the same shape, one cache: block i of one is never taken
+// for block i of the other, and both count in the one cache.
+TEST(BlockTableTest, TablesSharingACacheKeepTheirBlocksApart) {
+  ScratchDir dir;
+  Pairs a, b;
+  for (int i = 0; i < 2000; ++i) {
+    a.emplace_back(StrCat("key", 100000 + i), StrCat("a", i));
+    b.emplace_back(StrCat("key", 100000 + i), StrCat("b", i));
+  }
+  BlockBuildOptions o;
+  o.compression = Compression::kSnappy;
+  ASSERT_OK(Build(a, dir.File("a.sst"), o));
+  ASSERT_OK(Build(b, dir.File("b.sst"), o));
+  TableReadOptions ro;
+  ro.block_cache = std::make_shared<BlockCache>(1 << 20);
+  auto ta = OpenOrDie(dir.File("a.sst"), ro);
+  auto tb = OpenOrDie(dir.File("b.sst"), ro);
+  for (int round = 0; round < 2; ++round) {
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(Lookup(*ta, a[i].first), a[i].second);
+      ASSERT_EQ(Lookup(*tb, b[i].first), b[i].second);
+    }
+  }
+  const uint64_t blocks =
+      ta->footer().num_data_blocks + tb->footer().num_data_blocks;
+  EXPECT_EQ(ro.block_cache->misses(), blocks);
+  EXPECT_EQ(ro.block_cache->hits(), 4 * a.size() - blocks);
+  EXPECT_GT(ro.block_cache->usage_bytes(), 0u);
 }
 
 class BlockIteratorTest : public ::testing::TestWithParam<BlockBuildOptions> {};

@@ -6,6 +6,8 @@
 #include <csignal>
 #include <ctime>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "storage/manifest.h"
 #include "tests/manifest_edit.h"
@@ -235,6 +237,45 @@ TEST_F(MetricsTest, MetricsSayHowFreshTheDataIsAndWhatRuns) {
   for (const auto& [series, value] : m) {
     EXPECT_NE(series.rfind("exposer_", 0), 0u) << series;
   }
+}
+
+// Two compressed block tables of the same keys, one block cache of
+// --block-cache bytes: each table's block is decompressed once (a miss)
+// and found the second time (a hit), and neither table is answered from
+// the other's block.
+TEST_F(MetricsTest, CompressedBlockTablesShareOneBlockCacheOfTheFlagsSize) {
+  KeyValues a, b;
+  for (int i = 0; i < 2000; ++i) {
+    a[StrCat("key", 10000 + i)] = StrCat("a", i);
+    b[StrCat("key", 10000 + i)] = StrCat("b", i);
+  }
+  const std::vector<std::string> snappy = {"--compression", "snappy",
+                                           "--block-size", "512"};
+  ASSERT_NE(BuildTable(data_, "a", a, "block", snappy), "");
+  ASSERT_NE(BuildTable(data_, "b", b, "block", snappy), "");
+  ServerFlags flags = Flags();
+  flags.metrics_listen = "127.0.0.1:0";
+  flags.extra = {"--block-cache", "1M"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  const Metrics before = server.ScrapeMetrics();
+  EXPECT_EQ(MetricOr(before, "roost_block_cache_capacity_bytes"), 1 << 20);
+
+  v1::GetResponse g;
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_OK(server.Get("a", "key11000", &g));
+    EXPECT_EQ(g.value(), "a1000");
+    ASSERT_OK(server.Get("b", "key11000", &g));
+    EXPECT_EQ(g.value(), "b1000");
+  }
+  const Metrics after = server.ScrapeMetrics();
+  const auto delta = [&](const std::string& series) {
+    return MetricOr(after, series) - MetricOr(before, series);
+  };
+  EXPECT_EQ(delta("roost_block_cache_misses_total"), 2);
+  EXPECT_EQ(delta("roost_block_cache_hits_total"), 2);
+  EXPECT_GT(MetricOr(after, "roost_block_cache_usage_bytes"), 0);
+  EXPECT_LE(MetricOr(after, "roost_block_cache_usage_bytes"), 1 << 20);
 }
 
 // What alerts need beside the tables: which shard a server serves and of

@@ -170,7 +170,7 @@ std::vector<HarnessFactory> AllHarnesses() {
   interpolation.index_search = IndexSearch::kInterpolation;
   interpolation.block_size = 256;
   TableReadOptions tiny_cache;
-  tiny_cache.block_cache_bytes = 4096;
+  tiny_cache.block_cache = std::make_shared<BlockCache>(4096);
   BlockBuildOptions filter;
   filter.filter_bits_per_key = 10;
   BlockBuildOptions filter_tiny_snappy = filter;

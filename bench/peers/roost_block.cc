@@ -72,7 +72,8 @@ void RoostBlock(const Settings& s, const SuiteData& data, Recorder& rec) {
       ro.index_search = r.search;
       // Room for every block decompressed: the cache holds everything, as
       // RocksDB's does.
-      ro.block_cache_bytes = report->raw_bytes * 2 + (64 << 20);
+      ro.block_cache =
+          std::make_shared<BlockCache>(report->raw_bytes * 2 + (64 << 20));
       auto table = BlockTable::Open(path, ro);  // verifies every block
       if (!table.ok()) Die("roost block: " + table.status().ToString());
       const BlockTable& t = **table;
