@@ -1,18 +1,16 @@
 // TableIndex: table names to entries, for request handlers that take no lock
 // and one writer (the registry's thread) that adds and removes tables.
 //
-// An open-addressing hash table of fixed capacity (a power of two, at least
-// twice max_tables), probed linearly. The writer adds a table by storing a
-// pointer to its entry into a free slot, so nothing is copied on add, and
-// removes one by leaving a tombstone; when tables and tombstones fill three
-// quarters of the slots it builds a fresh array without the tombstones.
-// Removed entries and replaced arrays are freed only once no reader can hold
-// them: a reader counts itself into the current generation (VersionSlots)
-// for as long as it uses what it found, and the writer starts a new
-// generation after each change, so that whatever was retired during a
-// generation is freed with it, once its last reader and every older
-// generation are gone (a reader of an older generation may hold an old
-// array, which holds entries removed since).
+// Copy on write: every change publishes a new generation, a fresh
+// absl::flat_hash_map of the names to their entries, through VersionSlots;
+// a reader pins the current generation and finds the name in its map, which
+// no one writes once it is published. A change copies the map (at most
+// max_tables pointers; tables come and go seldom), never the entries. A
+// removed entry is freed only once no reader can hold it: it is retired into
+// the generation current when it was removed (the last whose map holds it),
+// and a generation is freed once its last reader and every older generation
+// are gone (an older one keeps it alive, since a reader of an older
+// generation may have found the entry too).
 //
 // Thread-safety: Read() and Reader::Find() from any thread, without a lock
 // or an allocation; everything else on the writer's thread only.
@@ -27,18 +25,16 @@
 #ifndef ROOST_SERVER_TABLE_INDEX_H_
 #define ROOST_SERVER_TABLE_INDEX_H_
 
-#include <algorithm>
-#include <atomic>
-#include <bit>
 #include <cstddef>
-#include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "server/version_slots.h"
 
 namespace roost {
@@ -46,19 +42,15 @@ namespace roost {
 // REQUIRES: Entry has a member `const std::string name`.
 template <typename Entry>
 class TableIndex {
-  struct Array {
-    explicit Array(size_t n)
-        : mask(n - 1), slots(new std::atomic<Entry*>[n]()) {}
-    size_t mask;
-    std::unique_ptr<std::atomic<Entry*>[]> slots;
-  };
-  // What is freed when a generation's last reader is gone, and every older
-  // generation is gone too: a reader of an older one may still hold an
-  // array retired since, and that array the entries removed since.
+  // One published state of the index. Destroyed from the bottom up: the
+  // newer generations (and the entries retired into them) before the map.
   struct Generation {
-    std::vector<std::unique_ptr<Entry>> entries;
-    std::vector<std::unique_ptr<Array>> arrays;
-    std::shared_ptr<Generation> next;  // kept alive by this one
+    // Keys view the entries' own names, which outlive the map: an entry
+    // removed is retired into this generation or a newer one.
+    absl::flat_hash_map<std::string_view, Entry*> tables;
+    // Entries removed while this generation was current.
+    std::vector<std::unique_ptr<Entry>> retired;
+    std::shared_ptr<const Generation> next;  // kept alive by this one
   };
   using Slots = VersionSlots<Generation>;
 
@@ -68,36 +60,24 @@ class TableIndex {
   class Reader {
    public:
     Entry* Find(std::string_view name) const {
-      return index_->FindIn(*index_->array_.load(), name);
+      auto it = pin_->tables.find(name);
+      return it == pin_->tables.end() ? nullptr : it->second;
     }
 
    private:
     friend class TableIndex;
-    Reader(const TableIndex* index, typename Slots::Pin pin)
-        : index_(index), pin_(std::move(pin)) {}
-    const TableIndex* index_;
+    explicit Reader(typename Slots::Pin pin) : pin_(std::move(pin)) {}
     typename Slots::Pin pin_;
   };
 
-  explicit TableIndex(size_t max_tables)
-      : max_tables_(max_tables),
-        capacity_(std::bit_ceil(std::max<size_t>(16, 2 * max_tables))) {
-    array_.store(new Array(capacity_));
-    StartGeneration();
-  }
-  ~TableIndex() {
-    delete array_.load();
-    // Generations (and their retired objects) go with slots_.
+  explicit TableIndex(size_t max_tables) : max_tables_(max_tables) {
+    Publish();
   }
   TableIndex(const TableIndex&) = delete;
   TableIndex& operator=(const TableIndex&) = delete;
 
   // Any thread.
-  Reader Read() const {
-    for (;;) {
-      if (auto pin = slots_.Acquire()) return Reader(this, std::move(pin));
-    }
-  }
+  Reader Read() const { return Reader(slots_.Acquire()); }
 
   // Writer only: the entry named `name`, or null.
   Entry* Find(std::string_view name) const {
@@ -109,20 +89,12 @@ class TableIndex {
 
   // Writer only. Adds `entry`, whose name must not be in the index; false
   // (dropping nothing: the entry is handed back) when max_tables are in it.
+  // Readers find it from when Add returns.
   bool Add(std::unique_ptr<Entry>& entry) {
     if (owned_.size() >= max_tables_) return false;
     Entry* e = entry.get();
     owned_.emplace(e->name, std::move(entry));
-    Array* array = array_.load();
-    for (size_t i = Hash(e->name) & array->mask;; i = (i + 1) & array->mask) {
-      Entry* current = array->slots[i].load();
-      if (current == nullptr || current == Tombstone()) {
-        if (current == nullptr) ++used_;
-        array->slots[i].store(e);
-        break;
-      }
-    }
-    MaybeRebuild();
+    Publish();
     return true;
   }
 
@@ -133,82 +105,42 @@ class TableIndex {
   void Remove(std::string_view name) {
     auto it = owned_.find(std::string(name));
     if (it == owned_.end()) return;
-    Array* array = array_.load();
-    for (size_t i = Hash(name) & array->mask;; i = (i + 1) & array->mask) {
-      if (array->slots[i].load() == it->second.get()) {
-        array->slots[i].store(Tombstone());
-        break;
-      }
-    }
-    current_->entries.push_back(std::move(it->second));
+    current_->retired.push_back(std::move(it->second));
     owned_.erase(it);
-    MaybeRebuild();
-    dirty_ = true;
+    // Until Reclaim(): the next Publish() may reuse this generation's slot.
+    held_.push_back(current_);
+    Publish();
   }
 
-  // Writer only. Starts a new generation if anything was retired in this
-  // one, and frees the old generations no reader holds. Returns how many
-  // still have readers (call again later).
+  // Writer only. Frees the old generations no reader holds (and the entries
+  // retired into them). Returns how many still have readers (call again
+  // later).
   int Reclaim() {
-    if (dirty_) StartGeneration();
+    held_.clear();
     return slots_.Reclaim();
   }
 
  private:
-  static Entry* Tombstone() {
-    static char marker;
-    return reinterpret_cast<Entry*>(&marker);
-  }
-  static size_t Hash(std::string_view name) {
-    return std::hash<std::string_view>()(name);
-  }
-
-  Entry* FindIn(const Array& array, std::string_view name) const {
-    for (size_t i = Hash(name) & array.mask, n = 0; n <= array.mask;
-         i = (i + 1) & array.mask, ++n) {
-      Entry* e = array.slots[i].load();
-      if (e == nullptr) return nullptr;
-      if (e != Tombstone() && e->name == name) return e;
-    }
-    return nullptr;
-  }
-
-  // A fresh array without tombstones once they and the tables fill three
-  // quarters of the slots.
-  void MaybeRebuild() {
-    if (used_ * 4 <= capacity_ * 3) return;
-    auto fresh = std::make_unique<Array>(capacity_);
-    for (const auto& [name, entry] : owned_) {
-      for (size_t i = Hash(name) & fresh->mask;; i = (i + 1) & fresh->mask) {
-        if (fresh->slots[i].load() == nullptr) {
-          fresh->slots[i].store(entry.get());
-          break;
-        }
-      }
-    }
-    used_ = owned_.size();
-    current_->arrays.emplace_back(array_.exchange(fresh.release()));
-    dirty_ = true;
-  }
-
-  // Makes a new generation current, unless every other slot still has
-  // readers (then the retired objects wait in this one; see Reclaim()).
-  void StartGeneration() {
+  // Makes a generation of the entries owned now current. A slot is free as
+  // soon as the readers of an older generation are done with one request,
+  // so the writer waits for one rather than leave readers a stale map.
+  void Publish() {
     auto next = std::make_shared<Generation>();
-    if (!slots_.Publish(next)) return;
+    next->tables.reserve(owned_.size());
+    for (const auto& owned : owned_) {
+      Entry* e = owned.second.get();
+      next->tables.emplace(e->name, e);
+    }
+    while (!slots_.Publish(next)) std::this_thread::yield();
     if (current_) current_->next = next;
     current_ = std::move(next);
-    dirty_ = false;
   }
 
   const size_t max_tables_;
-  const size_t capacity_;
-  std::atomic<Array*> array_{nullptr};
   Slots slots_;
   // Writer's state.
   std::shared_ptr<Generation> current_;
-  bool dirty_ = false;
-  size_t used_ = 0;  // slots holding an entry or a tombstone
+  std::vector<std::shared_ptr<Generation>> held_;  // until Reclaim()
   std::unordered_map<std::string, std::unique_ptr<Entry>> owned_;
 };
 
