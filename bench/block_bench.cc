@@ -32,8 +32,8 @@
 
 #include "bench/bench_data.h"
 #include "bench/peers/rocksdb_options.h"
-#include "storage/block_table.h"
-#include "storage/block_table_builder.h"
+#include "storage/block/block_table.h"
+#include "storage/block/block_table_builder.h"
 #include "util/str_cat.h"
 
 namespace roost::bench {

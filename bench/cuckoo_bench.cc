@@ -21,8 +21,8 @@
 
 #include "bench/bench_data.h"
 #include "bench/peers/rocksdb_options.h"
-#include "storage/cuckoo_table.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/cuckoo/cuckoo_table.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 
 namespace roost::bench {
 namespace {

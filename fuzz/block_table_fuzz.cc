@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "fuzz/fuzz_util.h"
-#include "storage/block_table.h"
+#include "storage/block/block_table.h"
 #include "storage/hash.h"
 
 namespace roost::fuzz {

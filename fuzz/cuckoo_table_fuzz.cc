@@ -16,7 +16,7 @@
 
 #include "fuzz/fuzz_util.h"
 #include "storage/coding.h"
-#include "storage/cuckoo_table.h"
+#include "storage/cuckoo/cuckoo_table.h"
 
 namespace roost::fuzz {
 namespace {

@@ -28,10 +28,10 @@
 
 #include "absl/strings/escaping.h"
 #include "fuzz/fuzz_util.h"
-#include "storage/block_table.h"
-#include "storage/block_table_builder.h"
-#include "storage/cuckoo_table.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/block/block_table.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/cuckoo/cuckoo_table.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/table.h"
 #include "util/escape.h"
 

@@ -8,10 +8,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "storage/block_format.h"
+#include "storage/block/block_format.h"
+#include "storage/block/data_block.h"
 #include "storage/coding.h"
-#include "storage/cuckoo_format.h"
-#include "storage/data_block.h"
+#include "storage/cuckoo/cuckoo_format.h"
 #include "storage/hash.h"
 
 namespace roost::fuzz {

@@ -17,10 +17,10 @@
 #include "fuzz/fixtures.h"
 #include "fuzz/fuzz_util.h"
 #include "roost/v1/lookup.pb.h"
-#include "storage/block_table_builder.h"
+#include "storage/block/block_table_builder.h"
 #include "storage/coding.h"
-#include "storage/cuckoo_table_builder.h"
-#include "storage/data_dir.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
+#include "storage/version/data_dir.h"
 
 namespace roost::fuzz {
 namespace {

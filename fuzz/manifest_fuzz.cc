@@ -22,10 +22,10 @@
 #include "fuzz/fixtures.h"
 #include "fuzz/fuzz_util.h"
 #include "server/rollback_file.h"
-#include "storage/data_dir.h"
 #include "storage/hash.h"
-#include "storage/manifest.h"
-#include "storage/version_check.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
+#include "storage/version/open_version.h"
 #include "util/json.h"
 
 namespace roost::fuzz {

@@ -49,7 +49,7 @@
 #include "fuzz/request_oracle.h"
 #include "fuzz/request_server.h"
 #include "roost/v1/lookup.grpc.pb.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 
 namespace roost::fuzz {
 namespace {

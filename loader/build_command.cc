@@ -14,7 +14,7 @@
 #include "loader/progress.h"
 #include "loader/record_reader.h"
 #include "loader/repository_commands.h"
-#include "storage/block_format.h"
+#include "storage/block/block_format.h"
 #include "storage/partition.h"
 #include "storage/table.h"
 #include "util/cli.h"

@@ -11,9 +11,9 @@
 #include "loader/repository_destination.h"
 #include "loader/table_files.h"
 #include "repository/object_store.h"
-#include "storage/data_dir.h"
-#include "storage/manifest.h"
 #include "storage/partition.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 

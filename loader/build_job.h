@@ -18,8 +18,8 @@
 #include "absl/status/statusor.h"
 #include "loader/progress.h"
 #include "loader/record_reader.h"
-#include "storage/block_table_builder.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/table.h"
 #include "util/json.h"
 

@@ -3,9 +3,9 @@
 #include <chrono>
 #include <string>
 
-#include "storage/block_format.h"
-#include "storage/block_table_builder.h"
-#include "storage/cuckoo_format.h"
+#include "storage/block/block_format.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/cuckoo/cuckoo_format.h"
 #include "storage/partition.h"
 #include "util/str_cat.h"
 

@@ -17,7 +17,7 @@
 
 #include "loader/build_job.h"
 #include "loader/table_files.h"
-#include "storage/manifest.h"
+#include "storage/version/manifest.h"
 
 namespace roost {
 

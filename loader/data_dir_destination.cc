@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "storage/data_dir.h"
 #include "storage/file.h"
+#include "storage/version/data_dir.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 

@@ -65,7 +65,7 @@
 
 #include "absl/status/statusor.h"
 #include "repository/retention.h"
-#include "storage/manifest.h"
+#include "storage/version/manifest.h"
 
 namespace roost {
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/file.h"
 #include "util/owned_dir.h"
 #include "util/status_macros.h"

@@ -28,7 +28,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/file.h"
 
 namespace roost {

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "storage/partition.h"
-#include "storage/version_check.h"
+#include "storage/version/open_version.h"
 #include "util/str_cat.h"
 
 namespace roost {

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "storage/data_dir.h"
-#include "storage/manifest.h"
 #include "storage/table.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 
 namespace roost {
 

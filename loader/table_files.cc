@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "loader/sorter.h"
-#include "storage/block_table_builder.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/partition.h"
 #include "util/escape.h"
 #include "util/status_macros.h"

@@ -21,7 +21,7 @@
 
 #include "absl/status/status.h"
 #include "loader/build_job.h"
-#include "storage/manifest.h"
+#include "storage/version/manifest.h"
 
 namespace roost {
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <memory>
 
-#include "storage/data_dir.h"
-#include "storage/manifest.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 

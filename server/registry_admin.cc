@@ -5,7 +5,7 @@
 #include "server/log.h"
 #include "server/rollback_file.h"
 #include "server/table_registry.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
 

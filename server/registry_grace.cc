@@ -11,7 +11,7 @@
 // as a served one is dropped. Every method runs on the registry thread.
 #include "server/log.h"
 #include "server/table_registry.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 
 namespace roost {
 

@@ -5,7 +5,7 @@
 // (DropStaleCopies). The registry loop is table_registry.cc.
 #include "server/log.h"
 #include "server/table_registry.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/str_cat.h"
 
 namespace roost {

@@ -10,8 +10,8 @@
 #include "server/log.h"
 #include "server/repository_puller.h"
 #include "server/version_pull.h"
-#include "storage/data_dir.h"
-#include "storage/manifest.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 #include "util/file.h"
 #include "util/str_cat.h"
 

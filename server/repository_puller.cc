@@ -14,7 +14,7 @@
 #include "server/log.h"
 #include "server/metrics.h"
 #include "server/version_pull.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/owned_dir.h"
 #include "util/str_cat.h"
 

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/escape.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"

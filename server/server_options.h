@@ -44,8 +44,8 @@ struct ServerOptions {
   // always checked). The default value is true.
   bool verify_checksums = true;
   // Bytes of decompressed data blocks kept for the compressed block tables,
-  // in one cache every table shares (storage/block_cache.h); 0 keeps none,
-  // and each lookup of a compressed block decompresses it again.
+  // in one cache every table shares (storage/block/block_cache.h); 0 keeps
+  // none, and each lookup of a compressed block decompresses it again.
   // Uncompressed tables are read in place and use none. The default value
   // is 256 MiB.
   uint64_t block_cache_bytes = uint64_t{256} << 20;

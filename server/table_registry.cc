@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "server/log.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/str_cat.h"
 
 namespace roost {

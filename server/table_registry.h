@@ -60,7 +60,7 @@
 #include "server/version_loader.h"
 #include "server/version_slots.h"
 #include "server/watcher.h"
-#include "storage/block_cache.h"
+#include "storage/block/block_cache.h"
 
 namespace roost {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
 

@@ -3,7 +3,7 @@
 //
 // RepositoryPuller downloads a version's file feeding each byte to the
 // XXH3-64 its MANIFEST gives (the file is the one published) and, for a
-// cuckoo table, to a RegionStreamCheck (storage/region_stream_check.h):
+// cuckoo table, to a RegionStreamCheck (storage/cuckoo/region_stream_check.h):
 // every region's checksum (the table is whole inside). The registry's load
 // would then check those same region checksums of the same bytes again (a
 // pass over the whole file, about a tenth of the pull of a large table on

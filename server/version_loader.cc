@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "server/request_codec.h"
-#include "storage/data_dir.h"
 #include "storage/partition.h"
+#include "storage/version/data_dir.h"
 #include "util/str_cat.h"
 
 namespace roost {

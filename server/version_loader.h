@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "server/file_lease.h"
 #include "server/verified_files.h"
-#include "storage/version_check.h"
+#include "storage/version/open_version.h"
 
 namespace roost {
 

@@ -16,10 +16,10 @@
 
 #include "repository/download_file.h"
 #include "repository/repository.h"
-#include "storage/data_dir.h"
-#include "storage/manifest.h"
+#include "storage/cuckoo/region_stream_check.h"
 #include "storage/partition.h"
-#include "storage/region_stream_check.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 #include "util/file.h"
 #include "util/owned_dir.h"
 #include "util/status_macros.h"
@@ -149,7 +149,7 @@ absl::Status MakeReadOnly(const std::string& dir) {
 }
 
 // Checks the table file's region checksums as it downloads
-// (storage/region_stream_check.h).
+// (storage/cuckoo/region_stream_check.h).
 class RegionObserver : public DownloadObserver {
  public:
   void Data(std::string_view bytes) override { check_->Update(bytes); }

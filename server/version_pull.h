@@ -59,7 +59,7 @@ struct PullJob {
   std::function<void(uint64_t bytes)> on_bytes;
   // When set, the file pulled is noted here (verified_files.h) before the
   // version appears if every region checksum of it was checked as it
-  // arrived (a cuckoo table: storage/region_stream_check.h). Not owned.
+  // arrived (a cuckoo table: storage/cuckoo/region_stream_check.h). Not owned.
   VerifiedFiles* verified = nullptr;
   // DATA_DIR/T/v<N> is there but is not the repository's version (its
   // MANIFEST differs, or it lacks this server's file): the version pulled

@@ -16,8 +16,8 @@
 #include <memory>
 #include <optional>
 
-#include "storage/block_cache.h"
-#include "storage/block_format.h"
+#include "storage/block/block_cache.h"
+#include "storage/block/block_format.h"
 #include "storage/file.h"
 
 namespace roost {

@@ -1,9 +1,9 @@
-// BlockCache (storage/block_cache.h): the decompressed data blocks every
+// BlockCache (storage/block/block_cache.h): the decompressed data blocks every
 // open block table of a process shares. Keys of different tables never
 // meet, a shard keeps its least recently used blocks out first and within
 // its capacity, and a block a lookup holds outlives its eviction.
 
-#include "storage/block_cache.h"
+#include "storage/block/block_cache.h"
 
 #include <gtest/gtest.h>
 

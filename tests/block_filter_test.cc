@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <random>
 
-#include "storage/block_table.h"
-#include "storage/block_table_builder.h"
-#include "storage/filter_block.h"
-#include "storage/filter_block_builder.h"
-#include "storage/search_tree.h"
+#include "storage/block/block_table.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/block/filter_block.h"
+#include "storage/block/filter_block_builder.h"
+#include "storage/block/search_tree.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/escape.h"

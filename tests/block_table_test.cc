@@ -2,7 +2,7 @@
 // the hash index and its fallback, index search modes, compression, the
 // block cache, and iterators.
 
-#include "storage/block_table.h"
+#include "storage/block/block_table.h"
 
 #include <gtest/gtest.h>
 #include <snappy.h>
@@ -12,9 +12,9 @@
 #include <map>
 #include <random>
 
-#include "storage/block_table_builder.h"
-#include "storage/data_block.h"
-#include "storage/data_block_builder.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/block/data_block.h"
+#include "storage/block/data_block_builder.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/str_cat.h"

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "storage/block_table_builder.h"
-#include "storage/data_dir.h"
+#include "storage/block/block_table_builder.h"
 #include "storage/partition.h"
+#include "storage/version/data_dir.h"
 #include "tests/status_matchers.h"
 
 namespace roost::testing {

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "tests/child_process.h"
 #include "tests/roost_binaries.h"
 #include "tests/test_util.h"

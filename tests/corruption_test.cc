@@ -9,12 +9,12 @@
 #include <functional>
 #include <random>
 
-#include "storage/block_table.h"
-#include "storage/block_table_builder.h"
+#include "storage/block/block_table.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/block/filter_block.h"
 #include "storage/coding.h"
-#include "storage/cuckoo_table.h"
-#include "storage/cuckoo_table_builder.h"
-#include "storage/filter_block.h"
+#include "storage/cuckoo/cuckoo_table.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/hash.h"
 #include "storage/table.h"
 #include "tests/status_matchers.h"

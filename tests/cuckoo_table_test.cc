@@ -1,7 +1,7 @@
 // What is particular to the cuckoo table: layouts, geometry, probe counts,
 // the overflow bitmap, retries, options and load modes.
 
-#include "storage/cuckoo_table.h"
+#include "storage/cuckoo/cuckoo_table.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "absl/strings/escaping.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/escape.h"

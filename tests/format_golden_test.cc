@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/block_table_builder.h"
+#include "storage/block/block_table_builder.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 

@@ -1,17 +1,17 @@
-// RegionStreamCheck (storage/region_stream_check.h): a cuckoo table's region
-// checksums checked as its bytes go by, in pieces of any size; anything else
-// (a damaged byte, a block table, a file cut short or appended to) does not
-// pass, so that its open checks it in full.
+// RegionStreamCheck (storage/cuckoo/region_stream_check.h): a cuckoo table's
+// region checksums checked as its bytes go by, in pieces of any size; anything
+// else (a damaged byte, a block table, a file cut short or appended to) does
+// not pass, so that its open checks it in full.
 
-#include "storage/region_stream_check.h"
+#include "storage/cuckoo/region_stream_check.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "storage/block_table_builder.h"
-#include "storage/cuckoo_table.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/cuckoo/cuckoo_table.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 #include "tests/test_util.h"
 #include "util/str_cat.h"
 

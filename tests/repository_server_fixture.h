@@ -21,9 +21,9 @@
 
 #include "repository/object_store.h"
 #include "repository/repository.h"
-#include "storage/data_dir.h"
-#include "storage/manifest.h"
 #include "storage/partition.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 #include "tests/object_store_fixture.h"
 #include "tests/server_harness.h"
 

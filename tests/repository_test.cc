@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "storage/manifest.h"
+#include "storage/version/manifest.h"
 #include "tests/object_store_fixture.h"
 
 namespace roost::testing {

@@ -10,7 +10,7 @@
 #include <random>
 
 #include "roost/v1/lookup.pb.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/escape.h"

@@ -5,8 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "storage/data_dir.h"
-#include "storage/manifest.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 #include "tests/roost_load_repository_fixture.h"
 
 namespace roost::testing {

@@ -11,7 +11,7 @@
 
 #include "storage/partition.h"
 #include "storage/table.h"
-#include "storage/version_check.h"
+#include "storage/version/open_version.h"
 #include "tests/manifest_edit.h"
 #include "tests/roost_load_fixture.h"
 #include "util/str_cat.h"

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <string>
 
-#include "storage/block_table.h"
-#include "storage/cuckoo_table.h"
+#include "storage/block/block_table.h"
+#include "storage/cuckoo/cuckoo_table.h"
 #include "tests/roost_load_fixture.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"

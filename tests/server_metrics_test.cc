@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "storage/manifest.h"
+#include "storage/version/manifest.h"
 #include "tests/manifest_edit.h"
 #include "tests/server_harness.h"
 #include "tests/test_util.h"

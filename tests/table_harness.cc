@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <span>
 
-#include "storage/block_table.h"
-#include "storage/block_table_builder.h"
-#include "storage/cuckoo_table.h"
+#include "storage/block/block_table.h"
+#include "storage/block/block_table_builder.h"
+#include "storage/cuckoo/cuckoo_table.h"
 #include "util/escape.h"
 
 namespace roost::testing {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/table.h"
 #include "tests/test_util.h"
 

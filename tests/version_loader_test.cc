@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "server/verified_files.h"
-#include "storage/data_dir.h"
+#include "storage/version/data_dir.h"
 #include "tests/status_matchers.h"
 #include "tests/test_util.h"
 #include "util/str_cat.h"

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "bench/peers/peer.h"
-#include "storage/block_table.h"
-#include "storage/block_table_builder.h"
+#include "storage/block/block_table.h"
+#include "storage/block/block_table_builder.h"
 
 namespace roost::bench {
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "bench/peers/peer.h"
-#include "storage/cuckoo_table.h"
-#include "storage/cuckoo_table_builder.h"
+#include "storage/cuckoo/cuckoo_table.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
 
 namespace roost::bench {
 namespace {

@@ -1,0 +1,128 @@
+// The displacement search that places a cuckoo table's keys in buckets:
+// CuckooTableBuilder::Placement, one attempt at one table size. Only the
+// builder includes this; CuckooTableBuilder::Finish (cuckoo_table_builder.cc)
+// retries it with more blocks and writes the file from it.
+#ifndef ROOST_STORAGE_CUCKOO_CUCKOO_PLACEMENT_H_
+#define ROOST_STORAGE_CUCKOO_CUCKOO_PLACEMENT_H_
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "storage/cuckoo/cuckoo_format.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
+#include "storage/hash.h"
+
+namespace roost {
+
+namespace cuckoo_build {
+
+inline constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+inline constexpr uint64_t kMaxEntries = kEmpty - 1;
+inline constexpr uint32_t kPpm = 1000000;
+// Inserting looks this many keys ahead to prefetch their candidate blocks.
+inline constexpr uint32_t kLookahead = 8;
+
+// One bucket while placing: the entry it holds and that entry's fingerprint,
+// so that duplicate checks rarely touch the keys themselves.
+struct Slot {
+  uint32_t entry = kEmpty;
+  uint32_t fingerprint = 0;
+};
+
+// A block reached by the displacement search: moving the entry in bucket
+// `from_slot` of the parent node's block into this block frees that bucket.
+struct BfsNode {
+  uint64_t block;
+  int32_t parent;  // -1 for a candidate block of the key being inserted
+  uint32_t from_slot;
+  int depth;
+};
+
+// The candidate blocks of one key.
+struct Candidates {
+  uint64_t hash0 = 0;
+  uint64_t blocks[kMaxHashFunctions] = {};
+};
+
+}  // namespace cuckoo_build
+
+// The bucket array while keys are placed: one attempt at one table size.
+class CuckooTableBuilder::Placement {
+ public:
+  using Candidates = cuckoo_build::Candidates;
+  using Slot = cuckoo_build::Slot;
+
+  // Attempt `attempt` (0 first) hashes with seeds of its own: keys whose
+  // hashes crowd a few blocks at one table size crowd them at every size,
+  // since a block is picked from a hash's top bits in proportion to the
+  // size, so a retry needs new hashes as well as more blocks.
+  Placement(CuckooTableBuilder& builder, uint64_t num_blocks,
+            uint32_t buckets_per_block, int attempt)
+      : b_(builder),
+        num_hashes_(builder.options_.num_hash_functions),
+        num_blocks_(num_blocks),
+        bpb_(buckets_per_block),
+        slots_(num_blocks * buckets_per_block) {
+    for (int i = 0; i < num_hashes_; ++i) {
+      seeds_[i] = CuckooSeed(builder.options_.seed, attempt, i);
+    }
+  }
+
+  uint64_t num_blocks() const { return num_blocks_; }
+  uint32_t buckets_per_block() const { return bpb_; }
+  const uint64_t* seeds() const { return seeds_; }
+  const Slot& slot(uint64_t block, uint32_t i) const {
+    return slots_[block * bpb_ + i];
+  }
+  int num_hashes() const { return num_hashes_; }
+
+  void ComputeCandidates(std::string_view key, Candidates* c) const;
+
+  // Places every entry. Returns false if some entry found no bucket (the
+  // caller retries with more blocks); an error for a duplicate under kError.
+  //
+  // Two passes, to put as many keys as possible in their first block (where
+  // a lookup finds them with one probe): first every key that fits its first
+  // block goes there, in order; then the rest go to another candidate block,
+  // displacing keys only when those are full too. A key placed in the first
+  // pass can have no earlier duplicate elsewhere: an earlier copy found the
+  // same first block with room and is there.
+  absl::StatusOr<bool> PlaceAll(uint64_t* duplicates);
+
+ private:
+  // Looks for an earlier copy of `entry`'s key in its first `blocks`
+  // candidate blocks and applies the duplicate policy. Returns whether the
+  // entry was a duplicate (and so is handled).
+  absl::StatusOr<bool> HandleDuplicate(uint32_t entry, const Candidates& c,
+                                       int blocks, uint64_t* duplicates);
+
+  Slot* FindDuplicate(std::string_view key, const Candidates& c, int blocks);
+
+  // The first free bucket of `block`, or bpb_ if it is full.
+  uint32_t FreeSlot(uint64_t block) const;
+
+  bool Insert(Slot slot, const Candidates& c);
+
+  // Breadth-first search from the key's candidate blocks for the shortest
+  // chain of moves that frees a bucket in one of them. Node n's block was
+  // reached by moving the entry in bucket `from_slot` of its parent's block
+  // into it.
+  bool Displace(Slot slot, const Candidates& c);
+
+  CuckooTableBuilder& b_;
+  const int num_hashes_;
+  const uint64_t num_blocks_;
+  const uint32_t bpb_;
+  uint64_t seeds_[kMaxHashFunctions] = {};
+  std::vector<Slot> slots_;
+  std::vector<cuckoo_build::BfsNode> bfs_nodes_;
+  absl::flat_hash_set<uint64_t> visited_;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_CUCKOO_CUCKOO_PLACEMENT_H_

@@ -1,0 +1,165 @@
+// CuckooTableBuilder: writes an immutable cuckoo hash table file.
+//
+// The builder takes key/value pairs in any order, then places them all at
+// Finish() and writes the file in one pass. Keys and values are arbitrary
+// byte strings, the empty string included. When every key has one length and
+// every value has one length (and the pair is not empty), both sit inline in
+// the bucket; otherwise buckets hold a 32-bit fingerprint and the offset of a
+// heap record. See docs/format/cuckoo_table.md for the file.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(auto builder,
+//                          CuckooTableBuilder::Create("/tmp/t.sst", {}));
+//   ROOST_RETURN_IF_ERROR(builder->Add("k1", "v1"));
+//   ROOST_RETURN_IF_ERROR(builder->Add("k2", "v2"));
+//   ROOST_ASSIGN_OR_RETURN(CuckooBuildReport report, builder->Finish());
+//
+// The shape is BlockTableBuilder's (Create, Add, Finish); unlike it, this
+// builder writes nothing until Finish(), because no key's place is known
+// before every key is.
+//
+// Placement: each key has num_hash_functions candidate blocks (XXH3 with
+// distinct seeds). A key goes to the first candidate block with a free
+// bucket; when all are full, the shortest chain of displacements to a free
+// bucket is found by breadth-first search, bounded in depth. When some key
+// cannot be placed, the whole table is rebuilt with more blocks (a lower
+// utilization), and the report says so. The same pairs in the same order
+// with the same options give a byte-identical file.
+#ifndef ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_BUILDER_H_
+#define ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_BUILDER_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "storage/cuckoo/cuckoo_format.h"
+
+namespace roost {
+
+// What to do with a key added more than once.
+enum class DuplicatePolicy {
+  kError,      // fail, naming the key
+  kKeepFirst,  // keep the value added first
+  kKeepLast,   // keep the value added last
+};
+
+struct CuckooBuildOptions {
+  // Fraction of buckets to fill. Higher makes a smaller file and more keys
+  // outside their first block. In (0, 1). The default value is 0.9.
+  double utilization = 0.9;
+  // Candidate blocks per key, each from its own XXH3 seed. In [2, 8]. The
+  // default value is 2.
+  int num_hash_functions = 2;
+  // Bits per block in the overflow bitmap, which lets most misses stop at
+  // their first block: 1, 2, 4 or 8. More bits, fewer wasted probes. The
+  // default value is 2.
+  int overflow_bits_per_block = 2;
+  // Longest chain of displacements tried for one insertion. The default
+  // value is 6.
+  int max_displacement_depth = 6;
+  // How many times to rebuild at a lower utilization before giving up. The
+  // default value is 20.
+  int max_retries = 20;
+  // Keys seen twice. The default value is DuplicatePolicy::kError.
+  DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
+  // Master seed the per-function hash seeds derive from. The default value
+  // is 0x726f6f73742d636b.
+  uint64_t seed = 0x726f6f73742d636bULL;
+};
+
+// InvalidArgument naming the first option out of its range (see above).
+// Create() checks the same; a tool can call it before reading any input.
+absl::Status ValidateCuckooBuildOptions(const CuckooBuildOptions& options);
+
+// What Finish() built.
+struct CuckooBuildReport {
+  uint64_t num_keys = 0;
+  uint64_t duplicates_dropped = 0;  // under kKeepFirst / kKeepLast
+  CuckooLayout layout = CuckooLayout::kInline;
+  double requested_utilization = 0;
+  double utilization = 0;  // achieved: keys / buckets
+  int retries = 0;         // rebuilds at a lower utilization
+  uint64_t num_blocks = 0;
+  std::vector<uint64_t> keys_per_hash;  // the probe-count distribution
+  uint64_t file_size = 0;
+  // Of the pairs in the table (duplicates dropped excluded).
+  uint64_t key_bytes = 0;
+  uint64_t value_bytes = 0;
+  uint32_t min_key_length = 0, max_key_length = 0;
+  uint32_t min_value_length = 0, max_value_length = 0;
+};
+
+class CuckooTableBuilder {
+ public:
+  // A builder of the table at `path`, which is not touched until Finish().
+  // InvalidArgument for bad options.
+  static absl::StatusOr<std::unique_ptr<CuckooTableBuilder>> Create(
+      const std::string& path, const CuckooBuildOptions& options);
+  CuckooTableBuilder(const CuckooTableBuilder&) = delete;
+  CuckooTableBuilder& operator=(const CuckooTableBuilder&) = delete;
+
+  // Copies a pair into the builder. Duplicates are found at Finish(). Fails
+  // on a key or value of 2^32 - 1 bytes or more, or past 2^32 - 2 pairs.
+  absl::Status Add(std::string_view key, std::string_view value);
+
+  // Pairs added so far, duplicates included.
+  uint64_t num_added() const { return num_added_; }
+
+  // After Finish() failed on a duplicate key under kError: the positions
+  // (counting Add() calls from 0) of the first and the second copy, so that a
+  // caller can name where each came from.
+  struct Duplicate {
+    std::string key;
+    uint64_t first;
+    uint64_t second;
+  };
+  std::optional<Duplicate> duplicate() const { return duplicate_; }
+
+  // Places every pair and writes the table to the path given to Create()
+  // (created or truncated). A failure never leaves a partial table there:
+  // errors found before writing leave the path as it was, and a failed write
+  // removes the file. Errors: InvalidArgument for a duplicate key under
+  // kError (naming the key and the positions of both adds),
+  // ResourceExhausted when no utilization works, I/O errors,
+  // FailedPrecondition when called twice. The file is not fsynced: a caller
+  // that publishes it syncs it.
+  absl::StatusOr<CuckooBuildReport> Finish();
+
+ private:
+  struct Entry {
+    uint64_t offset;  // into arena_
+    uint32_t key_length;
+    uint32_t value_length;
+  };
+  class Placement;
+
+  CuckooTableBuilder(const std::string& path,
+                     const CuckooBuildOptions& options);
+  absl::StatusOr<CuckooBuildReport> PlaceAndWrite();
+  std::string_view key(uint32_t i) const;
+  std::string_view value(uint32_t i) const;
+  absl::Status WriteTable(const std::string& path, const Placement& placement,
+                          CuckooBuildReport* report) const;
+
+  const std::string path_;
+  const CuckooBuildOptions options_;
+  bool finished_ = false;
+  std::string arena_;  // keys and values, back to back, in add order
+  // While every pair has the same widths, entries are implicit (pair i at
+  // i * (key_width_ + value_width_)) and entries_ stays empty.
+  bool uniform_ = true;
+  uint32_t key_width_ = 0;
+  uint32_t value_width_ = 0;
+  std::vector<Entry> entries_;
+  uint64_t num_added_ = 0;
+  std::optional<Duplicate> duplicate_;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_BUILDER_H_
