@@ -6,7 +6,9 @@
 
 namespace roost {
 
-void AddRepositoryOptions(CLI::App& app, RepositoryOptions* o) {
+void AddRepositoryFlags(CLI::App& app, RepositoryOptions* o) {
+  // --help lists each group's flags in the order they are added here.
+  app.option_defaults()->group("Table repository");
   app.add_option(
       "--repository", o->uri,
       "Pull tables from the table repository URI (s3://BUCKET/PREFIX, or a "

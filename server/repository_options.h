@@ -38,9 +38,9 @@ struct RepositoryOptions {
   bool enabled() const { return !uri.empty(); }
 };
 
-// Adds --repository, --repository-poll, --download-rate and
-// --min-free-bytes to `app`, bound to `*options`.
-void AddRepositoryOptions(CLI::App& app, RepositoryOptions* options);
+// Adds the "Table repository" group (--repository, --repository-poll,
+// --download-rate, --min-free-bytes) to `app`, bound to `*options`.
+void AddRepositoryFlags(CLI::App& app, RepositoryOptions* options);
 
 }  // namespace roost
 
