@@ -1,7 +1,7 @@
 // The client consistency algorithm, as state: which version each part of
 // a batch answered, and what to send next so that the whole batch is read
 // from one table version. The same algorithm runs in the Python client
-// (docs/operations.md, "Routing client (C++)"):
+// (docs/operations/cluster.md, "Routing client (C++)"):
 //
 //   1. Send every part with no version.
 //   2. If every part names the same version, done.

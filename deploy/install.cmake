@@ -2,8 +2,9 @@
 # top-level CMakeLists.txt.
 #
 #   cmake --install build/release --prefix DIR   bin/ (the four binaries),
-#       share/doc/roost/ (README, operations guide, formats, and the
-#       copyright file in Debian's machine-readable format: Apache-2.0),
+#       share/doc/roost/ (README, operations guide and its pages,
+#       formats, and the copyright file in Debian's machine-readable
+#       format: Apache-2.0),
 #       share/roost/server.toml (the example config),
 #       lib/systemd/system/roost-server.service (ExecStart in DIR/bin)
 #   cd build/release && cpack -G DEB              roost_VERSION_ARCH.deb,
@@ -40,6 +41,9 @@ install(FILES README.md docs/operations.md docs/architecture.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES deploy/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR}/deploy)
 install(DIRECTORY docs/format/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/format
+        FILES_MATCHING PATTERN "*.md")
+install(DIRECTORY docs/operations/
+        DESTINATION ${CMAKE_INSTALL_DOCDIR}/operations
         FILES_MATCHING PATTERN "*.md")
 install(FILES deploy/systemd/server.toml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/roost)

@@ -22,8 +22,8 @@
 //   - ListTables.
 // The server's answer is checked against what it must be: the status code
 // that the request's table, key count and key sizes call for (lookup.proto,
-// docs/operations.md), RESOURCE_EXHAUSTED exactly when the response would
-// pass --max-message-size, and otherwise every key's answer from the
+// docs/operations/reference.md), RESOURCE_EXHAUSTED exactly when the response
+// would pass --max-message-size, and otherwise every key's answer from the
 // fixture's pairs. Raw bytes are also parsed by request_codec and by
 // protobuf, which must agree (request_codec.h: "as protobuf parses them").
 //

@@ -1,7 +1,7 @@
 // What request_fuzz's server must answer: the status code that a request's
 // table, key count and key sizes call for (lookup.proto,
-// docs/operations.md), RESOURCE_EXHAUSTED exactly when the response would
-// pass --max-message-size, and otherwise every key's answer from the
+// docs/operations/reference.md), RESOURCE_EXHAUSTED exactly when the response
+// would pass --max-message-size, and otherwise every key's answer from the
 // fixture's pairs; and the checks of an answer against that. Raw bytes are
 // read by request_codec and by protobuf, which must agree
 // (request_codec.h: "as protobuf parses them").

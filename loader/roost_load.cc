@@ -1,7 +1,7 @@
 // roost-load: builds table files from bulk input and publishes them, inspects
 // and verifies them, and looks keys up offline. See `roost-load --help` and
-// docs/operations.md. Each subcommand defines its flags beside what it does
-// (command.h); main() adds them and runs the one given.
+// docs/operations/loading.md. Each subcommand defines its flags beside what it
+// does (command.h); main() adds them and runs the one given.
 
 #include <CLI/CLI.hpp>
 #include <optional>

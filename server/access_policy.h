@@ -1,6 +1,7 @@
 // Per-table access control: which clients may read which tables, and which
 // may use the admin service, from a small JSON policy file
-// (--access-policy FILE; the format is in docs/operations.md, "Security").
+// (--access-policy FILE; the format is in docs/operations/security.md,
+// "Security").
 //
 // A client is known by its certificate (under mutual TLS: any of its subject
 // alternative names, or its common name) or by a bearer token (the call's

@@ -87,7 +87,7 @@ void TableRegistry::Apply(Loaded& loaded) {
   if (!outcome.lease_problem.empty() && !state->lease_problem_logged) {
     Log("serving ", loaded.table, " without a lease: ", outcome.lease_problem,
         " (a writer that truncates a served file can crash the server; "
-        "see docs/operations.md)");
+        "see docs/operations/serving.md)");
     state->lease_problem_logged = true;
   }
   const std::string version_name = VersionDirName(loaded.version);

@@ -1,6 +1,6 @@
 // roost-server's "Security" flags: TLS on every listener (tls.h), mutual
 // TLS, the admin service's exposure and the access policy
-// (access_policy.h). docs/operations.md, "Security", says how they go
+// (access_policy.h). docs/operations/security.md, "Security", says how they go
 // together.
 //
 // Example config file:
@@ -20,8 +20,8 @@ class App;
 namespace roost {
 
 struct SecurityOptions {
-  // TLS (docs/operations.md, "Security"). With a certificate and key (PEM)
-  // every listener speaks TLS only; with a client CA too, clients must
+  // TLS (docs/operations/security.md, "Security"). With a certificate and key
+  // (PEM) every listener speaks TLS only; with a client CA too, clients must
   // present a certificate it signed (mutual TLS). The files are re-read
   // when they change, every `tls_refresh_seconds`. The defaults are empty
   // (plaintext) and 60 seconds.

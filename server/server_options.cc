@@ -39,7 +39,7 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
       "s3://tables/prod --shard 2 --listen 0.0.0.0:50051\n"
       "  roost-server --data-dir /srv/roost --tls-cert server.crt --tls-key "
       "server.key --tls-client-ca clients-ca.crt\n"
-      "See docs/operations.md for every flag at length.");
+      "See docs/operations/reference.md for every flag at length.");
   app.set_config("--config", "",
                  "Read flags from this TOML file (flag = value)")
       ->type_name("FILE");
@@ -63,8 +63,9 @@ std::optional<int> ParseServerOptions(int argc, char** argv,
   AddSecurityFlags(app, &o);
   // --help shows each flag's type and default; the ranges that the checks
   // enforce are in the flags' own text where they are not obvious (and in
-  // docs/operations.md), not repeated after every type. Every fractional
-  // flag is a duration, every other number a count unless it says BYTES.
+  // docs/operations/reference.md), not repeated after every type. Every
+  // fractional flag is a duration, every other number a count unless it says
+  // BYTES.
   for (CLI::Option* option : app.get_options()) {
     try {
       for (int i = 0;; ++i) option->get_validator(i)->description("");

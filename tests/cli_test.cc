@@ -247,11 +247,12 @@ TEST_F(CliTest, ServerHelpIsGroupedWithExamplesAndEveryFlag) {
   EXPECT_THAT(help.out, HasSubstr("--poll-interval SECONDS=5 "));
   EXPECT_THAT(help.out, HasSubstr("--max-message-size BYTES=33554432"));
 
-  // Every flag of docs/operations.md's table of roost-server's flags.
+  // Every flag of docs/operations/reference.md's table of roost-server's
+  // flags.
   const std::string doc =
-      ReadFile(StrCat(ROOST_SOURCE_DIR, "/docs/operations.md"));
-  const size_t begin = doc.find("\n### Flags\n", doc.find("\n## roost-server"));
-  const size_t end = doc.find("\n### Config file\n", begin);
+      ReadFile(StrCat(ROOST_SOURCE_DIR, "/docs/operations/reference.md"));
+  const size_t begin = doc.find("\n## Flags\n");
+  const size_t end = doc.find("\n## Config file\n", begin);
   ASSERT_NE(begin, std::string::npos);
   ASSERT_NE(end, std::string::npos);
   std::istringstream table(doc.substr(begin, end - begin));

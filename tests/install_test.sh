@@ -36,6 +36,7 @@ for f in bin/roost-server bin/roost-load bin/roost-get bin/roost-admin; do
   [ -x "$prefix/$f" ] || fail "$f not installed, or not executable"
 done
 for f in share/doc/roost/README.md share/doc/roost/operations.md share/doc/roost/copyright \
+         share/doc/roost/operations/reference.md \
          share/doc/roost/deploy/README.md share/doc/roost/format/manifest.md \
          share/roost/server.toml lib/systemd/system/roost-server.service; do
   [ -f "$prefix/$f" ] || fail "$f not installed"
@@ -102,6 +103,7 @@ listing=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/roost-server ./usr/bin/roost-load ./usr/bin/roost-get \
          ./usr/bin/roost-admin ./usr/lib/systemd/system/roost-server.service \
          ./usr/share/doc/roost/README.md ./usr/share/doc/roost/operations.md \
+         ./usr/share/doc/roost/operations/reference.md \
          ./usr/share/doc/roost/copyright \
          ./usr/share/roost/server.toml; do
   grep -qx -- "$f" <<<"$listing" || fail "$f not in the package: $listing"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deploy/prometheus/roost-rules.yml: promtool's check, its unit tests
 # (deploy/prometheus/tests/*_test.yml), and what promtool cannot see: that
-# every alert's runbook_url names a section of docs/operations.md, that
+# every alert's runbook_url names a section of docs/operations/alerts.md, that
 # the unit tests show every alert both firing and not firing, and that they
 # check the value of every recording rule.
 # Usage: tests/prometheus_rules_test.sh SOURCE_DIR
@@ -16,22 +16,22 @@ promtool=$(command -v promtool) ||
 "$promtool" check rules "$rules" "$tests/data_age_overrides.yml"
 (cd "$tests" && "$promtool" test rules ./*_test.yml)
 
-# Every alert has a runbook_url, docs/operations.md#ANCHOR, and ANCHOR is
+# Every alert has a runbook_url, docs/operations/alerts.md#ANCHOR, and ANCHOR is
 # the GitHub anchor of one of its headings (lower case, punctuation
 # dropped, spaces as dashes).
 alerts=$(sed -n 's/^ *- alert: *\([A-Za-z]*\) *$/\1/p' "$rules")
 [ -n "$alerts" ] || fail "no alerts in $rules"
-anchors=$(grep '^#' "$src/docs/operations.md" | sed 's/^#* *//' |
+anchors=$(grep '^#' "$src/docs/operations/alerts.md" | sed 's/^#* *//' |
   tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g')
 urls=$(sed -n 's/^ *runbook_url: *"\(.*\)" *$/\1/p' "$rules")
 [ "$(wc -l <<<"$urls")" -eq "$(wc -l <<<"$alerts")" ] ||
   fail "$(wc -l <<<"$alerts") alerts but $(wc -l <<<"$urls") runbook_urls"
 for alert in $alerts; do
   anchor=$(tr 'A-Z' 'a-z' <<<"$alert")
-  grep -qx " *runbook_url: \"docs/operations.md#$anchor\"" "$rules" ||
-    fail "$alert: no runbook_url \"docs/operations.md#$anchor\""
+  grep -qx " *runbook_url: \"docs/operations/alerts.md#$anchor\"" "$rules" ||
+    fail "$alert: no runbook_url \"docs/operations/alerts.md#$anchor\""
   grep -qx "$anchor" <<<"$anchors" ||
-    fail "$alert: docs/operations.md has no section \"### $alert\""
+    fail "$alert: docs/operations/alerts.md has no section \"### $alert\""
 done
 
 # Each alert is expected firing (a non-empty exp_alerts) and not firing

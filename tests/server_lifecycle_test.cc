@@ -257,7 +257,7 @@ TEST_F(LifecycleTest, NotReadyUntilEveryTableFoundAtStartServes) {
   EXPECT_EQ(server.CountLogLines("not ready:"), 1);
 }
 
-// docs/operations.md: "empty (`--admin-listen=`) turns it off".
+// docs/operations/reference.md: "empty (`--admin-listen=`) turns it off".
 TEST_F(LifecycleTest, EmptyAddressAfterEqualsTurnsAServiceOff) {
   fs::create_directories(data_);
   ServerProcess server(
@@ -436,7 +436,7 @@ TEST_F(LifecycleTest, AnOpenStreamIsCancelledWhenTheShutdownTimesOut) {
   EXPECT_EQ(server.WaitExit(), 0) << server.Log();
   EXPECT_FALSE(stream->Read(&response));
   // What the client sees of the cancellation is gRPC's: UNAVAILABLE
-  // "Cancelling all calls" (docs/operations.md's retry table says
+  // "Cancelling all calls" (docs/operations/reference.md's retry table says
   // CANCELLED); either way an error, never a clean end.
   const grpc::Status s = stream->Finish();
   EXPECT_TRUE(s.error_code() == StatusCode::UNAVAILABLE ||

@@ -72,7 +72,7 @@ class ShardReplicas:
 
 def retryable(code: grpc.StatusCode, details: str) -> bool:
     """Whether another attempt (on another replica) may succeed
-    (docs/operations.md, "What a client should do")."""
+    (docs/operations/reference.md, "What a client should do")."""
     if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED,
                 grpc.StatusCode.DEADLINE_EXCEEDED):
         return True
