@@ -24,6 +24,60 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+// The text of the page PATH (from the source tree) from BEGIN to END,
+// two headings of it.
+std::string Section(const std::string& path, const std::string& begin,
+                    const std::string& end) {
+  const std::string doc = ReadFile(StrCat(ROOST_SOURCE_DIR, path));
+  const size_t from = doc.find(begin);
+  const size_t to = doc.find(end, from);
+  EXPECT_NE(from, std::string::npos) << path << begin;
+  EXPECT_NE(to, std::string::npos) << path << end;
+  if (from == std::string::npos || to == std::string::npos) return "";
+  return doc.substr(from, to - from);
+}
+
+// The long flags named in the first cell of each row of the flag tables of
+// a Section (rows that start "| `-").
+std::set<std::string> FlagTable(const std::string& path,
+                                const std::string& begin,
+                                const std::string& end) {
+  std::istringstream table(Section(path, begin, end));
+  const std::regex flag_name("`?(--[a-z0-9-]+)");
+  std::set<std::string> flags;
+  for (std::string line; std::getline(table, line);) {
+    if (line.rfind("| `-", 0) != 0) continue;
+    const std::string first_cell = line.substr(0, line.find(" | "));
+    for (std::sregex_iterator it(first_cell.begin(), first_cell.end(),
+                                 flag_name);
+         it != std::sregex_iterator(); ++it) {
+      flags.insert((*it)[1].str());
+    }
+  }
+  return flags;
+}
+
+// The long flags a --help lists (CLI11: "  --name ..." or "  -x,--name
+// ..."), but --help itself.
+std::set<std::string> HelpFlags(const std::string& help) {
+  std::istringstream lines(help);
+  const std::regex flag_line("^  (?:-[a-zA-Z],)?(--[a-z0-9-]+).*");
+  std::set<std::string> flags;
+  std::smatch match;
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_match(line, match, flag_line) && match[1] != "--help") {
+      flags.insert(match[1].str());
+    }
+  }
+  return flags;
+}
+
+std::set<std::string> Union(std::set<std::string> a,
+                            const std::set<std::string>& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
 constexpr int kExitUsage = 64;
 constexpr char kRunHelp[] = "Run with --help for more information.\n";
 
@@ -247,28 +301,51 @@ TEST_F(CliTest, ServerHelpIsGroupedWithExamplesAndEveryFlag) {
   EXPECT_THAT(help.out, HasSubstr("--poll-interval SECONDS=5 "));
   EXPECT_THAT(help.out, HasSubstr("--max-message-size BYTES=33554432"));
 
-  // Every flag of docs/operations/reference.md's table of roost-server's
-  // flags.
-  const std::string doc =
-      ReadFile(StrCat(ROOST_SOURCE_DIR, "/docs/operations/reference.md"));
-  const size_t begin = doc.find("\n## Flags\n");
-  const size_t end = doc.find("\n## Config file\n", begin);
-  ASSERT_NE(begin, std::string::npos);
-  ASSERT_NE(end, std::string::npos);
-  std::istringstream table(doc.substr(begin, end - begin));
-  const std::regex flag_name("`(--[a-z0-9-]+)");
-  int flags = 0;
-  for (std::string line; std::getline(table, line);) {
-    if (line.rfind("| `--", 0) != 0) continue;
-    const std::string first_cell = line.substr(0, line.find(" | "));
-    for (std::sregex_iterator it(first_cell.begin(), first_cell.end(),
-                                 flag_name);
-         it != std::sregex_iterator(); ++it) {
-      ++flags;
-      EXPECT_THAT(help.out, HasSubstr(StrCat("  ", (*it)[1].str())));
-    }
+  // The guide's tables of roost-server's flags (docs/operations/
+  // reference.md, "Flags"; the table repository's in cluster.md) and
+  // --help name the same flags, both ways.
+  const std::set<std::string> documented =
+      Union(FlagTable("/docs/operations/reference.md", "\n## Flags\n",
+                      "\n## Config file\n"),
+            FlagTable("/docs/operations/cluster.md",
+                      "\n## Pulling from a table repository\n",
+                      "\n## Running a cluster\n"));
+  EXPECT_GT(documented.size(), 40u);
+  const std::set<std::string> listed = HelpFlags(help.out);
+  for (const std::string& flag : documented) {
+    EXPECT_TRUE(listed.count(flag)) << flag << " is in the guide, not --help";
   }
-  EXPECT_GT(flags, 40);
+  for (const std::string& flag : listed) {
+    EXPECT_TRUE(documented.count(flag))
+        << flag << " is in --help, not in the guide's tables";
+  }
+}
+
+// roost-load build's flags: its table in docs/operations/loading.md, and
+// the repository's flags in cluster.md's "Publishing to a table
+// repository", name every flag of `roost-load build --help`, and nothing
+// else.
+TEST_F(CliTest, LoadBuildHelpAndTheGuideNameTheSameFlags) {
+  const ProcessResult help = RunTool(RoostLoadBinary(), {"build", "--help"});
+  ASSERT_EQ(help.exit_code, 0) << help.err;
+  const std::set<std::string> table =
+      FlagTable("/docs/operations/loading.md", "\n### build\n",
+                "\n### The data directory\n");
+  EXPECT_GT(table.size(), 30u);
+  const std::string publishing = Section("/docs/operations/cluster.md",
+                                         "\n## Publishing to a table "
+                                         "repository\n",
+                                         "\n## Pulling from a table "
+                                         "repository\n");
+  const std::set<std::string> listed = HelpFlags(help.out);
+  for (const std::string& flag : table) {
+    EXPECT_TRUE(listed.count(flag)) << flag << " is in the guide, not --help";
+  }
+  for (const std::string& flag : listed) {
+    EXPECT_TRUE(table.count(flag) ||
+                publishing.find(StrCat("`", flag)) != std::string::npos)
+        << flag << " is in --help, not in the guide";
+  }
 }
 
 // Item 22: a subcommand's --help repeated every example of the program's.
