@@ -46,13 +46,13 @@ rest=(
   # costs seconds after a host build instead of minutes.
   ccache
   # Prometheus and promtool: the rules' unit tests and the live test of
-  # deploy/prometheus and deploy/grafana (tests/prometheus_*).
+  # deploy/prometheus and deploy/grafana (tests/deploy/prometheus_*).
   prometheus
   # The Python client (clients/python): its dependencies, an offline
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
   python3-venv python3-pip python3-setuptools python3-wheel mypy
-  # The Helm chart's test (tests/helm_checks.py reads what helm renders).
+  # The Helm chart's test (tests/deploy/helm_checks.py reads what helm renders).
   python3-yaml
 )
 
@@ -65,10 +65,11 @@ esac
 
 "$(dirname "$0")/apt-install.sh" "${build[@]}" "${rest[@]}"
 
-# MinIO for tests/object_store_*: a no-op once built (its path on stdout).
+# MinIO for tests/repository/object_store_*: a no-op once built (its path on
+# stdout).
 "$(dirname "$0")/install-minio.sh" >/dev/null
 # podman, runc and mmdebstrap, and podman's settings, for deploy/image/.
 "$(dirname "$0")/install-podman.sh"
-# helm, kubeconform and Kubernetes' schemas for tests/helm_test.sh: a no-op
-# once there (their paths on stdout).
+# helm, kubeconform and Kubernetes' schemas for tests/deploy/helm_test.sh: a
+# no-op once there (their paths on stdout).
 "$(dirname "$0")/install-k8s-tools.sh" >/dev/null

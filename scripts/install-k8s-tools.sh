@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what tests/helm_test.sh checks the Helm chart (deploy/helm/roost)
-# with, offline, into ${ROOST_TOOLS_DIR:-$HOME/.cache/roost/tools}/k8s/:
+# Installs what tests/deploy/helm_test.sh checks the Helm chart
+# (deploy/helm/roost) with, offline, into
+# ${ROOST_TOOLS_DIR:-$HOME/.cache/roost/tools}/k8s/:
 #   helm-VERSION-kKUBE/helm           go install helm.sh/helm/v3/cmd/helm,
 #     with the version and the default Kubernetes version (KUBE) that
 #     helm's own Makefile builds in: a plain `go install` leaves helm at

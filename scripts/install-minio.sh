@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the MinIO server that the object-storage tests (tests/repository_*)
+# Installs the MinIO server that the object-storage tests (tests/repository/)
 # run against on a loopback port, by building it with Go:
 #   go install github.com/minio/minio@latest
 # The binary is kept in a cache directory so that later runs (and CI on the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs podman, which builds and runs roost's container image
-# (deploy/image/, tests/image_test.sh), and the settings it needs on these
-# machines. Run by scripts/install-deps.sh.
+# (deploy/image/, tests/deploy/image_test.sh), and the settings it needs on
+# these machines. Run by scripts/install-deps.sh.
 #
 #   podman, runc   the engine and the OCI runtime it is set to use
 #   mmdebstrap     makes the Debian 12 base image from Debian's packages

@@ -5,7 +5,7 @@
 #   files/roost.json        deploy/grafana/roost.json         (dashboard)
 #   LICENSE                 LICENSE
 # Real copies, not symlinks: Helm warns on every load of a chart with a
-# symlink in it. Run it after changing a source; tests/helm_test.sh fails
+# symlink in it. Run it after changing a source; tests/deploy/helm_test.sh fails
 # while a copy differs from its source (it runs --check).
 # Usage: scripts/sync-chart-files.sh [--check]
 #   --check  change nothing; exit 1 naming each copy that is not its

@@ -6,8 +6,8 @@
 // (table_registry.h) scans DATA_DIR, loads versions on its workers,
 // publishes them to request handlers, and tells it what happened. No
 // threads, files, gRPC or clock in here (the time is passed in), so every
-// rule is tested directly (tests/table_versions_test.cc). Model: LevelDB's
-// VersionSet.
+// rule is tested directly (tests/server/table_versions_test.cc). Model:
+// LevelDB's VersionSet.
 //
 // Thread-safety: none. The registry's thread owns each TableVersions; it
 // changes what List() and the metrics collector read (the versions on disk,

@@ -10,7 +10,7 @@ to gnuplot: time series as lines, a heatmap's cumulative buckets as a
 grid of per-bucket rates. Standard library only (urllib, json); gnuplot
 must be on PATH.
 
-Used by tests/prometheus_live_test.py, which draws docs/img/grafana-*.png
+Used by tests/deploy/prometheus_live_test.py, which draws docs/img/grafana-*.png
 from a live Prometheus scraping roost-servers under load. By hand:
 
     deploy/grafana/plot.py --prometheus http://127.0.0.1:9090 \\

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads every key of a running cluster through the roost package, with the
 sync and the asyncio client, and checks every value: the Python half of
-tests/cluster_repository_test.cc.
+tests/client/cluster_repository_test.cc.
 
 Usage: check_cluster.py LAYOUT_FILE TABLE EXPECTED_TSV VERSION
   EXPECTED_TSV: one "hex key<TAB>hex value" line per key.

@@ -1,0 +1,219 @@
+// The behaviour suite every table format runs (see table_harness.h).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <unordered_map>
+
+#include "tests/harness/status_matchers.h"
+#include "tests/harness/test_util.h"
+#include "tests/storage/table_harness.h"
+#include "util/escape.h"
+
+namespace roost::testing {
+namespace {
+
+class TableBehaviourTest : public ::testing::TestWithParam<HarnessFactory> {
+ protected:
+  void SetUp() override { harness_ = GetParam().make(); }
+
+  // Builds and opens a table of `pairs`, then checks that every key reads
+  // back its value (by Get and by MultiGet) and that `misses` are absent.
+  void BuildAndCheck(const Pairs& pairs,
+                     const std::vector<std::string>& misses = {}) {
+    const std::string path = dir_.File("t.sst");
+    ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, path));
+    ASSERT_OK(harness_->Open(path));
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : pairs) {
+      ASSERT_EQ(harness_->Get(k), v) << PrintableKey(k);
+      keys.push_back(k);
+    }
+    for (const auto& k : misses) {
+      ASSERT_EQ(harness_->Get(k), std::nullopt) << PrintableKey(k);
+      keys.push_back(k);
+    }
+    const auto results = harness_->MultiGet(keys);
+    ASSERT_EQ(results.size(), keys.size());
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      ASSERT_EQ(results[i], pairs[i].second) << i;
+    }
+    for (size_t i = pairs.size(); i < keys.size(); ++i) {
+      ASSERT_EQ(results[i], std::nullopt) << i;
+    }
+  }
+
+  ScratchDir dir_;
+  std::unique_ptr<TableHarness> harness_;
+};
+
+TEST_P(TableBehaviourTest, EmptyTable) {
+  BuildAndCheck({}, {"", "a", std::string(8, '\0')});
+}
+
+TEST_P(TableBehaviourTest, OneKey) {
+  BuildAndCheck({{"key", "value"}}, {"", "ke", "key2", "kez"});
+}
+
+TEST_P(TableBehaviourTest, EmptyKeyAndEmptyValue) {
+  BuildAndCheck({{"", "the empty key"}}, {"a", std::string(1, '\0')});
+  BuildAndCheck({{"", ""}, {"a", "b"}, {"ab", ""}}, {"b", "abc"});
+  BuildAndCheck({{"only", ""}}, {""});
+}
+
+TEST_P(TableBehaviourTest, AllZeroKeys) {
+  // Zero bytes are keys like any other: no sentinel may swallow them.
+  Pairs fixed;
+  for (int i = 0; i < 100; ++i) {
+    std::string key(8, '\0');
+    key[7] = static_cast<char>(i);  // the first is all zeros
+    fixed.emplace_back(key, std::string(8, static_cast<char>(i)));
+  }
+  BuildAndCheck(fixed, {std::string(8, '\xff'), std::string(7, '\0')});
+  Pairs variable;
+  for (size_t n = 0; n < 20; ++n) {
+    variable.emplace_back(std::string(n, '\0'), std::to_string(n));
+  }
+  BuildAndCheck(variable, {std::string(20, '\0'), std::string(1, '\x01')});
+}
+
+TEST_P(TableBehaviourTest, LongSharedPrefixes) {
+  Pairs pairs;
+  const std::string prefix(300, 'p');
+  for (int i = 0; i < 2000; ++i) {
+    pairs.emplace_back(prefix + std::to_string(i), std::to_string(i) + "v");
+  }
+  BuildAndCheck(pairs, {prefix, prefix + "x", prefix + "2000"});
+}
+
+TEST_P(TableBehaviourTest, FixedWidthKeysAndValues) {
+  for (auto [kw, vw] : {std::pair{8, 8}, {8, 4}, {16, 8}, {4, 0}, {8, 100}}) {
+    SCOPED_TRACE(::testing::Message() << kw << "/" << vw);
+    const Pairs pairs = RandomFixedPairs(kw * 1000 + vw, 5000, kw, vw);
+    std::vector<std::string> misses;
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 1000; ++i) misses.push_back(RandomBytes(rng, kw));
+    misses.push_back(std::string(kw + 1, 'x'));  // wrong width
+    std::erase_if(misses, [&](const std::string& m) {
+      return std::any_of(pairs.begin(), pairs.end(),
+                         [&](const auto& p) { return p.first == m; });
+    });
+    BuildAndCheck(pairs, misses);
+  }
+}
+
+TEST_P(TableBehaviourTest, VariableWidthKeysAndValues) {
+  const Pairs pairs = RandomVariablePairs(11, 20000, 1, 60, 0, 300);
+  BuildAndCheck(pairs, {"", "no such key", std::string(61, 'z')});
+}
+
+TEST_P(TableBehaviourTest, MillionRandomKeysAgainstUnorderedMap) {
+  const Pairs pairs = RandomFixedPairs(42, 1000000, 8, 8);
+  std::unordered_map<std::string, std::string> expected(pairs.begin(),
+                                                        pairs.end());
+  const std::string path = dir_.File("big.sst");
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, path));
+  ASSERT_OK(harness_->Open(path));
+  std::mt19937_64 rng(43);
+  std::vector<std::string> probe;
+  for (int i = 0; i < 200000; ++i) {
+    probe.push_back(rng() % 2 ? pairs[rng() % pairs.size()].first
+                              : RandomBytes(rng, 8));
+  }
+  const auto results = harness_->MultiGet(probe);
+  for (size_t i = 0; i < probe.size(); ++i) {
+    auto it = expected.find(probe[i]);
+    const std::optional<std::string> want =
+        it == expected.end() ? std::nullopt
+                             : std::optional<std::string>(it->second);
+    ASSERT_EQ(results[i], want) << i;
+    ASSERT_EQ(harness_->Get(probe[i]), want) << i;
+  }
+  for (const auto& [k, v] : pairs) ASSERT_EQ(harness_->Get(k), v);
+}
+
+TEST_P(TableBehaviourTest, DuplicateKeys) {
+  const Pairs pairs = {
+      {"a", "1"}, {"b", "2"}, {"a", "3"}, {"c", "4"}, {"a", "5"}};
+  const std::string path = dir_.File("dup.sst");
+  absl::Status s = harness_->Build(pairs, DuplicatePolicy::kError, path);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("duplicate key \"a\""), std::string::npos)
+      << s.message();
+  EXPECT_FALSE(std::filesystem::exists(path));
+
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kKeepFirst, path));
+  ASSERT_OK(harness_->Open(path));
+  EXPECT_EQ(harness_->Get("a"), "1");
+  EXPECT_EQ(harness_->Get("b"), "2");
+  EXPECT_EQ(harness_->Get("c"), "4");
+
+  const std::string last = dir_.File("last.sst");
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kKeepLast, last));
+  ASSERT_OK(harness_->Open(last));
+  EXPECT_EQ(harness_->Get("a"), "5");
+  EXPECT_EQ(harness_->Get("c"), "4");
+}
+
+// Through the Table interface: a sorted format scans every pair in key
+// order and seeks to the first key at or after a target; a cuckoo table says
+// it keeps no order instead of giving pairs in some order.
+TEST_P(TableBehaviourTest, ScanInKeyOrderWhereTheFormatIsSorted) {
+  const Pairs pairs = RandomVariablePairs(12, 5000, 0, 24, 0, 40);
+  const std::map<std::string, std::string> expected(pairs.begin(), pairs.end());
+  const std::string path = dir_.File("scan.sst");
+  ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, path));
+  ASSERT_OK(harness_->Open(path));
+  std::unique_ptr<TableIterator> it = harness_->table().NewIterator();
+  if (harness_->table().format() == TableFormat::kCuckoo) {
+    it->SeekToFirst();
+    EXPECT_FALSE(it->Valid());
+    EXPECT_THAT(it->status(), StatusIs(absl::StatusCode::kUnimplemented,
+                                       "cuckoo tables keep no key order: "
+                                       "there is nothing to scan"));
+    return;
+  }
+  auto want = expected.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++want) {
+    ASSERT_NE(want, expected.end()) << PrintableKey(it->key());
+    ASSERT_EQ(it->key(), want->first);
+    ASSERT_EQ(it->value(), want->second) << PrintableKey(want->first);
+  }
+  ASSERT_OK(it->status());
+  EXPECT_EQ(want, expected.end());
+
+  std::mt19937_64 rng(13);
+  for (int i = 0; i < 2000; ++i) {
+    const std::string target = RandomBytes(rng, rng() % 25);
+    it->Seek(target);
+    ASSERT_OK(it->status());
+    const auto at = expected.lower_bound(target);
+    ASSERT_EQ(it->Valid(), at != expected.end()) << PrintableKey(target);
+    if (it->Valid()) {
+      ASSERT_EQ(it->key(), at->first) << PrintableKey(target);
+    }
+  }
+}
+
+TEST_P(TableBehaviourTest, SameInputGivesIdenticalBytes) {
+  for (const Pairs& pairs : {RandomFixedPairs(5, 30000, 8, 8),
+                             RandomVariablePairs(6, 30000, 0, 40, 0, 50)}) {
+    const std::string a = dir_.File("a.sst"), b = dir_.File("b.sst");
+    ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, a));
+    ASSERT_OK(harness_->Build(pairs, DuplicatePolicy::kError, b));
+    const std::string bytes = ReadFile(a);
+    EXPECT_FALSE(bytes.empty());
+    EXPECT_TRUE(bytes == ReadFile(b));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllFormats, TableBehaviourTest, ::testing::ValuesIn(AllHarnesses()),
+    [](const ::testing::TestParamInfo<HarnessFactory>& info) {
+      return info.param.name;
+    });
+
+}  // namespace
+}  // namespace roost::testing
