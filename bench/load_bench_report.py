@@ -24,6 +24,9 @@ import sys
 from pathlib import Path
 
 import machine
+from report_values import div as _div
+from report_values import first_float as _first_float
+from report_values import read_text as _read
 
 # Each run's description, in the table.
 RUNS = {
@@ -180,24 +183,6 @@ def main(argv=None):
         print("load_bench: some output failed its checks (see above)", file=sys.stderr)
         return 1
     return 0
-
-
-def _div(a, b):
-    return a / b if b else 0.0
-
-
-def _first_float(text):
-    try:
-        return float(text.split()[0])
-    except (IndexError, ValueError):
-        return 0.0
-
-
-def _read(path):
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
 
 
 if __name__ == "__main__":

@@ -32,6 +32,9 @@ import sys
 from pathlib import Path
 
 import machine
+from report_values import div as _div
+from report_values import first_float as _first_float
+from report_values import read_text as _read
 
 TARGET_KEYS = 10000000
 NOOP = "noop"
@@ -222,24 +225,6 @@ def _int(text):
         return int(text)
     except ValueError:
         return 0
-
-
-def _div(a, b):
-    return a / b if b else 0.0
-
-
-def _first_float(text):
-    try:
-        return float(text.split()[0])
-    except (IndexError, ValueError):
-        return 0.0
-
-
-def _read(path):
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
 
 
 if __name__ == "__main__":
