@@ -10,7 +10,8 @@
 #             the Python client's packages, ...), the MinIO server the
 #             object-storage tests run against (scripts/install-minio.sh),
 #             podman for the container image and its test
-#             (scripts/install-podman.sh), and the tools the Helm chart is
+#             (scripts/install-podman.sh), the batch path's PyPI wheels
+#             (scripts/install-python-wheels.sh), and the tools the Helm chart is
 #             checked with (scripts/install-k8s-tools.sh), each built once
 #             and cached: scripts/test.sh, .ci/run, bench/run.sh
 #
@@ -68,6 +69,9 @@ esac
 # MinIO for tests/repository/object_store_*: a no-op once built (its path on
 # stdout).
 "$(dirname "$0")/install-minio.sh" >/dev/null
+# The batch path's PyPI packages (pyarrow, pandas, PySpark) as a local
+# wheelhouse, which the Python tests install from offline.
+"$(dirname "$0")/install-python-wheels.sh" >/dev/null
 # podman, runc and mmdebstrap, and podman's settings, for deploy/image/.
 "$(dirname "$0")/install-podman.sh"
 # helm, kubeconform and Kubernetes' schemas for tests/deploy/helm_test.sh: a
