@@ -38,6 +38,8 @@ struct BuildFlags {
   // Read as a string so that a value out of range or not a number is our
   // usage error, not CLI11's.
   std::string shards = "1";
+  std::string shard;    // --shard I, "" when not given
+  std::string version;  // --version V, with --shard
   std::string keep_versions;
   std::string abandoned_after = "24h";
   std::string data_timestamp;
@@ -82,6 +84,22 @@ int RunBuildCommand(BuildFlags& f) {
       job.shards = n;
     }
   }
+  if (!f.shard.empty()) {
+    uint32_t i = 0;
+    auto [end, ec] =
+        std::from_chars(f.shard.data(), f.shard.data() + f.shard.size(), i);
+    if (ec != std::errc() || end != f.shard.data() + f.shard.size()) {
+      if (s.ok()) {
+        s = absl::InvalidArgumentError(
+            StrCat("bad --shard \"", f.shard, "\" (a shard number: 0 to N-1)"));
+      }
+    } else {
+      job.shard = i;
+    }
+  }
+  if (!f.version.empty()) {
+    assign(ParseVersionArgument(f.version), &job.version.emplace());
+  }
   if (!f.keep_versions.empty()) {
     assign(ParseKeepVersions(f.keep_versions), &job.keep_versions);
   }
@@ -100,14 +118,14 @@ int RunBuildCommand(BuildFlags& f) {
     assign(ParseShare(f.max_shrink), &share);
     job.max_shrink = share;
   }
-  // Every option is checked before any input is opened; a bad one is a
-  // usage error.
-  if (s.ok()) s = ValidateBuildJob(job);
-  if (!s.ok()) return Usage(s, json);
   job.on_duplicate = f.on_duplicate == "first"  ? DuplicatePolicy::kKeepFirst
                      : f.on_duplicate == "last" ? DuplicatePolicy::kKeepLast
                                                 : DuplicatePolicy::kError;
   job.block.hash_index = !f.no_hash_index;
+  // Every option is checked before any input is opened; a bad one is a
+  // usage error.
+  if (s.ok()) s = ValidateBuildJob(job);
+  if (!s.ok()) return Usage(s, json);
   Progress progress(Progress::DefaultMode(f.quiet || json));
   auto summary = RunBuild(job, &progress);
   if (!summary.ok()) {
@@ -115,6 +133,15 @@ int RunBuildCommand(BuildFlags& f) {
   }
   if (json) {
     fmt::print("{}\n", DumpJson(summary->ToJson()));
+  } else if (!f.quiet && summary->shard) {
+    fmt::print(stderr,
+               "roost-load: uploaded {}: shard {} of {} ({} table, {} keys, "
+               "{} bytes), {} records read, {} bad, {:.2f} s; not served "
+               "until roost-load publish\n",
+               summary->path, *summary->shard, summary->shards,
+               TableFormatName(summary->format), summary->keys,
+               summary->file_size, summary->records, summary->bad_records,
+               summary->seconds);
   } else if (!f.quiet) {
     fmt::print(
         stderr,
@@ -190,6 +217,19 @@ Command AddBuildCommand(CLI::App& app) {
                 "one table.sst")
       ->type_name("N")
       ->capture_default_str();
+  b->add_option("--shard", f.shard,
+                "With --repository, --shards N and --version V: build shard "
+                "I alone (0 to N-1) of claimed version V from input holding "
+                "that shard's records only (another shard's record is a bad "
+                "record), sorted by key so that a retried attempt uploads "
+                "the same bytes; upload shard-IIII-of-NNNN.sst and its part "
+                "(.json) and publish nothing: roost-load publish does, once "
+                "every shard is there")
+      ->type_name("I");
+  b->add_option("--version", f.version,
+                "With --shard: the version roost-load claim gave (v000007, "
+                "v7 or 7)")
+      ->type_name("V");
   b->add_option("--data-timestamp", f.data_timestamp,
                 "With --data-dir or --repository: the time the input data is "
                 "of (when it was exported, say), written into the MANIFEST "
@@ -252,8 +292,8 @@ Command AddBuildCommand(CLI::App& app) {
                 "whatever N")
       ->capture_default_str();
   b->add_option("--memory-limit", f.memory_limit,
-                "Block format: memory for sorting before spilling to disk "
-                "(k, M, G suffixes)")
+                "Block format and --shard: memory for sorting before "
+                "spilling to disk (k, M, G suffixes)")
       ->capture_default_str();
   b->add_option("--temp-dir", job.temp_dir,
                 "Where sort runs spill (default: the system temp dir)");
@@ -307,7 +347,9 @@ Command AddBuildCommand(CLI::App& app) {
       "  roost-load build -i records.bin --input-format fixed --key-size 8 "
       "--value-size 8 --format block --compression zstd -o r.sst\n"
       "  roost-load build -i users.tsv --repository s3://tables/prod "
-      "--table users --shards 4 --keep-versions 5");
+      "--table users --shards 4 --keep-versions 5\n"
+      "  roost-load build -i part-0001.tsv --repository s3://tables/prod "
+      "--table users --shards 4 --shard 1 --version v7");
   return {b, [b, flags]() -> int {
             BuildFlags& f = *flags;
             if (b->count("--abandoned-after") > 0 && f.keep_versions.empty()) {

@@ -9,6 +9,7 @@
 #include "loader/destination.h"
 #include "loader/file_destination.h"
 #include "loader/repository_destination.h"
+#include "loader/shard_destination.h"
 #include "loader/table_files.h"
 #include "repository/object_store.h"
 #include "storage/partition.h"
@@ -24,6 +25,16 @@ namespace {
 // staged: the one function that reads which flag it was.
 absl::StatusOr<std::unique_ptr<Destination>> OpenDestination(
     const BuildJob& job) {
+  if (job.shard) {
+    ShardDestinationOptions options;
+    options.uri = job.repository;
+    options.table = job.table;
+    options.version = *job.version;
+    options.shard = *job.shard;
+    options.shards = job.shards;
+    options.temp_dir = job.temp_dir;
+    return ShardDestination::Stage(std::move(options));
+  }
   if (!job.repository.empty()) {
     RepositoryDestinationOptions options;
     options.uri = job.repository;
@@ -45,11 +56,14 @@ absl::StatusOr<std::unique_ptr<Destination>> OpenDestination(
 }
 
 // The table file of each shard, in `dir`: table.sst, or one
-// shard-IIII-of-NNNN.sst per shard.
+// shard-IIII-of-NNNN.sst per shard (that of job.shard alone with it).
 std::vector<std::string> TableFilePaths(const std::string& dir,
-                                        uint32_t shards) {
+                                        const BuildJob& job) {
+  const uint32_t shards = job.shards;
   std::vector<std::string> paths;
-  if (shards == 1) {
+  if (job.shard) {
+    paths.push_back(StrCat(dir, "/", ShardFileName(*job.shard, shards)));
+  } else if (shards == 1) {
     paths.push_back(StrCat(dir, "/", kTableFileName));
   } else {
     for (uint32_t s = 0; s < shards; ++s) {
@@ -61,43 +75,86 @@ std::vector<std::string> TableFilePaths(const std::string& dir,
 
 // Opens each file just written, checking every checksum and its key count
 // against `figures`, and describes it as its MANIFEST will (a shard's with
-// its figures). Adds their sizes to summary->file_size.
+// its figures; job.shard's alone with it). Adds their sizes to
+// summary->file_size.
 absl::StatusOr<std::vector<ManifestFile>> VerifyTableFiles(
-    const std::vector<std::string>& paths,
+    const BuildJob& job, const std::vector<std::string>& paths,
     const std::vector<FileFigures>& figures, BuildSummary* summary) {
-  const uint32_t shards = static_cast<uint32_t>(paths.size());
+  const uint32_t files_written = static_cast<uint32_t>(paths.size());
+  const bool sharded = job.shards > 1;
   std::vector<ManifestFile> files;
-  for (uint32_t s = 0; s < shards; ++s) {
+  for (uint32_t i = 0; i < files_written; ++i) {
+    const uint32_t s = job.shard.value_or(i);
     const std::string shard_name =
-        shards == 1 ? "the table" : StrCat("shard ", s, "'s table");
-    auto table = Table::Open(paths[s]);
+        sharded ? StrCat("shard ", s, "'s table") : "the table";
+    auto table = Table::Open(paths[i]);
     if (!table.ok()) {
       return absl::DataLossError(
           StrCat(shard_name,
                  " just written fails to open: ", table.status().message()));
     }
-    if ((*table)->num_keys() != figures[s].keys) {
+    if ((*table)->num_keys() != figures[i].keys) {
       return absl::DataLossError(StrCat(shard_name, " just written holds ",
                                         (*table)->num_keys(), " keys, not ",
-                                        figures[s].keys));
+                                        figures[i].keys));
     }
     table->reset();
-    auto checksum = ChecksumFile(paths[s]);
+    auto checksum = ChecksumFile(paths[i]);
     if (!checksum.ok()) return checksum.status();
     ManifestFile file;
-    file.name = std::filesystem::path(paths[s]).filename().string();
-    file.size = std::filesystem::file_size(paths[s]);
+    file.name = std::filesystem::path(paths[i]).filename().string();
+    file.size = std::filesystem::file_size(paths[i]);
     file.xxh3 = *checksum;
-    if (shards > 1) {
+    if (sharded) {
       file.shard = s;
-      file.keys = figures[s].keys;
-      file.key_bytes = figures[s].key_bytes;
-      file.value_bytes = figures[s].value_bytes;
+      file.keys = figures[i].keys;
+      file.key_bytes = figures[i].key_bytes;
+      file.value_bytes = figures[i].value_bytes;
     }
     summary->file_size += file.size;
     files.push_back(std::move(file));
   }
   return files;
+}
+
+// The rules of a build of one shard (job.shard), beyond the others.
+absl::Status ValidateShardJob(const BuildJob& job) {
+  if (job.repository.empty()) {
+    return absl::InvalidArgumentError(
+        "--shard goes with --repository: the shards of a version are built "
+        "into a table repository, then published together");
+  }
+  if (job.shards < 2) {
+    return absl::InvalidArgumentError(StrCat(
+        "--shard needs --shards N of 2 to ", kMaxShards,
+        " (one shard is a whole version: roost-load build --repository)"));
+  }
+  if (*job.shard >= job.shards) {
+    return absl::InvalidArgumentError(
+        StrCat("--shard ", *job.shard, " is out of range: shards of ",
+               job.shards, " are 0 to ", job.shards - 1));
+  }
+  if (job.on_duplicate != DuplicatePolicy::kError) {
+    // Which value a retried attempt keeps would hang on the order its
+    // records arrive in, and two attempts must write the same file.
+    return absl::InvalidArgumentError(
+        "--on-duplicate first or last goes not with --shard: which value "
+        "is kept would depend on the order the records arrive in, which a "
+        "retried task need not repeat; drop duplicates before the shard "
+        "build, or leave --on-duplicate error");
+  }
+  const char* whole_version = job.keep_versions    ? "--keep-versions"
+                              : job.max_shrink     ? "--max-shrink"
+                              : job.data_timestamp ? "--data-timestamp"
+                                                   : nullptr;
+  if (whole_version != nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat(whole_version,
+               " goes not with --shard: it is of the whole version "
+               "(roost-load publish takes --keep-versions and "
+               "--data-timestamp)"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -120,6 +177,7 @@ OrderedJson BuildSummary::ToJson() const {
   j["input_bytes"] = input_bytes;
   j["file_size"] = file_size;
   if (shards > 1) j["shards"] = shards;
+  if (shard) j["shard"] = *shard;
   j["sort_runs_spilled"] = sort_runs;
   if (format == TableFormat::kCuckoo) {
     j["cuckoo_retries"] = cuckoo_retries;
@@ -158,6 +216,16 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
   if (job.shards < 1 || job.shards > kMaxShards) {
     return absl::InvalidArgumentError(
         StrCat("--shards ", job.shards, " is out of range: 1 to ", kMaxShards));
+  }
+  if (job.shard.has_value() != job.version.has_value()) {
+    return absl::InvalidArgumentError(
+        job.shard ? "--shard goes with --version V, the version roost-load "
+                    "claim gave"
+                  : "--version goes with --shard I (and --shards N): a "
+                    "build of one shard of a claimed version");
+  }
+  if (job.shard) {
+    ROOST_RETURN_IF_ERROR(ValidateShardJob(job));
   }
   if (job.shards > 1 && !versioned) {
     return absl::InvalidArgumentError(
@@ -206,10 +274,11 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
                          OpenDestination(job));
 
   const std::vector<std::string> paths =
-      TableFilePaths(destination->staging_dir(), job.shards);
+      TableFilePaths(destination->staging_dir(), job);
   BuildSummary summary;
   summary.format = job.format;
   summary.shards = job.shards;
+  summary.shard = job.shard;
   std::vector<ManifestInput> read;
   std::vector<FileFigures> figures;
   ROOST_RETURN_IF_ERROR(WriteTableFiles(job, *inputs, paths, &read, &figures,
@@ -218,7 +287,7 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   // Verify what was written: every checksum, and the key counts.
   progress->Phase("verify");
   ROOST_ASSIGN_OR_RETURN(std::vector<ManifestFile> files,
-                         VerifyTableFiles(paths, figures, &summary));
+                         VerifyTableFiles(job, paths, figures, &summary));
   FileFigures all;
   for (const FileFigures& f : figures) all.Merge(f);
   progress->Done(summary.keys, summary.file_size);

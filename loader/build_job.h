@@ -77,6 +77,17 @@ struct BuildJob {
   // data directory or a repository. The default value is std::nullopt
   // (no data_time).
   std::optional<int64_t> data_timestamp;
+  // Shard `shard` of `shards` alone, of the claimed `version` of a table in
+  // a repository (roost-load build --shard I --version V; shard_commands.h's
+  // `roost-load publish` completes the version): the input holds that
+  // shard's records only (a record of another shard is a bad record), the
+  // records are sorted by key before they are built so that the file is a
+  // function of the record set, and the file and its part
+  // (shard_part.h) are uploaded beside each other, with no MANIFEST and no
+  // pointer. Both or neither. The default values are std::nullopt (a whole
+  // version).
+  std::optional<uint32_t> shard;
+  std::optional<uint64_t> version;
 };
 
 // Checks the options RunBuild would take, before any input is opened.
@@ -93,6 +104,8 @@ struct BuildSummary {
   std::optional<std::vector<uint64_t>> pruned, abandoned;
   std::string retention_error;
   std::optional<uint64_t> version;
+  // Built with BuildJob::shard: that shard (the build wrote its file only).
+  std::optional<uint32_t> shard;
   TableFormat format = TableFormat::kCuckoo;
   uint64_t records = 0;      // good records read
   uint64_t keys = 0;         // in the table

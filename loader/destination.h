@@ -7,6 +7,8 @@
 //                          into place (data_dir_destination.h, publish.h)
 //   RepositoryDestination  --repository URI --table T: URI/T/v<N>/, then
 //                          T/POINTER (repository_destination.h)
+//   ShardDestination       ... --shard I --version V: one shard of a
+//                          claimed version (shard_destination.h)
 //
 // A build goes through one in three steps, whatever the place:
 //
@@ -28,24 +30,14 @@
 // build_manifest.h) and hands that to Publish. OpenDestination, in
 // build_job.cc, is the one function that reads which flag names the place.
 //
-// A fourth place, added without touching these three: shard I of N of a
-// version that is published elsewhere (issue 32: each Spark executor runs
-// `roost-load build --shard-of I/N --repository URI --table T` for the
-// version the driver claimed, then the driver's `roost-load commit` alone
-// writes the MANIFEST and moves the pointer). A `ShardUploadDestination`
-// would Stage as RepositoryDestination does (the repository reached, a
-// private directory under --temp-dir); the build writes shard I's file
-// alone into it (which keys go there is the build's business,
-// table_files.h, not the destination's); and its Publish would upload that
-// one file into the claimed version (TableRepository::UploadFile: read back
-// against its XXH3-64; a retried task uploads the same bytes), store
-// `manifest` (this shard's file, its figures and inputs) beside it as the
-// shard's part, and write no MANIFEST and move no pointer: its Publication
-// names the uploaded file. The commit is no Destination: it checks the N
-// parts against the uploaded files, merges them into the MANIFEST, writes
-// it last (TableRepository::CompleteVersion) and moves the pointer
-// (SwapPointer). The new destination takes its own files and one more
-// branch in OpenDestination.
+// ShardDestination (issue 32) was added without touching the other three:
+// its Publish uploads shard I's file into claimed version V with its part,
+// and writes no MANIFEST and moves no pointer. The build writes shard I's
+// file alone into its staging directory (which records go there is the
+// build's business, table_files.h). Publishing the version is no
+// Destination's: `roost-load publish` (shard_commands.h)
+// checks the N parts against the uploaded files, merges them into the
+// MANIFEST (shard_part.h), writes it last and moves the pointer.
 //
 // Thread-safety: none; a build uses its Destination from one thread.
 //

@@ -10,6 +10,7 @@
 #include "loader/command.h"
 #include "loader/read_commands.h"
 #include "loader/repository_commands.h"
+#include "loader/shard_commands.h"
 #include "util/build_info.h"
 #include "util/cli.h"
 
@@ -50,7 +51,7 @@ int main(int argc, char** argv) {
   const Command commands[] = {
       AddBuildCommand(app), AddInspectCommand(app),  AddVerifyCommand(app),
       AddGetCommand(app),   AddVersionsCommand(app), AddRollbackCommand(app),
-      AddPruneCommand(app),
+      AddPruneCommand(app), AddClaimCommand(app),    AddPublishCommand(app),
   };
   if (std::optional<int> exit = ParseCommandLine(app, argc, argv)) {
     return *exit;

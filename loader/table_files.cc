@@ -135,6 +135,24 @@ absl::Status ReadInputs(const BuildJob& job,
         continue;
       }
       if (!*more) break;
+      if (job.shard) {
+        // A shard build's input holds its shard's records alone: a record
+        // of another shard is a bad record, skipped (whatever the input
+        // format: its framing is sound) within --max-bad-records.
+        const uint32_t owner = PartitionOf(key, job.shards);
+        if (owner != *job.shard) {
+          absl::Status wrong = absl::InvalidArgumentError(
+              StrCat(origins->Of(summary->records), ": key ", PrintableKey(key),
+                     " belongs to shard ", owner, " of ", job.shards,
+                     ", not to shard ", *job.shard,
+                     " being built: the input of --shard I holds shard I's "
+                     "records alone (docs/format/partitioning.md)"));
+          if (++summary->bad_records > job.max_bad_records) return wrong;
+          origins->Skipped(good_here);
+          progress->Note(StrCat("skipping ", wrong.message()));
+          continue;
+        }
+      }
       absl::Status s = sink(key, value);
       if (!s.ok()) return s;
       ++good_here;
@@ -149,11 +167,28 @@ absl::Status ReadInputs(const BuildJob& job,
   }
   summary->input_bytes = bytes_before;
   progress->Done(summary->records, bytes_before);
-  if (summary->records == 0 && !job.allow_empty) {
+  // A shard with no records is a valid empty table: the partition sent
+  // none of the version's keys there.
+  if (summary->records == 0 && !job.allow_empty && !job.shard) {
     return absl::InvalidArgumentError(
         "no records in the input; --allow-empty publishes an empty table");
   }
   return absl::OkStatus();
+}
+
+// What a cuckoo table's figures are, from its builder's report.
+FileFigures FiguresOf(const CuckooBuildReport& report) {
+  FileFigures f;
+  f.keys = report.num_keys;
+  f.key_fixed = report.min_key_length == report.max_key_length;
+  f.value_fixed = report.min_value_length == report.max_value_length;
+  f.key = report.min_key_length;
+  f.value = report.min_value_length;
+  f.key_bytes = report.key_bytes;
+  f.value_bytes = report.value_bytes;
+  f.max_key = report.max_key_length;
+  f.max_value = report.max_value_length;
+  return f;
 }
 
 // Cuckoo tables: one builder per file; each holds its pairs until Finish().
@@ -209,15 +244,7 @@ absl::Status WriteCuckooFiles(const BuildJob& job,
           " times and built at ", fmt::format("{:.3f}", report->utilization)));
     }
     FileFigures& f = (*figures)[s];
-    f.keys = report->num_keys;
-    f.key_fixed = report->min_key_length == report->max_key_length;
-    f.value_fixed = report->min_value_length == report->max_value_length;
-    f.key = report->min_key_length;
-    f.value = report->min_value_length;
-    f.key_bytes = report->key_bytes;
-    f.value_bytes = report->value_bytes;
-    f.max_key = report->max_key_length;
-    f.max_value = report->max_value_length;
+    f = FiguresOf(*report);
     summary->keys += report->num_keys;
     summary->duplicates += report->duplicates_dropped;
     summary->cuckoo_retries += report->retries;
@@ -368,6 +395,69 @@ absl::Status WriteBlockFiles(const BuildJob& job,
   return absl::OkStatus();
 }
 
+// A shard build's cuckoo table (job.shard): its pairs sorted by key in
+// bounded memory before they are added, so that the file is a function of
+// the set of records, not of their order (the builder places keys in the
+// order they come: the same pairs in another order make another file), and
+// a retried attempt writes the same bytes. Only --on-duplicate error goes
+// with --shard (build_job.cc): equal keys arrive together and are refused.
+absl::Status WriteSortedCuckooFile(const BuildJob& job,
+                                   const std::vector<std::string>& inputs,
+                                   const std::string& path,
+                                   std::vector<ManifestInput>* read,
+                                   FileFigures* figures, BuildSummary* summary,
+                                   Progress* progress) {
+  SorterOptions sort_options;
+  sort_options.memory_limit = job.memory_limit;
+  sort_options.temp_dir = job.temp_dir;
+  ExternalSorter sorter(sort_options);
+  Origins origins(job.reader.format, job.reader);
+  ROOST_RETURN_IF_ERROR(ReadInputs(job, inputs, &origins, read, summary,
+                                   progress,
+                                   [&](std::string_view k, std::string_view v) {
+                                     return sorter.Add(k, v);
+                                   }));
+  progress->Phase("sort");
+  ROOST_RETURN_IF_ERROR(sorter.Finish());
+  summary->sort_runs = sorter.runs_spilled();
+  progress->Done(summary->records, summary->input_bytes);
+  progress->Phase("build");
+  CuckooBuildOptions options = job.cuckoo;
+  options.on_duplicate = DuplicatePolicy::kError;
+  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<CuckooTableBuilder> builder,
+                         CuckooTableBuilder::Create(path, options));
+  std::string held_key;
+  uint64_t held_sequence = 0;
+  bool holding = false;
+  std::string_view key, value;
+  uint64_t sequence = 0;
+  while (true) {
+    absl::StatusOr<bool> more = sorter.Next(&key, &value, &sequence);
+    if (!more.ok()) return more.status();
+    if (!*more) break;
+    if (holding && key == std::string_view(held_key)) {
+      return DuplicateError(origins, key, held_sequence, sequence);
+    }
+    ROOST_RETURN_IF_ERROR(builder->Add(key, value));
+    held_key.assign(key);
+    held_sequence = sequence;
+    holding = true;
+  }
+  ROOST_ASSIGN_OR_RETURN(CuckooBuildReport report, builder->Finish());
+  if (report.retries > 0) {
+    progress->Note(StrCat("could not place every key at utilization ",
+                          report.requested_utilization, "; retried ",
+                          report.retries, " times and built at ",
+                          fmt::format("{:.3f}", report.utilization)));
+  }
+  *figures = FiguresOf(report);
+  summary->keys = report.num_keys;
+  summary->cuckoo_retries = report.retries;
+  summary->utilization = report.utilization;
+  progress->Done(summary->keys, report.file_size);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void FileFigures::Add(std::string_view k, std::string_view v) {
@@ -405,6 +495,13 @@ absl::Status WriteTableFiles(const BuildJob& job,
                              std::vector<FileFigures>* figures,
                              BuildSummary* summary, Progress* progress) {
   figures->assign(paths.size(), FileFigures());
+  if (job.shard && job.format == TableFormat::kCuckoo) {
+    return WriteSortedCuckooFile(job, inputs, paths[0], read, &(*figures)[0],
+                                 summary, progress);
+  }
+  // A shard build's block table: the one file of paths, sorted as an
+  // unsharded build sorts (the same bytes as a one-host --shards N build's
+  // file of that shard).
   if (job.format == TableFormat::kCuckoo) {
     return WriteCuckooFiles(job, inputs, paths, read, figures, summary,
                             progress);

@@ -7,6 +7,12 @@
 // shard (a key has one shard) and reported at their input lines, as in an
 // unsharded build.
 //
+// A build of one shard (BuildJob::shard, `build --shard I`) writes that
+// shard's file alone; a record of another shard is a bad record, and its
+// records are sorted by key before they are built, in either format, so
+// that the file is a function of the set of records (a cuckoo builder
+// places keys in the order they come).
+//
 // Example:
 //   std::vector<FileFigures> figures;
 //   ROOST_RETURN_IF_ERROR(WriteTableFiles(job, inputs, {dir + "/a.sst",

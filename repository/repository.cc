@@ -375,12 +375,18 @@ absl::StatusOr<uint64_t> TableRepository::Publish(
   }
   ROOST_ASSIGN_OR_RETURN(const std::string manifest, make_manifest(version));
   ROOST_RETURN_IF_ERROR(CompleteVersion(table, version, manifest));
+  ROOST_RETURN_IF_ERROR(AdvancePointer(table, version).status());
+  return version;
+}
+
+absl::StatusOr<bool> TableRepository::AdvancePointer(std::string_view table,
+                                                     uint64_t version) {
   for (int race = 0; race < kMaxRaces; ++race) {
     ROOST_ASSIGN_OR_RETURN(std::optional<Pointer> now, ReadPointer(table));
     // Forward only: a newer version published meanwhile keeps the pointer.
-    if (now && now->version >= version) return version;
+    if (now && now->version >= version) return false;
     absl::Status s = WritePointer(table, version, now);
-    if (s.ok()) return version;
+    if (s.ok()) return true;
     if (!absl::IsFailedPrecondition(s)) return s;
   }
   return absl::AbortedError(StrCat("the pointer of ", table,

@@ -149,6 +149,11 @@ class TableRepository {
   absl::Status SwapPointer(std::string_view table, uint64_t version,
                            const std::optional<Pointer>& expected);
 
+  // Points `table` at complete `version` unless it names a newer version
+  // already (another publisher's), by compare-and-swap, retried while the
+  // pointer moves: Publish's last step. Returns whether it moved.
+  absl::StatusOr<bool> AdvancePointer(std::string_view table, uint64_t version);
+
   // Points `table` at complete `version` whatever it points at now (a
   // rollback, or a roll forward again), a damaged pointer included.
   absl::Status MovePointer(std::string_view table, uint64_t version);

@@ -8,6 +8,9 @@
 //   roost_load_repository_errors_test.cc  usage errors, an unreachable
 //                                         store, bad credentials, a missing
 //                                         bucket, a killed publisher
+//   roost_load_shard_publish_test.cc      claim, build --shard on many
+//                                         processes, publish, and every
+//                                         refusal
 #ifndef ROOST_TESTS_LOADER_ROOST_LOAD_REPOSITORY_FIXTURE_H_
 #define ROOST_TESTS_LOADER_ROOST_LOAD_REPOSITORY_FIXTURE_H_
 
@@ -18,10 +21,38 @@
 #include <string>
 
 #include "repository/repository.h"
+#include "storage/version/data_dir.h"
+#include "storage/version/manifest.h"
 #include "tests/harness/object_store_fixture.h"
 #include "tests/loader/roost_load_fixture.h"
 
 namespace roost::testing {
+
+// Downloads `version` of `table` into DIR/<table>/v<N>/ (checking every
+// file against its MANIFEST, as a server pulls it) and returns the
+// version directory, for roost-load verify and get.
+inline std::string Download(ObjectStore& store, const ScratchDir& dir,
+                            const std::string& table, uint64_t version) {
+  const std::string local =
+      dir.File(StrCat("pulled/", table, "/", VersionDirName(version)));
+  std::filesystem::create_directories(local);
+  TableRepository repository(&store);
+  auto text = repository.ReadManifest(table, version);
+  EXPECT_OK(text);
+  auto manifest = Manifest::Parse(text.value_or("{}"));
+  EXPECT_OK(manifest);
+  if (!manifest.ok()) return local;
+  for (const ManifestFile& f : manifest->files) {
+    DownloadOptions expect;
+    expect.expected_size = f.size;
+    expect.expected_xxh3 = f.xxh3;
+    EXPECT_OK(
+        store.GetToFile(TableRepository::VersionKey(table, version, f.name),
+                        StrCat(local, "/", f.name), expect));
+  }
+  WriteFile(StrCat(local, "/MANIFEST"), *text);
+  return local;
+}
 
 class RoostLoadRepositoryTest : public ObjectStoreTest {
  protected:

@@ -15,32 +15,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Downloads `version` of `table` into DIR/<table>/v<N>/ (checking every
-// file against its MANIFEST, as a server pulls it) and returns the
-// version directory, for roost-load verify and get.
-std::string Download(ObjectStore& store, const ScratchDir& dir,
-                     const std::string& table, uint64_t version) {
-  const std::string local =
-      dir.File(StrCat("pulled/", table, "/", VersionDirName(version)));
-  std::filesystem::create_directories(local);
-  TableRepository repository(&store);
-  auto text = repository.ReadManifest(table, version);
-  EXPECT_OK(text);
-  auto manifest = Manifest::Parse(text.value_or("{}"));
-  EXPECT_OK(manifest);
-  if (!manifest.ok()) return local;
-  for (const ManifestFile& f : manifest->files) {
-    DownloadOptions expect;
-    expect.expected_size = f.size;
-    expect.expected_xxh3 = f.xxh3;
-    EXPECT_OK(
-        store.GetToFile(TableRepository::VersionKey(table, version, f.name),
-                        StrCat(local, "/", f.name), expect));
-  }
-  WriteFile(StrCat(local, "/MANIFEST"), *text);
-  return local;
-}
-
 TEST_P(RoostLoadRepositoryTest, PublishesUnshardedAndShardedVersions) {
   Result r =
       RoostLoadStdout(StrCat("build -i ", input_, " --repository ", root_,
