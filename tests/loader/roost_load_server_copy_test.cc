@@ -3,11 +3,13 @@
 // repository (the MANIFEST and shard 1's file alone), and the runbook's
 // check of a version (one rolled back from, say) runs on that server's data
 // directory. Copies made by hand, and every way they are refused, are
-// roost_load_shards_test.cc's.
+// roost_load_shards_test.cc's. And a server serving a version whose shards
+// were built apart (roost-load claim, build --shard, publish: issue 32).
 
 #include <string>
 #include <vector>
 
+#include "storage/partition.h"
 #include "tests/harness/child_process.h"
 #include "tests/harness/repository_server_fixture.h"
 #include "tests/harness/roost_binaries.h"
@@ -70,6 +72,48 @@ TEST_F(ServerCopyTest, RoostLoadReadsTheOneShardCopyAServerPulled) {
                               " (it holds shard 1)")),
             std::string::npos)
       << r.err;
+}
+
+// Issue 32: a version whose shards were built apart (roost-load claim,
+// build --shard I for each shard, publish) is what a server pulls
+// and serves, as one built on one host.
+TEST_F(ServerCopyTest, AServerServesAVersionWhoseShardsWereBuiltApart) {
+  constexpr uint32_t kShards = 3;
+  const KeyValues values = Versioned(1, Keys(300));
+  ProcessResult r = RoostLoad({"claim", "--repository", uri_, "--table", "t",
+                               "--output-format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.out.find("\"version_name\":\"v000001\""), std::string::npos)
+      << r.out;
+  for (uint32_t s = 0; s < kShards; ++s) {
+    KeyValues mine;
+    for (const auto& [k, v] : values) {
+      if (PartitionOf(k, kShards) == s) mine[k] = v;
+    }
+    const std::string input = scratch_.File(StrCat("shard-", s, ".tsv"));
+    WriteHexTsv(input, mine);
+    r = RoostLoad({"build", "-q", "-i", input, "--key-encoding", "hex",
+                   "--value-encoding", "hex", "--repository", uri_, "--table",
+                   "t", "--shards", StrCat(kShards), "--shard", StrCat(s),
+                   "--version", "v1"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  r = RoostLoad(
+      {"publish", "--repository", uri_, "--table", "t", "--version", "v1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  ServerProcess server(PullFlags(2), LogFile());
+  ASSERT_TRUE(server.WaitReady()) << server.Log();
+  const std::vector<std::string> mine = ShardKeys(300, 2, kShards);
+  ASSERT_FALSE(mine.empty());
+  for (const std::string& key : {mine.front(), mine.back()}) {
+    v1::GetResponse response;
+    ASSERT_TRUE(server.Get("t", key, &response).ok()) << key;
+    EXPECT_TRUE(response.found()) << key;
+    EXPECT_EQ(response.value(), values.at(key));
+  }
+  r = RoostLoad({"verify", TableDir() + "/v000001"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
 }  // namespace

@@ -292,7 +292,7 @@ TEST_P(ShardPublishTest, MissingShardsAreNamedAndNothingIsPublished) {
   // --shards names the count when no part is there to name it.
   r = Publish("t", v, "--shards 4 --output-format json");
   EXPECT_EQ(r.exit_code, 65) << r.out;
-  EXPECT_THAT(r.out, HasSubstr("\"exit_code\":65"));
+  EXPECT_THAT(r.out, HasSubstr("\"exit_code\": 65"));
   EXPECT_THAT(Versions("t"), ElementsAre(RepositoryVersion{1, false}));
   EXPECT_EQ(Pointed("t"), std::nullopt);
   // None at all.
