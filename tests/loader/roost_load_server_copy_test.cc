@@ -83,7 +83,7 @@ TEST_F(ServerCopyTest, AServerServesAVersionWhoseShardsWereBuiltApart) {
   ProcessResult r = RoostLoad({"claim", "--repository", uri_, "--table", "t",
                                "--output-format", "json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  ASSERT_NE(r.out.find("\"version_name\":\"v000001\""), std::string::npos)
+  ASSERT_NE(r.out.find("\"version_name\": \"v000001\""), std::string::npos)
       << r.out;
   for (uint32_t s = 0; s < kShards; ++s) {
     KeyValues mine;

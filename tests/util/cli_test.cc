@@ -106,11 +106,13 @@ TEST_F(CliTest, UnknownFlagsAndSubcommandsAreNamedWithTheClosest) {
       {RoostLoadBinary(),
        {"frobnicate"},
        "roost-load: unknown subcommand \"frobnicate\" (one of build, "
-       "inspect, verify, get, versions, rollback, prune)\n"},
+       "inspect, verify, get, versions, rollback, prune, claim, publish)\n"},
+      // (build and publish take a --version V of their own: the claimed
+      // version of build --shard.)
       {RoostLoadBinary(),
-       {"build", "--version"},
-       "roost-load: build: unknown flag --version (--version is "
-       "roost-load's: give it before build)\n"},
+       {"verify", "--version"},
+       "roost-load: verify: unknown flag --version (--version is "
+       "roost-load's: give it before verify)\n"},
       {RoostServerBinary(),
        {"--data-dri", "/srv/roost"},
        "roost-server: unknown flag --data-dri (did you mean --data-dir?)\n"},
