@@ -286,10 +286,11 @@ Command AddBuildCommand(CLI::App& app) {
       ->check(CLI::IsMember({"error", "first", "last"}))
       ->capture_default_str();
   b->add_option("--max-bad-records", job.max_bad_records,
-                "Skip (and count) up to N malformed TSV lines. A malformed "
-                "binary record (where the next one starts is then unknown), "
-                "input cut short and input of another format stop the build "
-                "whatever N")
+                "Skip (and count) up to N malformed TSV lines (with --shard, "
+                "also records of another shard, in any input format). A "
+                "malformed binary record (where the next one starts is then "
+                "unknown), input cut short and input of another format stop "
+                "the build whatever N")
       ->capture_default_str();
   b->add_option("--memory-limit", f.memory_limit,
                 "Block format and --shard: memory for sorting before "

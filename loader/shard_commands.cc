@@ -492,11 +492,12 @@ Command AddPublishCommand(CLI::App& app) {
       "Publish a claimed version whose shards were built apart (build "
       "--shard I --version V): check that every shard is there, agrees and "
       "reads back intact, write the MANIFEST and move the pointer; any "
-      "refusal publishes nothing (exit 65).");
+      "refusal publishes nothing (exit 65; 74 when the store fails).");
   AddCommonFlags(publish, *f);
   publish
       ->add_option("--version", f->version,
                    "The version roost-load claim gave: v000007, v7 or 7")
+      ->type_name("V")
       ->required();
   publish
       ->add_option("--shards", f->shards,
