@@ -244,8 +244,10 @@ Command AddBuildCommand(CLI::App& app) {
                 "tsv (key<TAB>value lines, each ending in a newline; an "
                 "empty key, a line starting with a tab, is the key \"\", "
                 "warned about), fixed (--key-size + --value-size byte "
-                "records) or length-prefixed (varint lengths)")
-      ->check(CLI::IsMember({"tsv", "fixed", "length-prefixed"}))
+                "records), length-prefixed (varint lengths) or arrow-columns "
+                "(typed columns from roost-build: Parquet, Arrow, Feather)")
+      ->check(
+          CLI::IsMember({"tsv", "fixed", "length-prefixed", "arrow-columns"}))
       ->capture_default_str();
   b->add_option("--key-encoding", f.key_encoding,
                 "TSV keys: raw, hex or base64")

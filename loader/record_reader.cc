@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "loader/column_stream_reader.h"
 #include "loader/input_hints.h"
 #include "loader/input_stream.h"
 #include "storage/coding.h"
@@ -382,8 +383,11 @@ absl::StatusOr<InputFormat> ParseInputFormat(std::string_view name) {
   if (name == "tsv") return InputFormat::kTsv;
   if (name == "fixed") return InputFormat::kFixed;
   if (name == "length-prefixed") return InputFormat::kLengthPrefixed;
+  if (name == "arrow-columns") return InputFormat::kArrowColumns;
   return absl::InvalidArgumentError(
-      StrCat("input format must be tsv, fixed or length-prefixed, not ", name));
+      StrCat("input format must be tsv, fixed, length-prefixed or "
+             "arrow-columns, not ",
+             name));
 }
 
 absl::StatusOr<Encoding> ParseEncoding(std::string_view name) {
@@ -428,6 +432,8 @@ absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(
     case InputFormat::kLengthPrefixed:
       return std::make_unique<LengthPrefixedRecordReader>(std::move(stream),
                                                           options);
+    case InputFormat::kArrowColumns:
+      return NewColumnStreamReader(std::move(stream), options);
     case InputFormat::kTsv:
       break;
   }

@@ -26,6 +26,9 @@
 //   kFixed           records of exactly key_size + value_size bytes, back to
 //                    back.
 //   kLengthPrefixed  varint key length, varint value length, key, value.
+//   kArrowColumns    Arrow record batches' typed columns, a key column and
+//                    value columns (loader/column_stream_reader.h,
+//                    docs/format/column_stream.md); what roost-build writes.
 //
 // Errors: a malformed record is InvalidArgument whose message starts with
 // Location() ("FILE:LINE: " for TSV, "FILE@OFFSET: " for binary input) and
@@ -58,11 +61,11 @@
 
 namespace roost {
 
-enum class InputFormat { kTsv, kFixed, kLengthPrefixed };
+enum class InputFormat { kTsv, kFixed, kLengthPrefixed, kArrowColumns };
 enum class Encoding { kRaw, kHex, kBase64 };
 
 absl::StatusOr<InputFormat> ParseInputFormat(
-    std::string_view name);  // tsv, fixed, length-prefixed
+    std::string_view name);  // tsv, fixed, length-prefixed, arrow-columns
 absl::StatusOr<Encoding> ParseEncoding(
     std::string_view name);  // raw, hex, base64
 
@@ -127,6 +130,17 @@ class RecordReader {
     std::string first_value;  // its value, cut after 64 bytes with "..."
   };
   virtual CsvQuoting csv_quoting() const { return {}; }
+
+  // Where records came from, for a format whose records are rows of
+  // named sources (arrow-columns: a Parquet file's row group, say): from
+  // record `first_record` of this input on (counted from 0), the rows of
+  // `source` counted from `first_row`. Empty for the other formats.
+  struct Span {
+    uint64_t first_record = 0;
+    std::string source;
+    uint64_t first_row = 0;
+  };
+  virtual std::vector<Span> spans() const { return {}; }
 };
 
 // Expands shell globs in `inputs` (sorted matches; "-" and paths without

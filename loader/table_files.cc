@@ -23,11 +23,15 @@ class Origins {
         record_size_(uint64_t{reader.key_size} + reader.value_size) {}
 
   void StartInput(const std::string& path, uint64_t first_record) {
-    inputs_.push_back({path, first_record, {}});
+    inputs_.push_back({path, first_record, {}, {}});
   }
   // A bad record was skipped after `good_in_input` good ones of this input.
   void Skipped(uint64_t good_in_input) {
     inputs_.back().skipped.push_back(good_in_input);
+  }
+  // The input's rows by source (RecordReader::spans()), once it is read.
+  void Finished(std::vector<RecordReader::Span> spans) {
+    inputs_.back().spans = std::move(spans);
   }
 
   std::string Of(uint64_t record) const {
@@ -35,6 +39,15 @@ class Origins {
         inputs_.begin(), inputs_.end(), record,
         [](uint64_t r, const Input& in) { return r < in.first; }));
     const uint64_t n = record - it->first;  // good records before it
+    if (!it->spans.empty()) {
+      auto span = std::prev(
+          std::upper_bound(it->spans.begin(), it->spans.end(), n,
+                           [](uint64_t r, const RecordReader::Span& s) {
+                             return r < s.first_record;
+                           }));
+      return StrCat(span->source, " row ",
+                    span->first_row + (n - span->first_record));
+    }
     const uint64_t bad = static_cast<uint64_t>(
         std::upper_bound(it->skipped.begin(), it->skipped.end(), n) -
         it->skipped.begin());
@@ -44,6 +57,7 @@ class Origins {
       case InputFormat::kFixed:
         return StrCat(it->path, "@", (n + bad) * record_size_);
       case InputFormat::kLengthPrefixed:
+      case InputFormat::kArrowColumns:
         break;
     }
     return StrCat(it->path, " record ", n + bad + 1);
@@ -54,6 +68,7 @@ class Origins {
     std::string path;
     uint64_t first;
     std::vector<uint64_t> skipped;
+    std::vector<RecordReader::Span> spans;
   };
   InputFormat format_;
   uint64_t record_size_;
@@ -160,6 +175,7 @@ absl::Status ReadInputs(const BuildJob& job,
       progress->Update(summary->records,
                        bytes_before + (*reader)->bytes_read());
     }
+    origins->Finished((*reader)->spans());
     WarnAboutInput(path == "-" ? "<stdin>" : path, **reader, progress);
     const uint64_t bytes = (*reader)->bytes_read();
     bytes_before += bytes;
