@@ -161,18 +161,16 @@ std::string HowToConvert(Convert convert, std::string_view name,
   const std::string which = key.empty() ? std::string("with KEY the key column")
                                         : StrCat("with ", key, " the key");
   if (key.empty()) key = "KEY";
+  if (convert == Convert::kParquet || convert == Convert::kArrow) {
+    // roost-build reads it with pyarrow and streams its typed columns here.
+    return StrCat(
+        "Build from it with roost-build, the Python package's command "
+        "(pip install './clients/python[batch]'), which takes the same "
+        "flags and streams its columns to roost-load: roost-build -i ",
+        in, " --key-column ", key, " ...");
+  }
   std::string command;
   switch (convert) {
-    case Convert::kParquet:
-      command =
-          PythonCommand(", pyarrow.parquet as pq",
-                        "pq.read_table(sys.argv[1]).to_pylist()", key, in, out);
-      break;
-    case Convert::kArrow:
-      command = PythonCommand(", pyarrow.feather as feather",
-                              "feather.read_table(sys.argv[1]).to_pylist()",
-                              key, in, out);
-      break;
     case Convert::kOrc:
       command = PythonCommand(", pyarrow.orc as orc",
                               "orc.read_table(sys.argv[1]).to_pylist()", key,
