@@ -440,6 +440,81 @@ void RequestSeeds() {
            .Bytes());
 }
 
+// column_stream_fuzz: an options byte, then an arrow-columns stream
+// (docs/format/column_stream.md), built here piece by piece.
+std::string U32(uint32_t v) {
+  return std::string(reinterpret_cast<char*>(&v), 4);
+}
+std::string U64(uint64_t v) {
+  return std::string(reinterpret_cast<char*>(&v), 8);
+}
+std::string Str(const std::string& s) { return U32(s.size()) + s; }
+std::string Buffers(const std::vector<std::string>& buffers) {
+  std::string s;
+  for (const std::string& b : buffers) s += U64(b.size()) + b;
+  return s;
+}
+std::string ArrayHead(uint64_t length, uint64_t offset, uint64_t nulls) {
+  return U64(length) + U64(offset) + U64(nulls);
+}
+std::string Int32s(std::initializer_list<int32_t> v) {
+  std::string s;
+  for (int32_t x : v) s += U32(static_cast<uint32_t>(x));
+  return s;
+}
+
+void ColumnStreamSeeds() {
+  const std::string t = "column_stream_fuzz";
+  // Key column "k": strings "a", "b".
+  const std::string keys =
+      ArrayHead(2, 0, 0) + Buffers({"", Int32s({0, 1, 2}), "ab"});
+  auto stream = [&](uint8_t mode, const std::string& columns, int count,
+                    const std::string& arrays) {
+    const std::string header =
+        std::string(1, static_cast<char>(mode)) + U32(count) + columns;
+    const std::string batch =
+        Str("x.parquet row group 0") + U64(0) + U64(2) + keys + arrays;
+    return "ROOSTCOL" + U32(1) + U32(header.size()) + header + "\x01" +
+           U64(batch.size()) + batch + std::string(1, '\0');
+  };
+  const std::string k = Str("k") + "\x0c";
+  // The doc's worked example's shape: an int32 with a null.
+  const std::string ints =
+      ArrayHead(2, 0, 1) + Buffers({"\x01", Int32s({1, 0})});
+  Seed(t, "int32", "\x07" + stream(1, k + Str("n") + "\x04", 2, ints));
+  Seed(t, "int32-small-buffer",
+       "\x00" + stream(1, k + Str("n") + "\x04", 2, ints));
+  Seed(t, "bytes",
+       "\x0b" + stream(0, k + Str("v") + "\x0e", 2,
+                       ArrayHead(2, 0, 0) +
+                           Buffers({"", Int32s({0, 2, 3}), "\xff\x00z"})));
+  // list<struct<x: string>> at offsets, and map<string, double>.
+  const std::string list_type =
+      Str("l") + "\x18\x1b" + U32(1) + Str("x") + "\x0c";
+  const std::string list =
+      ArrayHead(2, 1, 0) + Buffers({"", Int32s({0, 0, 1, 3})}) +
+      ArrayHead(3, 0, 0) + Buffers({""}) + ArrayHead(3, 0, 0) +
+      Buffers({"", Int32s({0, 1, 3, 4}), "p\xc3\xa9z"});
+  const std::string map_type = Str("m") + "\x1c\x0c\x0b";
+  const double half = 0.5;
+  const std::string map =
+      ArrayHead(2, 0, 0) + Buffers({"", Int32s({0, 1, 1})}) +
+      ArrayHead(1, 0, 0) + Buffers({"", Int32s({0, 1}), "q"}) +
+      ArrayHead(1, 0, 0) +
+      Buffers({"", std::string(reinterpret_cast<const char*>(&half), 8)});
+  Seed(t, "nested",
+       "\x12" + stream(1, k + list_type + map_type, 3, list + map));
+  // timestamp[ms, UTC] and decimal128(5, 2).
+  const std::string ts_type =
+      Str("ts") + std::string("\x13\x01", 2) + Str("UTC");
+  const std::string dec_type = Str("d") + "\x17" + U32(5) + U32(2);
+  const std::string ts = ArrayHead(2, 0, 0) + Buffers({"", U64(1500) + U64(0)});
+  const std::string dec =
+      ArrayHead(2, 0, 0) +
+      Buffers({"", U64(1250) + U64(0) + U64(~uint64_t{0}) + U64(~uint64_t{0})});
+  Seed(t, "times", "\x19" + stream(1, k + ts_type + dec_type, 3, ts + dec));
+}
+
 void RandomSeeds(const std::string& target, uint64_t seed,
                  std::initializer_list<size_t> sizes) {
   std::mt19937_64 rng(seed);
@@ -459,6 +534,7 @@ int main(int argc, char** argv) {
   TableSeeds();
   ManifestSeeds();
   ReaderSeeds();
+  ColumnStreamSeeds();
   RequestSeeds();
   RandomSeeds("request_fuzz", 1, {16, 64, 256});
   RandomSeeds("differential_fuzz", 2, {32, 128, 512, 2048});
