@@ -189,14 +189,14 @@ TEST_F(ColumnStreamTest, NumbersAsTheDocSays) {
   // decimal128(5, 2) of -1250: "-12.50"; of 5: "0.05".
   const __int128 d = -1250;
   EXPECT_EQ(
-      ValueOf("\x17" + U32(5) + U32(2),
+      ValueOf(std::string("\x17") + U32(5) + U32(2),
               Array(1, 0, 0,
                     {"", std::string(reinterpret_cast<const char*>(&d), 16)})),
       "\"-12.50\"");
   const __int128 small = 5;
   EXPECT_EQ(
       ValueOf(
-          "\x17" + U32(5) + U32(2),
+          std::string("\x17") + U32(5) + U32(2),
           Array(1, 0, 0,
                 {"", std::string(reinterpret_cast<const char*>(&small), 16)})),
       "\"0.05\"");
@@ -228,22 +228,22 @@ TEST_F(ColumnStreamTest, StringsBinaryAndNesting) {
             "\"AAEC/w==\"");
   // list<int32> [[7, null]]; struct<x: int32> {x: 7} sliced at offset 1.
   const std::string ints = Array(2, 0, 1, {"\x01", Values<int32_t>({7, 0})});
-  EXPECT_EQ(ValueOf("\x18" + kInt32,
+  EXPECT_EQ(ValueOf(std::string("\x18") + kInt32,
                     Array(1, 0, 0, {"", Values<int32_t>({0, 2})}, {ints})),
             "[7,null]");
-  EXPECT_EQ(ValueOf("\x1b" + U32(1) + Str("x") + kInt32,
+  EXPECT_EQ(ValueOf(std::string("\x1b") + U32(1) + Str("x") + kInt32,
                     Array(1, 1, 0, {""},
                           {Array(1, 1, 0, {"", Values<int32_t>({0, 7})})})),
             "{\"x\":7}");
   // map<string, int32> {"k": 7}.
-  EXPECT_EQ(ValueOf("\x1c" + kString + kInt32,
+  EXPECT_EQ(ValueOf(std::string("\x1c") + kString + kInt32,
                     Array(1, 0, 0, {"", Values<int32_t>({0, 1})},
                           {Strings({"k"}),
                            Array(1, 0, 0, {"", Values<int32_t>({7})})})),
             "{\"k\":7}");
   // fixed_size_list<int32>[2] at offset 1: the child's positions 2 and 3.
   EXPECT_EQ(
-      ValueOf("\x1a" + U32(2) + kInt32,
+      ValueOf(std::string("\x1a") + U32(2) + kInt32,
               Array(1, 1, 0, {""},
                     {Array(4, 0, 0, {"", Values<int32_t>({1, 2, 3, 4})})})),
       "[3,4]");
@@ -287,10 +287,11 @@ TEST_F(ColumnStreamTest, RefusesInvalidUtf8NamingTheRowAndColumn) {
 }
 
 TEST_F(ColumnStreamTest, RefusesANullValueOfOneColumnsBytes) {
-  ReadResult r = Read(Stream(
-      0, {{"k", kString}, {"v", kString}},
-      {Batch(1, {Keys(1),
-                 Array(1, 0, 1, {"\x00", Values<int32_t>({0, 0}), ""})})}));
+  ReadResult r =
+      Read(Stream(0, {{"k", kString}, {"v", kString}},
+                  {Batch(1, {Keys(1), Array(1, 0, 1,
+                                            {std::string(1, '\0'),
+                                             Values<int32_t>({0, 0}), ""})})}));
   EXPECT_EQ(Message(r.end),
             "t.parquet row group 0 row 0, column v: the value is null "
             "(--value-columns keeps nulls, as JSON null)");
@@ -344,7 +345,7 @@ TEST_F(ColumnStreamTest, RefusesInconsistentBuffersNamingBatchAndColumn) {
   }
   // A list's offsets past its child.
   ReadResult r = Read(Stream(
-      1, {{"k", kString}, {"v", "\x18" + kInt32}},
+      1, {{"k", kString}, {"v", std::string("\x18") + kInt32}},
       {Batch(1, {Keys(1),
                  Array(1, 0, 0, {"", Values<int32_t>({0, 3})},
                        {Array(2, 0, 0, {"", Values<int32_t>({1, 2})})})})}));
@@ -368,9 +369,11 @@ TEST_F(ColumnStreamTest, RefusesABadHeader) {
   EXPECT_THAT(Message(Read(Stream(1, {{"k", kString}, {"k", kInt32}}, {})).end),
               ::testing::HasSubstr("column \"k\" appears twice"));
   EXPECT_THAT(
-      Message(
-          Read(Stream(1, {{"k", kString}, {"m", "\x1c" + kInt32 + kInt32}}, {}))
-              .end),
+      Message(Read(Stream(1,
+                          {{"k", kString},
+                           {"m", std::string("\x1c") + kInt32 + kInt32}},
+                          {}))
+                  .end),
       ::testing::HasSubstr("map keys must be strings, not int32"));
   EXPECT_THAT(
       Message(
@@ -378,7 +381,7 @@ TEST_F(ColumnStreamTest, RefusesABadHeader) {
               .end),
       ::testing::HasSubstr("3 columns: a key column and one value column"));
   std::string deep = kInt32;
-  for (int i = 0; i < 40; ++i) deep = "\x18" + deep;
+  for (int i = 0; i < 40; ++i) deep = std::string("\x18") + deep;
   EXPECT_THAT(Message(Read(Stream(1, {{"k", kString}, {"v", deep}}, {})).end),
               ::testing::HasSubstr("nested deeper than 32"));
 }

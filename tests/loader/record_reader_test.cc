@@ -51,10 +51,13 @@ TEST(ParseTest, FormatsAndEncodings) {
   EXPECT_EQ(*ParseInputFormat("tsv"), InputFormat::kTsv);
   EXPECT_EQ(*ParseInputFormat("fixed"), InputFormat::kFixed);
   EXPECT_EQ(*ParseInputFormat("length-prefixed"), InputFormat::kLengthPrefixed);
-  EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("csv").status()));
+  EXPECT_EQ(*ParseInputFormat("arrow-columns"), InputFormat::kArrowColumns);
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("parquet").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("TSV").status()));
-  EXPECT_EQ(Message(ParseInputFormat("csv").status()),
-            "input format must be tsv, fixed or length-prefixed, not csv");
+  EXPECT_EQ(
+      Message(ParseInputFormat("parquet").status()),
+      "input format must be tsv, fixed, length-prefixed or arrow-columns, "
+      "not parquet");
 
   EXPECT_EQ(*ParseEncoding("raw"), Encoding::kRaw);
   EXPECT_EQ(*ParseEncoding("hex"), Encoding::kHex);
