@@ -83,8 +83,9 @@ def _filesystem(path: str) -> Tuple[Optional[pafs.FileSystem], str]:
     other S3-compatible stores) for s3://, else the local one."""
     if not path.startswith("s3://"):
         return None, path
-    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get(
-        "AWS_ENDPOINT_URL_S3")
+    # As roost-load reads them (repository/s3_client.cc).
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get(
+        "AWS_ENDPOINT_URL")
     kwargs: dict[str, Any] = {}
     if endpoint:
         scheme, _, host = endpoint.partition("://")
