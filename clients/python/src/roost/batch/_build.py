@@ -204,7 +204,8 @@ def run(argv: Sequence[str]) -> int:
         writer_args = dict(key_column=args.key_column, value_column=args.value_column,
                            value_columns=value_columns)
         # Checks the columns and their types before roost-load starts.
-        ColumnStreamWriter(open(os.devnull, "wb"), dataset.schema, **writer_args)
+        with open(os.devnull, "wb") as nowhere:
+            ColumnStreamWriter(nowhere, dataset.schema, **writer_args)
     except (ValueError, UnsupportedColumnError) as e:
         raise BuildError(f"roost-build: {args.input}: {e}", EX_USAGE) from e
     key = [args.key_column]
@@ -213,7 +214,8 @@ def run(argv: Sequence[str]) -> int:
               else [n for n in dataset.schema.names if n != args.key_column])
     load = _roost_load(args.roost_load)
     cmd = [load, "build", "--input-format", "arrow-columns", "-i", "-", *rest]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, bufsize=0)
+    # Buffered: a raw pipe's write() may write part of a large buffer.
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, bufsize=1 << 16)
     assert proc.stdin is not None
     failure: Optional[BaseException] = None
     try:
@@ -226,7 +228,7 @@ def run(argv: Sequence[str]) -> int:
         writer.close()
     except BrokenPipeError:
         pass  # roost-load stopped reading: its exit code says why
-    except (pa.ArrowException, OSError) as e:
+    except Exception as e:  # pyarrow's, a cast's: reported once roost-load is done
         failure = e
     finally:
         try:
