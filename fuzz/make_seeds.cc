@@ -483,11 +483,12 @@ void ColumnStreamSeeds() {
       ArrayHead(2, 0, 1) + Buffers({"\x01", Int32s({1, 0})});
   Seed(t, "int32", "\x07" + stream(1, k + Str("n") + "\x04", 2, ints));
   Seed(t, "int32-small-buffer",
-       "\x00" + stream(1, k + Str("n") + "\x04", 2, ints));
+       std::string(1, '\0') + stream(1, k + Str("n") + "\x04", 2, ints));
   Seed(t, "bytes",
-       "\x0b" + stream(0, k + Str("v") + "\x0e", 2,
-                       ArrayHead(2, 0, 0) +
-                           Buffers({"", Int32s({0, 2, 3}), "\xff\x00z"})));
+       "\x0b" +
+           stream(0, k + Str("v") + "\x0e", 2,
+                  ArrayHead(2, 0, 0) + Buffers({"", Int32s({0, 2, 3}),
+                                                std::string("\xff\x00z", 3)})));
   // list<struct<x: string>> at offsets, and map<string, double>.
   const std::string list_type =
       Str("l") + "\x18\x1b" + U32(1) + Str("x") + "\x0c";
