@@ -26,6 +26,8 @@ namespace {
 struct BuildFlags {
   BuildJob job;
   std::string input_format = "tsv";
+  std::string delimiter = ",";
+  bool no_header = false;
   std::string key_encoding = "raw";
   std::string value_encoding = "raw";
   std::string format = "cuckoo";
@@ -49,6 +51,38 @@ struct BuildFlags {
   std::string output_format = "text";
 };
 
+// --delimiter: one byte, or "tab" / "\t" for a tab.
+absl::StatusOr<char> ParseDelimiter(const std::string& d) {
+  if (d == "tab" || d == "\\t") return '\t';
+  if (d.size() != 1 || d[0] == '"' || d[0] == '\n' || d[0] == '\r') {
+    return absl::InvalidArgumentError(StrCat(
+        "bad --delimiter \"", d,
+        "\" (one byte, not a quote or a line end; tab or \\t for a tab)"));
+  }
+  return d[0];
+}
+
+// The flags of one input format given with another: a usage error naming
+// the first.
+absl::Status CheckInputFlags(const CLI::App& b, const std::string& format) {
+  struct Owned {
+    const char* flag;
+    const char* format;
+  };
+  static constexpr Owned kOwned[] = {
+      {"--delimiter", "csv"},   {"--no-header", "csv"},
+      {"--key-column", "csv"},  {"--value-column", "csv"},
+      {"--key-field", "jsonl"}, {"--value-field", "jsonl"},
+  };
+  for (const Owned& o : kOwned) {
+    if (b.count(o.flag) > 0 && format != o.format) {
+      return absl::InvalidArgumentError(StrCat(
+          o.flag, " goes with --input-format ", o.format, ", not ", format));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int RunBuildCommand(BuildFlags& f) {
   const bool json = f.output_format == "json";
   BuildJob& job = f.job;
@@ -62,6 +96,8 @@ int RunBuildCommand(BuildFlags& f) {
     *out = *parsed;
   };
   assign(ParseInputFormat(f.input_format), &job.reader.format);
+  assign(ParseDelimiter(f.delimiter), &job.reader.delimiter);
+  job.reader.header = !f.no_header;
   assign(ParseEncoding(f.key_encoding), &job.reader.key_encoding);
   assign(ParseEncoding(f.value_encoding), &job.reader.value_encoding);
   assign(ParseTableFormat(f.format), &job.format);
@@ -184,10 +220,11 @@ Command AddBuildCommand(CLI::App& app) {
       "file (--output) or as the next version of a table (--data-dir or "
       "--repository, with --table).");
   b->add_option("--input,-i", job.inputs,
-                "Input files or globs; - for stdin; gzip is detected. Parquet, "
-                "Arrow, ORC, Avro, CSV, JSON Lines and zstd, xz or bzip2 "
-                "input is named as such (exit 65) with a command that "
-                "converts it")
+                "Input files or globs; - for stdin; gzip and zstd are "
+                "detected. Parquet and Arrow input is refused (exit 65) "
+                "naming roost-build, which reads them; ORC, Avro, xz, bzip2, "
+                "CSV and JSON Lines given as TSV are named (exit 65) with "
+                "the flag or command that reads or converts them")
       ->required();
   b->add_option("--output,-o", job.output_file, "Write the table to FILE");
   b->add_option("--data-dir", job.data_dir,
@@ -243,12 +280,40 @@ Command AddBuildCommand(CLI::App& app) {
   b->add_option("--input-format", f.input_format,
                 "tsv (key<TAB>value lines, each ending in a newline; an "
                 "empty key, a line starting with a tab, is the key \"\", "
-                "warned about), fixed (--key-size + --value-size byte "
-                "records), length-prefixed (varint lengths) or arrow-columns "
-                "(typed columns from roost-build: Parquet, Arrow, Feather)")
-      ->check(
-          CLI::IsMember({"tsv", "fixed", "length-prefixed", "arrow-columns"}))
+                "warned about), csv (RFC 4180, --key-column ...), jsonl "
+                "(one JSON value a line, --key-field ...), fixed "
+                "(--key-size + --value-size byte records), "
+                "length-prefixed (varint lengths) or arrow-columns (typed "
+                "columns from roost-build: Parquet, Arrow, Feather)")
+      ->check(CLI::IsMember({"tsv", "csv", "jsonl", "fixed", "length-prefixed",
+                             "arrow-columns"}))
       ->capture_default_str();
+  b->add_option("--delimiter", f.delimiter,
+                "CSV: the field separator, one byte; tab or \\t for a tab")
+      ->type_name("C")
+      ->capture_default_str();
+  b->add_flag("--no-header", f.no_header,
+              "CSV: the first row is a record, not column names; columns "
+              "are then named by number from 1 (--key-column 1)");
+  b->add_option("--key-column", job.reader.key_column,
+                "CSV: the column (header name, or number with --no-header) "
+                "whose field is the key (default: the first column)")
+      ->type_name("NAME");
+  b->add_option("--value-column", job.reader.value_column,
+                "CSV: the column whose field, as it is, is the value "
+                "(default: every other column as a JSON object of strings in "
+                "header order, {\"name\":\"value\",...}; CSV is untyped)")
+      ->type_name("NAME");
+  b->add_option("--key-field", job.reader.key_field,
+                "JSON Lines (required): the key's member name, or a JSON "
+                "pointer (/user/id); a string's bytes or an integer's "
+                "decimal text")
+      ->type_name("F");
+  b->add_option("--value-field", job.reader.value_field,
+                "JSON Lines: the value's member name or JSON pointer; a "
+                "string's bytes, any other value its minified JSON (default: "
+                "the whole line)")
+      ->type_name("F");
   b->add_option("--key-encoding", f.key_encoding,
                 "TSV keys: raw, hex or base64")
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
@@ -274,8 +339,9 @@ Command AddBuildCommand(CLI::App& app) {
               "TSV: drop the \\r of lines that end in \\r\\n");
   b->add_flag("--allow-missing-final-newline",
               job.reader.allow_missing_final_newline,
-              "TSV: read a last line without its newline as a record (a file "
-              "written by hand). Without it such a line is input cut short "
+              "TSV, CSV, JSON Lines: read a last line without its newline as "
+              "a record (a file written by hand). Without it such a line is "
+              "input cut short "
               "(a producer stopped mid-line): exit 65, nothing published");
   b->add_flag("--allow-empty", job.allow_empty,
               "Publish a table of no keys when the input has no records "
@@ -287,12 +353,14 @@ Command AddBuildCommand(CLI::App& app) {
                 "A key seen twice: error, first or last")
       ->check(CLI::IsMember({"error", "first", "last"}))
       ->capture_default_str();
-  b->add_option("--max-bad-records", job.max_bad_records,
-                "Skip (and count) up to N malformed TSV lines (with --shard, "
-                "also records of another shard, in any input format). A "
-                "malformed binary record (where the next one starts is then "
-                "unknown), input cut short and input of another format stop "
-                "the build whatever N")
+  b->add_option(
+       "--max-bad-records", job.max_bad_records,
+       "Skip (and count) up to N malformed TSV lines, CSV rows or JSON "
+       "lines (with --shard, also records of another shard, in any input "
+       "format). A malformed binary record (where the next one starts "
+       "is then unknown), an unterminated CSV quote, a CSV header "
+       "without the columns asked for, input cut short and input of "
+       "another format stop the build whatever N")
       ->capture_default_str();
   b->add_option("--memory-limit", f.memory_limit,
                 "Block format and --shard: memory for sorting before "
@@ -347,6 +415,10 @@ Command AddBuildCommand(CLI::App& app) {
       "users --max-shrink 10%\n"
       "  producer | roost-load build -i - --data-dir /srv/roost --table users "
       "--shards 4\n"
+      "  roost-load build -i 'users-*.csv.zst' --input-format csv "
+      "--key-column id -o users.sst\n"
+      "  roost-load build -i events.jsonl.gz --input-format jsonl "
+      "--key-field /user/id --value-field /profile -o events.sst\n"
       "  roost-load build -i records.bin --input-format fixed --key-size 8 "
       "--value-size 8 --format block --compression zstd -o r.sst\n"
       "  roost-load build -i users.tsv --repository s3://tables/prod "
@@ -359,6 +431,9 @@ Command AddBuildCommand(CLI::App& app) {
               return Usage(absl::InvalidArgumentError(
                                "--abandoned-after goes with --keep-versions"),
                            f.output_format == "json");
+            }
+            if (absl::Status s = CheckInputFlags(*b, f.input_format); !s.ok()) {
+              return Usage(s, f.output_format == "json");
             }
             f.data_timestamp_given = b->count("--data-timestamp") > 0;
             return RunBuildCommand(f);

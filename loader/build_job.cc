@@ -170,6 +170,11 @@ OrderedJson BuildSummary::ToJson() const {
   }
   j["version"] = version ? OrderedJson(*version) : OrderedJson();
   j["format"] = TableFormatName(format);
+  {
+    OrderedJson in;
+    InputOptionsJson(input, &in);
+    j["input"] = in;
+  }
   j["records"] = records;
   j["keys"] = keys;
   j["bad_records"] = bad_records;
@@ -252,6 +257,12 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
     return absl::InvalidArgumentError(
         "--keep-versions must be at least 1: the version published stays");
   }
+  if (job.reader.format == InputFormat::kJsonLines &&
+      job.reader.key_field.empty()) {
+    return absl::InvalidArgumentError(
+        "--input-format jsonl needs --key-field (a member name, or a JSON "
+        "pointer such as /user/id)");
+  }
   if (job.reader.format == InputFormat::kFixed &&
       (job.reader.key_size == 0 || job.reader.value_size == 0)) {
     return absl::InvalidArgumentError(
@@ -279,6 +290,7 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   summary.format = job.format;
   summary.shards = job.shards;
   summary.shard = job.shard;
+  summary.input = job.reader;
   std::vector<ManifestInput> read;
   std::vector<FileFigures> figures;
   ROOST_RETURN_IF_ERROR(WriteTableFiles(job, *inputs, paths, &read, &figures,

@@ -90,6 +90,25 @@ struct BuildJob {
   std::optional<uint64_t> version;
 };
 
+// The input options a build records (its MANIFEST's build_options and
+// its JSON summary's): input_format, and what CSV and JSON Lines were read
+// with (delimiter, header, key_column, value_column; key_field,
+// value_field). "" for a column or field is the default (the first column,
+// the whole line or the JSON object).
+template <typename JsonT>
+void InputOptionsJson(const RecordReaderOptions& reader, JsonT* o) {
+  (*o)["input_format"] = std::string(InputFormatName(reader.format));
+  if (reader.format == InputFormat::kCsv) {
+    (*o)["delimiter"] = std::string(1, reader.delimiter);
+    (*o)["header"] = reader.header;
+    (*o)["key_column"] = reader.key_column;
+    (*o)["value_column"] = reader.value_column;
+  } else if (reader.format == InputFormat::kJsonLines) {
+    (*o)["key_field"] = reader.key_field;
+    (*o)["value_field"] = reader.value_field;
+  }
+}
+
 // Checks the options RunBuild would take, before any input is opened.
 // InvalidArgument naming what is wrong; the caller reports a usage error.
 absl::Status ValidateBuildJob(const BuildJob& job);
@@ -118,6 +137,7 @@ struct BuildSummary {
   int cuckoo_retries = 0;
   double utilization = 0;  // cuckoo, as built
   double seconds = 0;
+  RecordReaderOptions input;  // what the input was read with
 
   OrderedJson ToJson() const;
 };

@@ -20,6 +20,7 @@ Json OptionsJson(const BuildJob& job) {
   Json o;
   o["format"] = TableFormatName(job.format);
   o["max_value_size"] = job.reader.max_value_size;
+  InputOptionsJson(job.reader, &o);
   if (job.shards > 1) o["shards"] = job.shards;
   o["on_duplicate"] = job.on_duplicate == DuplicatePolicy::kError ? "error"
                       : job.on_duplicate == DuplicatePolicy::kKeepFirst

@@ -10,8 +10,13 @@ namespace roost {
 namespace {
 
 constexpr std::string_view kReads =
-    "roost-load reads TSV (key<TAB>value lines), fixed-size or "
-    "length-prefixed records (--input-format), plain or gzipped";
+    "roost-load reads TSV (key<TAB>value lines), CSV, JSON Lines, fixed-size "
+    "or length-prefixed records (--input-format), plain, gzipped or "
+    "zstd-compressed";
+
+constexpr std::string_view kRoostBuild =
+    "Build the table from it with roost-build, from the Python package: "
+    "pip install './clients/python[batch]', then roost-build -i ";
 
 // How a format is converted to TSV.
 enum class Convert {
@@ -21,7 +26,6 @@ enum class Convert {
   kAvro,
   kCsv,
   kJsonLines,
-  kZstd,
   kXz,
   kBzip2
 };
@@ -48,8 +52,6 @@ const Magic kMagics[] = {
      Convert::kArrow},
     {"Obj\x01"_b, false, "an Avro container file", "Avro's magic number",
      Convert::kAvro},
-    {"\x28\xb5\x2f\xfd"_b, false, "zstd-compressed", "the zstd magic number",
-     Convert::kZstd},
     {"\xfd"
      "7zXZ\0"_b,
      false, "xz-compressed", "the xz magic number", Convert::kXz},
@@ -140,9 +142,6 @@ std::string HowToConvert(Convert convert, std::string_view name,
   const std::string out = from_stdin ? "FILE.tsv" : ShellWord(TsvPath(name));
   std::string_view tool;
   switch (convert) {
-    case Convert::kZstd:
-      tool = "zstd";
-      break;
     case Convert::kXz:
       tool = "xz";
       break;
@@ -158,17 +157,21 @@ std::string HowToConvert(Convert convert, std::string_view name,
         from_stdin ? StrCat("... | ", tool, " -dc") : StrCat(tool, " -dc ", in),
         " | roost-load build -i - ...");
   }
+  if (convert == Convert::kParquet || convert == Convert::kArrow) {
+    return StrCat(kRoostBuild, in, " ...");
+  }
+  if (convert == Convert::kCsv || convert == Convert::kJsonLines) {
+    const bool csv = convert == Convert::kCsv;
+    return StrCat("Read it as ", csv ? "CSV" : "JSON Lines",
+                  ": roost-load build -i ", from_stdin ? "-" : in,
+                  " --input-format ", csv ? "csv" : "jsonl",
+                  csv ? (key.empty() ? "" : StrCat(" --key-column ", key))
+                      : StrCat(" --key-field ", key.empty() ? "KEY" : key),
+                  " ...");
+  }
   const std::string which = key.empty() ? std::string("with KEY the key column")
                                         : StrCat("with ", key, " the key");
   if (key.empty()) key = "KEY";
-  if (convert == Convert::kParquet || convert == Convert::kArrow) {
-    // roost-build reads it with pyarrow and streams its typed columns here.
-    return StrCat(
-        "Build from it with roost-build, the Python package's command "
-        "(pip install './clients/python[batch]'), which takes the same "
-        "flags and streams its columns to roost-load: roost-build -i ",
-        in, " --key-column ", key, " ...");
-  }
   std::string command;
   switch (convert) {
     case Convert::kOrc:
@@ -180,15 +183,6 @@ std::string HowToConvert(Convert convert, std::string_view name,
       command = PythonCommand(", fastavro",
                               "fastavro.reader(open(sys.argv[1], \"rb\"))", key,
                               in, out);
-      break;
-    case Convert::kCsv:
-      command = PythonCommand(", csv",
-                              "csv.DictReader(open(sys.argv[1], newline=\"\"))",
-                              key, in, out);
-      break;
-    case Convert::kJsonLines:
-      command = StrCat("jq -r '\"\\(.", key, ")\\t\\(del(.", key,
-                       ") | tojson)\"' ", in, " > ", out);
       break;
     default:
       break;
@@ -275,6 +269,32 @@ std::optional<std::string> OtherFormat(std::string_view head, bool whole,
                    "it starts with the bzip2 magic number", Convert::kBzip2);
   }
   return TextFormat(head, whole, name);
+}
+
+std::optional<std::string> ColumnarFormat(std::string_view head,
+                                          std::string_view name) {
+  std::string_view what;
+  std::string_view shown;
+  if (head.substr(0, 8) == "ARROW1\0\0"_b) {
+    what = "an Arrow IPC (Feather) file";
+    shown = "ARROW1";
+  } else if (head.substr(0, 4) == "PAR1") {
+    // A Parquet file's first page header follows, Thrift's binary: a CSV
+    // header or a key that starts with PAR1 goes on in text.
+    const unsigned char next = head.size() > 4 ? head[4] : 0;
+    const bool text =
+        next >= 0x20 || next == '\t' || next == '\n' || next == '\r';
+    if (head.size() > 4 && text) return std::nullopt;
+    what = "a Parquet file";
+    shown = "PAR1";
+  } else {
+    return std::nullopt;
+  }
+  const std::string in =
+      name == "<stdin>" ? std::string("FILE") : ShellWord(name);
+  return StrCat(name, ": ", what, " (it starts with ", shown,
+                "), which roost-load does not read: ", kReads, ". ",
+                kRoostBuild, in, " ...");
 }
 
 bool IsCsvQuoted(std::string_view value) {

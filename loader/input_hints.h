@@ -1,7 +1,10 @@
 // What roost-load can tell about an input read as TSV that it cannot read
 // right: a file of another format (Parquet, Arrow, ORC, Avro, CSV, JSON
-// Lines, or TSV compressed with zstd, xz or bzip2), named with a command
-// that converts it; and values that a CSV writer quote-wrapped.
+// Lines, or TSV compressed with xz or bzip2), named with the flag that
+// reads it (CSV, JSON Lines), the tool that does (Parquet, Arrow:
+// roost-build) or a command that converts it; and values that a CSV writer
+// quote-wrapped. Parquet and Arrow files are recognised in every input
+// format (ColumnarFormat).
 //
 // Example:
 //   if (auto other = OtherFormat(head, head_is_all, "users.parquet")) {
@@ -10,7 +13,7 @@
 //   }
 //   IsCsvQuoted("\"{\"\"id\"\":0}\"")  // true
 //
-// Recognising a format by its first bytes: a binary magic number (zstd, xz,
+// Recognising a format by its first bytes: a binary magic number (xz,
 // bzip2, Arrow, Avro) is no TSV line anyone writes, so it decides alone. A
 // magic number of printable letters (PAR1, ORC, FEA1) could start a key, so
 // it decides only when the first line is no TSV record either: it holds no
@@ -38,6 +41,16 @@ inline constexpr size_t kSniffLines = 100;
 // command that converts it. std::nullopt when it may be TSV.
 std::optional<std::string> OtherFormat(std::string_view head, bool whole,
                                        std::string_view name);
+
+// How many bytes at the start of an input ColumnarFormat needs.
+inline constexpr size_t kColumnarMagicBytes = 8;
+
+// When `head`, the first bytes of the input called `name`, is a Parquet
+// file (PAR1 and then no text byte) or an Arrow IPC file (ARROW1\0\0),
+// whatever the input format: a message naming it and roost-build, the
+// Python package's command that reads it. std::nullopt otherwise.
+std::optional<std::string> ColumnarFormat(std::string_view head,
+                                          std::string_view name);
 
 // Whether `value` is a field as a CSV writer quotes one that holds quotes:
 // wrapped in '"', with every '"' inside doubled and at least one there

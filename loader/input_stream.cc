@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <string_view>
 
 #include "util/str_cat.h"
 
@@ -37,6 +38,7 @@ absl::StatusOr<size_t> FileSource::Read(char* dst, size_t n) {
 
 ByteStream::~ByteStream() {
   if (mode_ == Mode::kGzip) inflateEnd(&z_);
+  ZSTD_freeDStream(zstd_);  // null-safe
 }
 
 absl::StatusOr<size_t> ByteStream::Read(char* dst, size_t n) {
@@ -45,6 +47,7 @@ absl::StatusOr<size_t> ByteStream::Read(char* dst, size_t n) {
     if (!started.ok()) return started;
   }
   if (mode_ == Mode::kGzip) return Inflate(dst, n);
+  if (mode_ == Mode::kZstd) return Unzstd(dst, n);
   const size_t copied = std::min(n, peek_size_ - peeked_);
   std::memcpy(dst, peek_ + peeked_, copied);
   peeked_ += copied;
@@ -62,14 +65,26 @@ absl::Status ByteStream::Start() {
     if (*got == 0) break;
     peek_size_ += *got;
   }
-  if (peek_size_ < 2 || static_cast<unsigned char>(peek_[0]) != 0x1f ||
-      static_cast<unsigned char>(peek_[1]) != 0x8b) {
+  const std::string_view head(peek_, peek_size_);
+  const bool gzip = head.substr(0, 2) == "\x1f\x8b";
+  const bool zstd = head == "\x28\xb5\x2f\xfd";
+  if (!gzip && !zstd) {
     mode_ = Mode::kPlain;
     return absl::OkStatus();
   }
   in_ = std::make_unique_for_overwrite<char[]>(
       std::max(chunk_size_, sizeof(peek_)));
   std::memcpy(in_.get(), peek_, peek_size_);
+  if (zstd) {
+    zstd_ = ZSTD_createDStream();
+    if (zstd_ == nullptr) {
+      return absl::ResourceExhaustedError(
+          StrCat("cannot start decompressing ", name(), " (zstd)"));
+    }
+    zin_ = {in_.get(), peek_size_, 0};
+    mode_ = Mode::kZstd;
+    return absl::OkStatus();
+  }
   z_.next_in = reinterpret_cast<Bytef*>(in_.get());
   z_.avail_in = static_cast<uInt>(peek_size_);
   // 16 + MAX_WBITS: a gzip wrapper, not zlib or raw deflate.
@@ -124,6 +139,38 @@ absl::StatusOr<size_t> ByteStream::Inflate(char* dst, size_t n) {
     // Z_BUF_ERROR: no progress without more input; Refill gets it.
   }
   return static_cast<size_t>(want - z_.avail_out);
+}
+
+absl::StatusOr<size_t> ByteStream::Unzstd(char* dst, size_t n) {
+  ZSTD_outBuffer out{dst, n, 0};
+  while (out.pos < out.size) {
+    if (zin_.pos == zin_.size && !file_eof_) {
+      absl::StatusOr<size_t> got = file_->Read(in_.get(), chunk_size_);
+      if (!got.ok()) return got.status();
+      if (*got == 0) file_eof_ = true;
+      zin_ = {in_.get(), *got, 0};
+    }
+    if (zin_.pos == zin_.size && file_eof_) {
+      // The input is all used; zstd may still hold output for a frame
+      // whose input it has consumed.
+      if (frame_done_) break;
+    }
+    const size_t before_in = zin_.pos, before_out = out.pos;
+    const size_t rc = ZSTD_decompressStream(zstd_, &out, &zin_);
+    if (ZSTD_isError(rc)) {
+      return absl::DataLossError(
+          StrCat(name(), ": corrupt zstd data (", ZSTD_getErrorName(rc), ")"));
+    }
+    // 0: a frame is complete and all its output flushed.
+    frame_done_ = rc == 0;
+    if (zin_.pos == before_in && out.pos == before_out && file_eof_ &&
+        zin_.pos == zin_.size) {
+      // No progress at the end of the file: the frame is cut.
+      return absl::DataLossError(
+          StrCat(name(), ": zstd data ends in the middle of a frame"));
+    }
+  }
+  return out.pos;
 }
 
 absl::StatusOr<size_t> InputBuffer::Fill(size_t n) {

@@ -1,9 +1,10 @@
 // How RecordReader gets its bytes, bottom up:
 //
 //   FileSource   read(2) on the file or stdin; counts bytes_read().
-//   ByteStream   on its first read, peeks at two bytes to decide between
-//                passing the file through and gunzipping it (by buffering,
-//                not seeking, so that it works on a pipe).
+//   ByteStream   on its first read, peeks at four bytes to decide between
+//                passing the file through, gunzipping it and decompressing
+//                zstd (by buffering, not seeking, so that it works on a
+//                pipe).
 //   InputBuffer  a window on the stream, read buffer_size bytes (1 MiB by
 //                default) at a time, that a reader asks to hold the next N
 //                bytes; records that lie in the window are returned as views
@@ -15,6 +16,7 @@
 #define ROOST_LOADER_INPUT_STREAM_H_
 
 #include <zlib.h>
+#include <zstd.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -48,15 +50,18 @@ class FileSource {
   uint64_t bytes_read_ = 0;
 };
 
-// The bytes of the input: the file as it is, or gunzipped if it starts with
-// the gzip magic bytes. A gzip file may hold several members back to back
-// (as `cat a.gz b.gz` makes); their contents are concatenated. Anything
-// after a member that is not another member is corruption.
+// The bytes of the input: the file as it is, gunzipped if it starts with
+// the gzip magic bytes (1F 8B), or zstd-decompressed if it starts with
+// zstd's (28 B5 2F FD). A gzip file may hold several members back to back
+// (as `cat a.gz b.gz` makes), a zstd file several frames (and skippable
+// frames); their contents are concatenated. Anything after a member that
+// is not another member is corruption, and so is a zstd file that ends
+// inside a frame: DataLoss, as for a cut gzip member.
 //
 // Not movable: zlib keeps a pointer to z_.
 class ByteStream {
  public:
-  // Reads the file `chunk_size` bytes at a time when it is gzipped.
+  // Reads the file `chunk_size` bytes at a time when it is compressed.
   ByteStream(std::unique_ptr<FileSource> file, size_t chunk_size)
       : file_(std::move(file)), chunk_size_(chunk_size) {}
   ~ByteStream();
@@ -70,9 +75,9 @@ class ByteStream {
   uint64_t bytes_read() const { return file_->bytes_read(); }
 
  private:
-  enum class Mode { kUnknown, kPlain, kGzip };
+  enum class Mode { kUnknown, kPlain, kGzip, kZstd };
 
-  // Reads the first two bytes (fewer if the file is shorter) and picks the
+  // Reads the first four bytes (fewer if the file is shorter) and picks the
   // mode.
   absl::Status Start();
 
@@ -81,12 +86,13 @@ class ByteStream {
   absl::Status Refill();
 
   absl::StatusOr<size_t> Inflate(char* dst, size_t n);
+  absl::StatusOr<size_t> Unzstd(char* dst, size_t n);
 
   std::unique_ptr<FileSource> file_;
   const size_t chunk_size_;
   Mode mode_ = Mode::kUnknown;
   // The bytes Start() read, handed out first in plain mode.
-  char peek_[2];
+  char peek_[4];
   size_t peek_size_ = 0;
   size_t peeked_ = 0;
   // Gzip mode: compressed input, and the inflater.
@@ -94,6 +100,11 @@ class ByteStream {
   z_stream z_{};
   bool file_eof_ = false;
   bool member_done_ = false;
+  // Zstd mode: the decompressor, where it is in in_, and whether the last
+  // frame it worked on is complete.
+  ZSTD_DStream* zstd_ = nullptr;
+  ZSTD_inBuffer zin_{};
+  bool frame_done_ = true;
 };
 
 // A window on a ByteStream. The reader looks at data()[0, available()),

@@ -1,5 +1,6 @@
-// The three formats are readers on top of an InputBuffer
-// (loader/input_stream.h). None allocates per record: views point into the
+// TSV and the binary formats are readers on top of an InputBuffer
+// (loader/input_stream.h); CSV and JSON Lines are in csv_reader.cc and
+// json_lines_reader.cc. None allocates per record: views point into the
 // window, decoded keys and values into buffers that are reused.
 
 #include "loader/record_reader.h"
@@ -17,8 +18,11 @@
 
 #include "absl/status/status.h"
 #include "loader/column_stream_reader.h"
+#include "loader/csv_reader.h"
 #include "loader/input_hints.h"
 #include "loader/input_stream.h"
+#include "loader/json_lines_reader.h"
+#include "loader/reader_base.h"
 #include "storage/coding.h"
 #include "util/encoding.h"
 #include "util/str_cat.h"
@@ -28,43 +32,6 @@ namespace {
 
 // Debian's Abseil has its own string_view (see util/str_cat.h).
 std::string_view View(absl::string_view s) { return {s.data(), s.size()}; }
-
-std::string TooLong(std::string_view what, uint64_t size, uint64_t limit) {
-  return StrCat(what, " of ", size, " bytes exceeds the limit of ", limit);
-}
-
-// What the three readers share: the window, the limits, and a status that,
-// once an I/O error or a malformed binary record sets it, every later Next()
-// returns.
-class ReaderBase : public RecordReader {
- public:
-  ReaderBase(std::unique_ptr<ByteStream> stream,
-             const RecordReaderOptions& options)
-      : in_(std::move(stream), options.buffer_size), options_(options) {}
-
-  uint64_t bytes_read() const override { return in_.bytes_read(); }
-
- protected:
-  // InvalidArgument with the location in front of `problem`.
-  absl::Status Malformed(std::string_view problem) const {
-    return absl::InvalidArgumentError(StrCat(Location(), ": ", problem));
-  }
-  // Remembers `status` for every later call, and returns it.
-  absl::Status Fail(absl::Status status) {
-    status_ = std::move(status);
-    return status_;
-  }
-
-  InputBuffer in_;
-  const RecordReaderOptions options_;
-  absl::Status status_;
-};
-
-constexpr uint64_t kMaxSize = std::numeric_limits<uint64_t>::max();
-
-uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
-  return a > kMaxSize - b ? kMaxSize : a + b;
-}
 
 // The longest field that decodes to at most `decoded_size` bytes, or
 // kMaxSize where that does not fit.
@@ -283,6 +250,13 @@ class BinaryReaderBase : public ReaderBase {
   }
 
  protected:
+  // Before the first record: false (with status_ set) for a Parquet or
+  // Arrow file.
+  bool Started() {
+    if (started_) return true;
+    started_ = true;
+    return RefuseColumnar().ok();
+  }
   absl::Status Reject(std::string_view problem) {
     return Fail(Malformed(problem));
   }
@@ -296,6 +270,7 @@ class BinaryReaderBase : public ReaderBase {
   }
 
   uint64_t record_offset_ = 0;
+  bool started_ = false;
 };
 
 class FixedRecordReader final : public BinaryReaderBase {
@@ -305,6 +280,7 @@ class FixedRecordReader final : public BinaryReaderBase {
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {
     if (!status_.ok()) return status_;
+    if (!Started()) return status_;
     absl::StatusOr<size_t> filled = in_.Fill(1);
     if (!filled.ok()) return Fail(filled.status());
     if (*filled == 0) return false;
@@ -335,6 +311,7 @@ class LengthPrefixedRecordReader final : public BinaryReaderBase {
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {
     if (!status_.ok()) return status_;
+    if (!Started()) return status_;
     absl::StatusOr<size_t> filled = in_.Fill(2 * kMaxVarint64Length);
     if (!filled.ok()) return Fail(filled.status());
     if (*filled == 0) return false;
@@ -379,15 +356,46 @@ class LengthPrefixedRecordReader final : public BinaryReaderBase {
 
 }  // namespace
 
+absl::Status ReaderBase::RefuseColumnar() {
+  absl::StatusOr<size_t> filled = in_.Fill(kColumnarMagicBytes);
+  if (!filled.ok()) return Fail(filled.status());
+  const std::string_view head(in_.data(),
+                              std::min(*filled, kColumnarMagicBytes));
+  if (auto other = ColumnarFormat(head, in_.name())) {
+    return Fail(absl::FailedPreconditionError(*other));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<InputFormat> ParseInputFormat(std::string_view name) {
   if (name == "tsv") return InputFormat::kTsv;
   if (name == "fixed") return InputFormat::kFixed;
   if (name == "length-prefixed") return InputFormat::kLengthPrefixed;
+  if (name == "csv") return InputFormat::kCsv;
+  if (name == "jsonl") return InputFormat::kJsonLines;
   if (name == "arrow-columns") return InputFormat::kArrowColumns;
   return absl::InvalidArgumentError(
-      StrCat("input format must be tsv, fixed, length-prefixed or "
+      StrCat("input format must be tsv, csv, jsonl, fixed, length-prefixed or "
              "arrow-columns, not ",
              name));
+}
+
+std::string_view InputFormatName(InputFormat format) {
+  switch (format) {
+    case InputFormat::kTsv:
+      break;
+    case InputFormat::kFixed:
+      return "fixed";
+    case InputFormat::kLengthPrefixed:
+      return "length-prefixed";
+    case InputFormat::kCsv:
+      return "csv";
+    case InputFormat::kJsonLines:
+      return "jsonl";
+    case InputFormat::kArrowColumns:
+      return "arrow-columns";
+  }
+  return "tsv";
 }
 
 absl::StatusOr<Encoding> ParseEncoding(std::string_view name) {
@@ -434,6 +442,10 @@ absl::StatusOr<std::unique_ptr<RecordReader>> RecordReader::Open(
                                                           options);
     case InputFormat::kArrowColumns:
       return NewColumnStreamReader(std::move(stream), options);
+    case InputFormat::kCsv:
+      return NewCsvReader(std::move(stream), options);
+    case InputFormat::kJsonLines:
+      return NewJsonLinesReader(std::move(stream), options);
     case InputFormat::kTsv:
       break;
   }

@@ -1,6 +1,6 @@
 // RecordReader: reads key/value records from one input file (or stdin) in
-// one of the loader's input formats, transparently gunzipping input that
-// starts with the gzip magic bytes.
+// one of the loader's input formats, transparently decompressing input that
+// starts with the gzip or zstd magic bytes (input_stream.h).
 //
 // Example:
 //   RecordReaderOptions options;
@@ -26,16 +26,23 @@
 //   kFixed           records of exactly key_size + value_size bytes, back to
 //                    back.
 //   kLengthPrefixed  varint key length, varint value length, key, value.
+//   kCsv             RFC 4180 (csv_reader.h): a header row unless !header,
+//                    the key one column, the value another or a JSON
+//                    object of the rest.
+//   kJsonLines       one JSON value per line (json_lines_reader.h), the key
+//                    and optionally the value fields of it.
 //   kArrowColumns    Arrow record batches' typed columns, a key column and
 //                    value columns (loader/column_stream_reader.h,
 //                    docs/format/column_stream.md); what roost-build writes.
 //
 // Errors: a malformed record is InvalidArgument whose message starts with
-// Location() ("FILE:LINE: " for TSV, "FILE@OFFSET: " for binary input) and
-// says what is wrong (no tab, bad hex, bad base64, a key longer than
-// max_key_size, ...). After a malformed TSV line the reader goes on with
-// the next line; after a malformed binary record it cannot find the next
-// record, so the error is returned again on every later call.
+// Location() ("FILE:LINE: " for TSV, CSV and JSON Lines, "FILE@OFFSET: "
+// for binary input) and says what is wrong (no tab, bad hex, bad base64, a
+// key longer than max_key_size, ...). After a malformed TSV line, CSV row
+// or JSON line the reader goes on with the next; after a malformed binary
+// record it cannot find the next record, so the error is returned again on
+// every later call (stopped()), as it is after a CSV header that lacks a
+// column asked for or an unterminated CSV quote.
 //
 // Input cut short is DataLoss, also starting with Location(), and final: a
 // last TSV line without its newline (a producer stopped mid-line; unless
@@ -44,9 +51,10 @@
 // last one, so no count of bad records may let it through.
 //
 // TSV input that is plainly of another format (input_hints.h: Parquet,
-// Arrow, ORC, Avro, CSV, JSON Lines, zstd, xz or bzip2) is refused before
-// any record, as FailedPrecondition naming the format and how to convert
-// it; final. I/O and gzip errors are other codes (NotFound,
+// Arrow, ORC, Avro, CSV, JSON Lines, xz or bzip2) is refused before any
+// record, as FailedPrecondition naming the format and how to read or
+// convert it; final. Parquet and Arrow files are refused so in every
+// input format. I/O and gzip errors are other codes (NotFound,
 // PermissionDenied, DataLoss) and are final.
 #ifndef ROOST_LOADER_RECORD_READER_H_
 #define ROOST_LOADER_RECORD_READER_H_
@@ -61,11 +69,20 @@
 
 namespace roost {
 
-enum class InputFormat { kTsv, kFixed, kLengthPrefixed, kArrowColumns };
+enum class InputFormat {
+  kTsv,
+  kFixed,
+  kLengthPrefixed,
+  kCsv,
+  kJsonLines,
+  kArrowColumns
+};
 enum class Encoding { kRaw, kHex, kBase64 };
 
 absl::StatusOr<InputFormat> ParseInputFormat(
-    std::string_view name);  // tsv, fixed, length-prefixed, arrow-columns
+    std::string_view
+        name);  // tsv, fixed, length-prefixed, csv, jsonl, arrow-columns
+std::string_view InputFormatName(InputFormat format);
 absl::StatusOr<Encoding> ParseEncoding(
     std::string_view name);  // raw, hex, base64
 
@@ -88,7 +105,23 @@ struct RecordReaderOptions {
   // TSV: take a last line that lacks its "\n" as a record (a file written
   // by hand), rather than as input cut short. The default value is false.
   bool allow_missing_final_newline = false;
-  // Bytes read (and gunzipped) at a time, and the first size of the window
+  // CSV: the field separator, one byte. The default value is ','.
+  char delimiter = ',';
+  // CSV: the first row names the columns (and is no record). Without it
+  // the columns are named by number from 1. The default value is true.
+  bool header = true;
+  // CSV: the column whose field is the key, by name (or number without a
+  // header). The default value is "": the first column.
+  std::string key_column;
+  // CSV: the column whose field, raw, is the value. The default value is
+  // "": every column but the key's, as a JSON object of strings.
+  std::string value_column;
+  // JSON Lines: the key (required) and the value, each a top-level member
+  // name or a JSON pointer ("/user/id"). The default value of value_field
+  // is "": the whole line.
+  std::string key_field;
+  std::string value_field;
+  // Bytes read (and decompressed) at a time, and the first size of the window
   // records are returned from; a larger record grows the window. At least
   // 1: tests and fuzz/record_reader_fuzz.cc make it small, so that short
   // inputs cross window boundaries. The default value is 1 MiB.
@@ -109,8 +142,12 @@ class RecordReader {
   // Where the last record returned or rejected was: "FILE:LINE" or
   // "FILE@OFFSET".
   virtual std::string Location() const = 0;
-  // Bytes read from the file so far (compressed bytes for gzip input).
+  // Bytes read from the file so far (compressed bytes for compressed
+  // input).
   virtual uint64_t bytes_read() const = 0;
+  // True once an error is final: every later Next() returns it again, and
+  // no record after it can be found (so it cannot be skipped).
+  virtual bool stopped() const = 0;
   // TSV without strip_cr: the first line read that ended in "\r" (its
   // value keeps the "\r"), or 0 for none.
   virtual uint64_t first_cr_line() const { return 0; }

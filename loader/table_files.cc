@@ -20,7 +20,8 @@ class Origins {
  public:
   Origins(InputFormat format, const RecordReaderOptions& reader)
       : format_(format),
-        record_size_(uint64_t{reader.key_size} + reader.value_size) {}
+        record_size_(uint64_t{reader.key_size} + reader.value_size),
+        header_(reader.header) {}
 
   void StartInput(const std::string& path, uint64_t first_record) {
     inputs_.push_back({path, first_record, {}, {}});
@@ -53,7 +54,13 @@ class Origins {
         it->skipped.begin());
     switch (format_) {
       case InputFormat::kTsv:
+      case InputFormat::kJsonLines:
+        // Every line is a record or a bad one.
         return StrCat(it->path, ":", n + bad + 1);
+      case InputFormat::kCsv:
+        // A row may span lines, and which line it started on is not kept.
+        return StrCat(it->path, " row ", n + bad + 1,
+                      header_ ? " after the header" : "");
       case InputFormat::kFixed:
         return StrCat(it->path, "@", (n + bad) * record_size_);
       case InputFormat::kLengthPrefixed:
@@ -72,6 +79,7 @@ class Origins {
   };
   InputFormat format_;
   uint64_t record_size_;
+  bool header_;
   std::vector<Input> inputs_;
 };
 
@@ -85,8 +93,8 @@ absl::Status DuplicateError(const Origins& origins, std::string_view key,
 
 // What the build warns of, once an input is read: something about it the
 // user should know, although every record of it is stored as it was.
-void WarnAboutInput(const std::string& name, const RecordReader& reader,
-                    Progress* progress) {
+void WarnAboutInput(const std::string& name, InputFormat format,
+                    const RecordReader& reader, Progress* progress) {
   if (const uint64_t line = reader.first_cr_line()) {
     progress->Warn(StrCat(name, ":", line,
                           ": warning: lines end in \\r, which stays at the "
@@ -94,7 +102,11 @@ void WarnAboutInput(const std::string& name, const RecordReader& reader,
   }
   // Most often the header line pandas' to_csv writes (its index column
   // unnamed), or a key column missing from some rows.
-  if (const uint64_t line = reader.first_empty_key_line()) {
+  if (const uint64_t line = reader.first_empty_key_line();
+      line != 0 && format != InputFormat::kTsv) {
+    progress->Warn(StrCat(name, ":", line,
+                          ": warning: empty key, stored as the key \"\""));
+  } else if (line != 0) {
     progress->Warn(StrCat(name, ":", line,
                           ": warning: empty key (the line starts with a "
                           "tab), stored as the key \"\": a header line, or "
@@ -134,12 +146,14 @@ absl::Status ReadInputs(const BuildJob& job,
     while (true) {
       absl::StatusOr<bool> more = (*reader)->Next(&key, &value);
       if (!more.ok()) {
-        // Only a malformed TSV line is skipped. Input cut short (DataLoss),
-        // of another format or unreadable is final; and after a malformed
-        // binary record there is no telling where the next one starts, so
-        // skipping it would drop every record after it unseen.
+        // Only a malformed TSV line, CSV row or JSON line is skipped.
+        // Input cut short (DataLoss), of another format or unreadable is
+        // final; and after a malformed binary record (or an unterminated
+        // CSV quote, or a CSV header without the columns asked for) there
+        // is no telling where the next record starts, so skipping it would
+        // drop every record after it unseen: the reader has stopped().
         if (more.status().code() != absl::StatusCode::kInvalidArgument ||
-            job.reader.format != InputFormat::kTsv) {
+            (*reader)->stopped()) {
           return more.status();
         }
         if (++summary->bad_records > job.max_bad_records) {
@@ -176,7 +190,8 @@ absl::Status ReadInputs(const BuildJob& job,
                        bytes_before + (*reader)->bytes_read());
     }
     origins->Finished((*reader)->spans());
-    WarnAboutInput(path == "-" ? "<stdin>" : path, **reader, progress);
+    WarnAboutInput(path == "-" ? "<stdin>" : path, job.reader.format, **reader,
+                   progress);
     const uint64_t bytes = (*reader)->bytes_read();
     bytes_before += bytes;
     read->push_back({path, bytes});

@@ -28,6 +28,7 @@ build=(
   libabsl-dev libsnappy-dev libzstd-dev prometheus-cpp-dev
   libxxhash-dev libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libssl-dev libcurl4-openssl-dev libpugixml-dev zlib1g-dev
+  libsimdjson-dev
   # The revision in --version and roost_build_info.
   git
 )

@@ -1,5 +1,6 @@
 // Where RecordReader's bytes come from, through RecordReader on real files:
-// gzip (one member, several, damaged), opening errors, stdin through a
+// gzip (one member, several, damaged), zstd (one frame, several, cut,
+// damaged), opening errors, stdin through a
 // pipe, and ExpandInputs, which turns the command line's globs into files.
 // The record formats are record_reader_test.cc's.
 
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -109,6 +111,83 @@ TEST_F(RecordReaderTest, GzipCorruptionIsDataLossNamingTheFile) {
     EXPECT_TRUE(absl::IsDataLoss(r.end)) << name << ": " << r.end;
     EXPECT_NE(Message(r.end).find(path), std::string::npos) << r.end;
   }
+}
+
+// --- zstd --------------------------------------------------------------------
+
+// One frame with a checksum, as the zstd tool writes it.
+std::string Zstd(const std::string& data, int level = 3) {
+  std::string out(ZSTD_compressBound(data.size()), '\0');
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  const size_t n =
+      ZSTD_compress2(cctx, out.data(), out.size(), data.data(), data.size());
+  ZSTD_freeCCtx(cctx);
+  if (ZSTD_isError(n)) std::abort();
+  out.resize(n);
+  return out;
+}
+
+TEST_F(RecordReaderTest, ZstdTsvInEveryWindow) {
+  std::string text;
+  Pairs pairs;
+  for (int i = 0; i < 100000; ++i) {
+    pairs.emplace_back(StrCat("key", i), StrCat(i * 7));
+    text += StrCat("key", i, "\t", i * 7, "\n");
+  }
+  const std::string zst = Zstd(text);
+  for (size_t window : {size_t{1} << 20, size_t{4093}}) {
+    RecordReaderOptions options;
+    options.buffer_size = window;
+    const std::string path = Write("in.tsv.zst", zst);
+    auto reader = Open(path, options);
+    ReadResult r = ReadAll(*reader);
+    EXPECT_OK(r.end) << r.end;
+    EXPECT_TRUE(r.records == pairs);
+    EXPECT_EQ(reader->bytes_read(), zst.size());
+    EXPECT_EQ(reader->Location(), path + ":100000");
+  }
+}
+
+TEST_F(RecordReaderTest, ZstdConcatenatedAndSkippableFrames) {
+  // A skippable frame: magic 0x184D2A50, a 4-byte size, that many bytes.
+  const std::string skippable("\x50\x2a\x4d\x18\x03\x00\x00\x00xyz", 11);
+  const std::string path =
+      Write("in.tsv.zst", Zstd("a\t1\nb\t2") + Zstd("\nc\t3\n") + skippable +
+                              Zstd("") + Zstd("d\t4\n", 19));
+  ReadResult r = ReadAll(*Open(path));
+  EXPECT_OK(r.end) << r.end;
+  EXPECT_EQ(r.records, (Pairs{{"a", "1"}, {"b", "2"}, {"c", "3"}, {"d", "4"}}));
+}
+
+TEST_F(RecordReaderTest, ZstdCutOrDamagedIsDataLossNamingTheFile) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += StrCat("line ", i, "\n");
+  const std::string zst = Zstd(text);
+  std::string flipped = zst;
+  flipped[zst.size() / 2] ^= 0x55;
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {"flipped.zst", flipped},
+      {"truncated.zst", zst.substr(0, zst.size() - 100)},
+      {"short.zst", zst.substr(0, zst.size() - 1)},
+      {"magic.zst", zst.substr(0, 4)},
+      {"header.zst", "\x28\xb5\x2f\xfd garbage after the magic"},
+      {"trailing.zst", zst + "trailing garbage"}};
+  for (const auto& [name, data] : damaged) {
+    for (size_t window : {size_t{1} << 20, size_t{1}}) {
+      SCOPED_TRACE(StrCat(name, ", window ", window));
+      const std::string path = Write(name, data);
+      RecordReaderOptions options = Fixed(1, 0);
+      options.buffer_size = window;
+      ReadResult r = ReadAll(*Open(path, options));
+      EXPECT_TRUE(absl::IsDataLoss(r.end)) << r.end;
+      EXPECT_EQ(Message(r.end).rfind(path + ": ", 0), 0u) << r.end;
+    }
+  }
+  const std::string path = Write("cut.zst", zst.substr(0, zst.size() - 100));
+  ReadResult r = ReadAll(*Open(path, Fixed(1, 0)));
+  EXPECT_EQ(Message(r.end), path + ": zstd data ends in the middle of a frame");
 }
 
 // --- Opening, stdin ----------------------------------------------------------

@@ -51,13 +51,20 @@ TEST(ParseTest, FormatsAndEncodings) {
   EXPECT_EQ(*ParseInputFormat("tsv"), InputFormat::kTsv);
   EXPECT_EQ(*ParseInputFormat("fixed"), InputFormat::kFixed);
   EXPECT_EQ(*ParseInputFormat("length-prefixed"), InputFormat::kLengthPrefixed);
+  EXPECT_EQ(*ParseInputFormat("csv"), InputFormat::kCsv);
+  EXPECT_EQ(*ParseInputFormat("jsonl"), InputFormat::kJsonLines);
   EXPECT_EQ(*ParseInputFormat("arrow-columns"), InputFormat::kArrowColumns);
+  for (InputFormat f :
+       {InputFormat::kTsv, InputFormat::kFixed, InputFormat::kLengthPrefixed,
+        InputFormat::kCsv, InputFormat::kJsonLines,
+        InputFormat::kArrowColumns}) {
+    EXPECT_EQ(*ParseInputFormat(InputFormatName(f)), f);
+  }
   EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("parquet").status()));
   EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("TSV").status()));
-  EXPECT_EQ(
-      Message(ParseInputFormat("parquet").status()),
-      "input format must be tsv, fixed, length-prefixed or arrow-columns, "
-      "not parquet");
+  EXPECT_EQ(Message(ParseInputFormat("json").status()),
+            "input format must be tsv, csv, jsonl, fixed, length-prefixed or "
+            "arrow-columns, not json");
 
   EXPECT_EQ(*ParseEncoding("raw"), Encoding::kRaw);
   EXPECT_EQ(*ParseEncoding("hex"), Encoding::kHex);
@@ -345,7 +352,6 @@ TEST_F(RecordReaderTest, TsvOfAnotherFormatIsRefusedBeforeAnyRecord) {
   std::string csv = "id,name\n";
   while (csv.size() < 2 * kSniffBytes) csv += StrCat(csv.size(), ",x\n");
   const std::vector<std::pair<std::string, std::string>> others = {
-      {"zstd", std::string("\x28\xb5\x2f\xfd", 4) + "k\tv\n"},
       {"csv", csv},
       // A tab in its first line, but a zero byte too.
       {"parquet", std::string("PAR1\x15\x00\t\n", 8) + "k\tv\n"}};
@@ -429,25 +435,39 @@ TEST(InputHintsTest, OtherFormatNamesWhatItSees) {
       EXPECT_EQ(got->rfind(c.says, 0), 0u) << *got;
     }
   }
-  // The commands name the input, quoted for the shell where it must be,
-  // and the key column when the header or first object gives it.
+  // CSV and JSON Lines name the --input-format that reads them (and the
+  // key column or field when the header or first object gives it), the
+  // input quoted for the shell where it must be.
   const std::string spaced = *OtherFormat("user id,x\n", true, "my file.csv");
-  EXPECT_NE(spaced.find("with KEY the key column"), std::string::npos)
-      << spaced;
-  EXPECT_NE(spaced.find("r.pop(\"KEY\")"), std::string::npos) << spaced;
-  EXPECT_NE(spaced.find(" 'my file.csv' > 'my file.tsv'"), std::string::npos)
+  EXPECT_NE(spaced.find("Read it as CSV: roost-load build -i 'my file.csv' "
+                        "--input-format csv ..."),
+            std::string::npos)
       << spaced;
   const std::string csv = *OtherFormat("user_id,x\n", true, "it's.csv");
-  EXPECT_NE(csv.find("with user_id the key"), std::string::npos) << csv;
-  EXPECT_NE(csv.find("r.pop(\"user_id\")"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(" 'it'\\''s.csv' > 'it'\\''s.tsv'"), std::string::npos)
-      << csv;
-  const std::string zst =
-      *OtherFormat(std::string("\x28\xb5\x2f\xfd", 4), true, "<stdin>");
-  EXPECT_NE(zst.find("Decompress it first: ... | zstd -dc | roost-load build "
-                     "-i - ..."),
+  EXPECT_NE(csv.find("roost-load build -i 'it'\\''s.csv' --input-format csv "
+                     "--key-column user_id ..."),
             std::string::npos)
-      << zst;
+      << csv;
+  const std::string jsonl = *OtherFormat("{\"id\": 1}\n", true, "<stdin>");
+  EXPECT_NE(jsonl.find("Read it as JSON Lines: roost-load build -i - "
+                       "--input-format jsonl --key-field id ..."),
+            std::string::npos)
+      << jsonl;
+  // Parquet and Arrow name roost-build; zstd is no other format now (the
+  // reader decompresses it), and neither is its magic read as TSV.
+  const std::string parquet = *OtherFormat("PAR1\x15", true, "t.parquet");
+  EXPECT_NE(parquet.find("roost-build, from the Python package: pip install "
+                         "'./clients/python[batch]', then roost-build -i "
+                         "t.parquet ..."),
+            std::string::npos)
+      << parquet;
+  EXPECT_EQ(OtherFormat(std::string("\x28\xb5\x2f\xfd", 4), true, "x"),
+            std::nullopt);
+  EXPECT_EQ(ColumnarFormat("PAR1,a,b", "x"), std::nullopt);
+  EXPECT_EQ(ColumnarFormat("PAR1\tx", "x"), std::nullopt);
+  EXPECT_NE(ColumnarFormat("PAR1", "x"), std::nullopt);
+  EXPECT_NE(ColumnarFormat(std::string("ARROW1\0\0", 8), "x"), std::nullopt);
+  EXPECT_EQ(ColumnarFormat("ARROW1\tk", "x"), std::nullopt);
 }
 
 TEST(InputHintsTest, IsCsvQuoted) {

@@ -12,6 +12,9 @@
 //   roost_load_shards_test.cc   --shards: sharded versions built,
 //                               inspected, verified, and refused when
 //                               malformed
+//   roost_load_csv_test.cc      --input-format csv and jsonl: tables
+//                               read back, refusals, flags, what is
+//                               recorded
 #ifndef ROOST_TESTS_LOADER_ROOST_LOAD_FIXTURE_H_
 #define ROOST_TESTS_LOADER_ROOST_LOAD_FIXTURE_H_
 

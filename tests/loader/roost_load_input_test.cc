@@ -1,6 +1,6 @@
 // roost-load end to end, what the input is: a stream cut short (a producer
 // killed mid-line or mid-record, a gzip stream cut), a file of another
-// format than roost-load reads (Parquet, Arrow, CSV, JSON Lines, zstd, ...),
+// format than roost-load reads (Parquet, Arrow, CSV, JSON Lines, xz, ...),
 // TSV written by a CSV writer (every value quote-wrapped), and empty keys.
 #include <gtest/gtest.h>
 
@@ -139,9 +139,9 @@ TEST_F(RoostLoadInputTest, ABadBinaryRecordDoesNotDropTheRestOfTheInput) {
   EXPECT_TRUE(Versions(data_ + "/t").empty());
 }
 
-// Files of another format are named, with what roost-load reads and a
-// command that converts them, instead of "FILE:1: no tab between key and
-// value" (or, worse, records made of their bytes).
+// Files of another format are named, with what roost-load reads and the
+// flag, tool or command that reads or converts them, instead of "FILE:1: no
+// tab between key and value" (or, worse, records made of their bytes).
 TEST_F(RoostLoadInputTest, OtherFormatsAreNamedWithAConversion) {
   // The first bytes of each, and enough after them for the sniffing.
   const std::string parquet =
@@ -155,26 +155,31 @@ TEST_F(RoostLoadInputTest, OtherFormatsAreNamedWithAConversion) {
       {"users.parquet",
        parquet,
        {": a Parquet file (it starts with PAR1), not TSV",
-        "Build from it with roost-build",
-        "roost-build -i DIR/users.parquet --key-column KEY ..."}},
+        "Build the table from it with roost-build, from the Python package: "
+        "pip install './clients/python[batch]', then roost-build -i "
+        "DIR/users.parquet ..."}},
       {"users.arrow",
        std::string("ARROW1\0\0\xff\xff\xff\xff\x10\x01\0\0", 16) + "k\tv\n",
        {": an Arrow IPC (Feather) file (it starts with ARROW1), not TSV",
-        "roost-build -i DIR/users.arrow --key-column KEY ..."}},
-      {"users.tsv.zst",
-       std::string("\x28\xb5\x2f\xfd\x24\x0c\x61\x00", 8) + "k\tv\n",
-       {": zstd-compressed (it starts with the zstd magic number), not TSV",
-        "zstd -dc DIR/users.tsv.zst | roost-load build -i - "}},
+        "roost-build -i DIR/users.arrow ..."}},
+      {"users.tsv.xz",
+       std::string("\xfd"
+                   "7zXZ\0\0\x04",
+                   8) +
+           "k\tv\n",
+       {": xz-compressed (it starts with the xz magic number), not TSV",
+        "xz -dc DIR/users.tsv.xz | roost-load build -i - "}},
       {"users.csv",
        "id,name,email\n0,alice,a@example.com\n1,bob,b@example.com\n",
        {": CSV (no tab in its first 3 lines, commas in the first), not TSV",
-        "csv.DictReader", "r.pop(\"id\")", "users.csv > DIR/users.tsv"}},
+        "Read it as CSV: roost-load build -i DIR/users.csv --input-format csv "
+        "--key-column id ..."}},
       {"users.jsonl",
        "{\"user_id\": 0, \"name\": \"alice\"}\n{\"user_id\": 1}\n",
        {": JSON Lines (every one of its first 2 lines is a JSON object, none "
         "holds a tab), not TSV",
-        "jq -r '\"\\(.user_id)\\t\\(del(.user_id) | tojson)\"' "
-        "DIR/users.jsonl > DIR/users.tsv"}},
+        "Read it as JSON Lines: roost-load build -i DIR/users.jsonl "
+        "--input-format jsonl --key-field user_id ..."}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -185,9 +190,10 @@ TEST_F(RoostLoadInputTest, OtherFormatsAreNamedWithAConversion) {
       EXPECT_NE(r.out.find("roost-load: " + path + c.says[0]),
                 std::string::npos)
           << r.out;
-      EXPECT_NE(r.out.find("roost-load reads TSV (key<TAB>value lines), "
-                           "fixed-size or length-prefixed records "
-                           "(--input-format), plain or gzipped"),
+      EXPECT_NE(r.out.find("roost-load reads TSV (key<TAB>value lines), CSV, "
+                           "JSON Lines, fixed-size or length-prefixed records "
+                           "(--input-format), plain, gzipped or "
+                           "zstd-compressed"),
                 std::string::npos)
           << r.out;
       for (size_t i = 1; i < c.says.size(); ++i) {
@@ -205,6 +211,13 @@ TEST_F(RoostLoadInputTest, OtherFormatsAreNamedWithAConversion) {
   const Result r = Build("-i " + gz);
   EXPECT_EQ(r.exit_code, 65) << r.out;
   EXPECT_NE(r.out.find(gz + ": a Parquet file"), std::string::npos) << r.out;
+  // Zstd-compressed TSV is read, no longer named as another format.
+  const std::string zst = dir_.File("users.tsv.zst");
+  if (std::system(("printf 'k\\tv\\n' | zstd -q -c > " + zst).c_str()) == 0) {
+    const Result z = Build("-i " + zst);
+    EXPECT_EQ(z.exit_code, 0) << z.out;
+    EXPECT_EQ(RoostLoad("get " + data_ + "/t k").out, "k\tv\n");
+  }
 }
 
 // TSV that merely looks like those is TSV: keys that start with a magic

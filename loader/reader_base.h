@@ -1,0 +1,67 @@
+// What the record readers (record_reader.cc, csv_reader.cc,
+// json_lines_reader.cc) share: the window on the input, the limits, a
+// status that once set sticks, and the check that refuses columnar files
+// (Parquet, Arrow) whatever the input format. Internal to loader/.
+#ifndef ROOST_LOADER_READER_BASE_H_
+#define ROOST_LOADER_READER_BASE_H_
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "loader/input_stream.h"
+#include "loader/record_reader.h"
+#include "util/str_cat.h"
+
+namespace roost {
+
+inline constexpr uint64_t kMaxSize = std::numeric_limits<uint64_t>::max();
+
+inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
+  return a > kMaxSize - b ? kMaxSize : a + b;
+}
+
+inline std::string TooLong(std::string_view what, uint64_t size,
+                           uint64_t limit) {
+  return StrCat(what, " of ", size, " bytes exceeds the limit of ", limit);
+}
+
+// The three readers' base: the window, the limits, and a status that, once
+// an I/O error or a final malformed record sets it, every later Next()
+// returns (stopped()).
+class ReaderBase : public RecordReader {
+ public:
+  ReaderBase(std::unique_ptr<ByteStream> stream,
+             const RecordReaderOptions& options)
+      : in_(std::move(stream), options.buffer_size), options_(options) {}
+
+  uint64_t bytes_read() const override { return in_.bytes_read(); }
+  bool stopped() const override { return !status_.ok(); }
+
+ protected:
+  // InvalidArgument with the location in front of `problem`.
+  absl::Status Malformed(std::string_view problem) const {
+    return absl::InvalidArgumentError(StrCat(Location(), ": ", problem));
+  }
+  // Remembers `status` for every later call, and returns it.
+  absl::Status Fail(absl::Status status) {
+    status_ = std::move(status);
+    return status_;
+  }
+  // Before the first record, for the formats other than TSV (whose own
+  // check, input_hints.h's OtherFormat, covers these too): refuses a
+  // Parquet or Arrow file, FailedPrecondition naming roost-build. Sticks.
+  absl::Status RefuseColumnar();
+
+  InputBuffer in_;
+  const RecordReaderOptions options_;
+  absl::Status status_;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_LOADER_READER_BASE_H_
