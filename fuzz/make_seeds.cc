@@ -280,6 +280,48 @@ void ReaderSeeds() {
   Seed(t, "length-prefixed-gzip", ReaderHeader(2, 0, 0, false, 1, 2) + lp);
   Seed(t, "length-prefixed-truncated",
        ReaderHeader(2, 0, 0, false, 0, 0) + lp + "\x05\x80");
+  // Zstd: compressed by the target (compression 3), and as it is.
+  Seed(t, "tsv-zstd", ReaderHeader(0, 0, 0, false, 3, 2) + raw);
+  Seed(t, "tsv-zstd-as-is",
+       ReaderHeader(0, 0, 0, false, 0, 7) +
+           std::string("\x28\xb5\x2f\xfd\x20\x08\x41\x00\x00"
+                       "a\tb\nc\td\n",
+                       17));
+  // CSV (format 3, byte 2 bit 0 clear): byte 2's bit 1 no header, bits
+  // 2-3 the delimiter, 4-5 the key column, 6-7 the value column.
+  const std::string csv =
+      "id,b,c\r\n1,\"Smith, J\",\"say \"\"hi\"\"\"\r\n2,\"two\nlines\",\n"
+      "3,x\"y,z\n4,\"a\"b,c\n5,short\n\xef,\xff,\\\x01\n";
+  Seed(t, "csv", ReaderHeader(3, 0, 0, false, 0, 2, 0x00) + csv);
+  Seed(t, "csv-key-b-value-c-gzip",
+       ReaderHeader(3, 0, 0, false, 1, 3, 0x10 | 0x40) + csv);
+  Seed(t, "csv-no-header-semicolon-zstd",
+       ReaderHeader(3, 0, 0, false, 3, 1, 0x02 | 0x04 | 0x20 | 0x80) +
+           "a;b;c\nd;\"e;f\";g\n");
+  Seed(t, "csv-tab-bom-cut",
+       ReaderHeader(3, 0, 0, false, 0, 0, 0x08) +
+           "\xef\xbb\xbfk\tb\tc\n1\t2\t3\n4\t5\t\"6");
+  Seed(t, "csv-unterminated",
+       ReaderHeader(3, 0, 0, false, 0, 4, 0x00) + "id,b\n1,\"a\n2,b\n");
+  Seed(t, "csv-header-duplicate",
+       ReaderHeader(3, 0, 0, false, 0, 7, 0x00) + "id,b,b\n1,2,3\n");
+  Seed(t, "csv-parquet",
+       ReaderHeader(3, 0, 0, false, 0, 7, 0x00) +
+           std::string("PAR1\x15\x00\x15\xa0\x01,\n", 11));
+  // JSON Lines (byte 2 bit 0 set): bits 4-5 the key field, 6-7 the value
+  // field.
+  const std::string jsonl =
+      "{\"k\": \"a\", \"v\": [1, {\"x\": null}]}\n"
+      "{\"k\": [7, 8], \"v\": \"s\\u00e9\", \"a/b\": -3}\r\n"
+      "{\"k\": 1.5}\n\n  \n{\"k\": 2,}\n[1]\n{\"k\": true}\n";
+  Seed(t, "jsonl", ReaderHeader(3, 0, 0, false, 0, 2, 0x01) + jsonl);
+  Seed(t, "jsonl-value-v-gzip",
+       ReaderHeader(3, 0, 0, false, 1, 3, 0x01 | 0x40) + jsonl);
+  Seed(t, "jsonl-pointers-zstd",
+       ReaderHeader(3, 0, 0, false, 3, 1, 0x01 | 0x10 | 0x80) + jsonl);
+  Seed(t, "jsonl-escaped-pointer-cut",
+       ReaderHeader(3, 0, 0, false, 0, 5, 0x01 | 0x20 | 0xc0) + jsonl +
+           "{\"a/b\": 1}");
 }
 
 // An input for FuzzedDataProvider, written in the order the target reads
