@@ -519,7 +519,8 @@ void CompareJsonLines(const std::vector<Outcome>& got,
     }
     const Outcome& g = got[i];
     const Outcome& w = want[i];
-    const std::string where = path + w.where.substr(2);
+    const std::string where =
+        w.where.size() > 2 ? path + w.where.substr(2) : std::string();
     if (w.kind == Outcome::kEnd || w.message != "any") {
       if (g.kind != w.kind || (w.kind == Outcome::kError &&
                                (g.code != w.code || g.where != where))) {
@@ -646,7 +647,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (zstd_magic) {
     // The models know nothing of compression; zstd can make 10^4 bytes of
     // one, so reading stops after a while.
-    fuzz::Read(path, o, ~size_t{0}, 100000);
+    fuzz::Read(path, o, size_t{1} << 40, 100000);
     return 0;
   }
   // Deflate makes at most 1032 bytes of one.
