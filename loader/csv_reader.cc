@@ -55,9 +55,7 @@ class CsvRecordReader final : public ReaderBase {
   CsvRecordReader(std::unique_ptr<ByteStream> stream,
                   const RecordReaderOptions& options)
       : ReaderBase(std::move(stream), options),
-        max_row_(SaturatingAdd(
-            SaturatingAdd(options.max_key_size, options.max_value_size) * 2,
-            size_t{64} << 10)) {}
+        max_row_(MaxRowSize(options.max_key_size, options.max_value_size)) {}
 
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {
@@ -435,7 +433,7 @@ class CsvRecordReader final : public ReaderBase {
     return true;
   }
 
-  const size_t max_row_;
+  const uint64_t max_row_;
   bool started_ = false;
   bool pending_ = false;
   uint64_t line_ = 0;      // the last line of the last row parsed

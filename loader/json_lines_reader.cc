@@ -49,12 +49,10 @@ class JsonLinesRecordReader final : public ReaderBase {
       : ReaderBase(std::move(stream), options),
         // The whole line is the value: the value limit, and a "\r". Else
         // the line holds the key and value and whatever else.
-        max_line_(options.value_field.empty()
-                      ? SaturatingAdd(options.max_value_size, 1)
-                      : SaturatingAdd(SaturatingAdd(options.max_key_size,
-                                                    options.max_value_size) *
-                                          2,
-                                      size_t{64} << 10)) {}
+        max_line_(
+            options.value_field.empty()
+                ? SaturatingAdd(options.max_value_size, 1)
+                : MaxRowSize(options.max_key_size, options.max_value_size)) {}
 
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {

@@ -25,6 +25,15 @@ inline uint64_t SaturatingAdd(uint64_t a, uint64_t b) {
   return a > kMaxSize - b ? kMaxSize : a + b;
 }
 
+// Twice the key and value limits together, plus 64 KiB: the longest CSV
+// row or JSON line that may hold a key and a value within them among other
+// fields (quoting at most doubles a field), saturating.
+inline uint64_t MaxRowSize(uint64_t max_key_size, uint64_t max_value_size) {
+  const uint64_t both = SaturatingAdd(max_key_size, max_value_size);
+  return SaturatingAdd(both > kMaxSize / 2 ? kMaxSize : both * 2,
+                       uint64_t{64} << 10);
+}
+
 inline std::string TooLong(std::string_view what, uint64_t size,
                            uint64_t limit) {
   return StrCat(what, " of ", size, " bytes exceeds the limit of ", limit);
