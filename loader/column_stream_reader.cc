@@ -62,6 +62,9 @@ class ColumnStreamReader final : public RecordReader {
     return StrCat(source_, " row ", first_row_ + (row_ == 0 ? 0 : row_ - 1));
   }
   uint64_t bytes_read() const override { return in_.bytes_read(); }
+  // Every error of the stream is final (a bad row is in a batch checked
+  // whole, a bad frame leaves no next one to find).
+  bool stopped() const override { return !status_.ok(); }
   std::vector<Span> spans() const override { return spans_; }
 
  private:
