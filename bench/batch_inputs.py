@@ -5,7 +5,7 @@ roost-load build on each input format (issue 32).
 Usage: bench/batch_inputs.py [--rows N] [--seed S] OUT_DIR
 
 Each row has 8 columns: id (the key: "u" and 9 digits), four floats, an
-integer, a string, and a list of integers. The files, in OUT_DIR:
+integer, a string, and a list of floats. The files, in OUT_DIR:
 
   rows.csv    a header, then the rows; the list is a quoted field holding a
               JSON array ("[1, 2, 3]"), the string quoted when it holds a
@@ -42,7 +42,7 @@ def rows(n, seed):
         floats = [round(rng.uniform(-1000, 1000), 6) for _ in range(4)]
         words = rng.sample(WORDS, rng.randint(1, 4))
         name = ", ".join(words) if rng.random() < 0.3 else " ".join(words)
-        items = [rng.randint(0, 10**6) for _ in range(rng.randint(0, 6))]
+        items = [round(rng.random(), 4) for _ in range(rng.randint(0, 6))]
         yield f"u{i:09d}", floats, rng.randint(0, 10**6), name, items
 
 
