@@ -207,11 +207,11 @@ struct ObjectStoreOptions {
 };
 
 // Opens the store a URI names:
-//   s3://BUCKET[/PREFIX]   S3 or an S3-compatible store; credentials,
+//   s3://BUCKET[/PREFIX]   S3 or an S3-compatible store; credentials
+//                          from the AWS default chain (aws_credentials.h),
 //                          region and endpoint from the environment
-//                          (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-//                          AWS_SESSION_TOKEN, AWS_REGION, AWS_ENDPOINT_URL_S3
-//                          or AWS_ENDPOINT_URL)
+//                          (AWS_REGION, AWS_ENDPOINT_URL_S3 or
+//                          AWS_ENDPOINT_URL; S3Config::FromEnvironment)
 //   file:///PATH, or a path   a local directory (created on first Put)
 // InvalidArgument naming what is wrong with a bad URI or environment.
 absl::StatusOr<std::unique_ptr<ObjectStore>> OpenObjectStore(

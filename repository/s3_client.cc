@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "repository/s3_xml.h"
+#include "util/status_macros.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -84,23 +85,7 @@ absl::StatusOr<S3Config> S3Config::FromEnvironment(std::string bucket,
   S3Config config;
   config.bucket = std::move(bucket);
   config.prefix = std::move(prefix);
-  config.access_key_id = Env("AWS_ACCESS_KEY_ID");
-  config.secret_access_key = Env("AWS_SECRET_ACCESS_KEY");
-  config.session_token = Env("AWS_SESSION_TOKEN");
-  if (config.access_key_id.empty() || config.secret_access_key.empty()) {
-    return absl::InvalidArgumentError(
-        "s3:// needs credentials: set AWS_ACCESS_KEY_ID and "
-        "AWS_SECRET_ACCESS_KEY");
-  }
-  config.region = Env("AWS_REGION");
-  if (config.region.empty()) config.region = Env("AWS_DEFAULT_REGION");
-  if (config.region.empty()) config.region = "us-east-1";
-  for (char c : config.region) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') {
-      return absl::InvalidArgumentError(
-          StrCat("AWS_REGION is not a region name: \"", config.region, "\""));
-    }
-  }
+  ROOST_ASSIGN_OR_RETURN(config.region, AwsRegion(ProcessEnvironment()));
   config.endpoint = Env("AWS_ENDPOINT_URL_S3");
   const char* endpoint_var = "AWS_ENDPOINT_URL_S3";
   if (config.endpoint.empty()) {
@@ -116,6 +101,7 @@ absl::StatusOr<S3Config> S3Config::FromEnvironment(std::string bucket,
         StrCat(endpoint_var, " is not an http:// or https:// URL: \"",
                config.endpoint, "\""));
   }
+  ROOST_ASSIGN_OR_RETURN(config.credentials, DefaultAwsCredentials());
   return config;
 }
 
@@ -294,6 +280,12 @@ absl::StatusOr<S3Response> S3Client::SendOnce(const S3Request& request,
   a.curl = curl;
   a.request = &request;
 
+  absl::StatusOr<AwsCredentials> credentials = config_.credentials->Current();
+  if (!credentials.ok()) {
+    ReturnHandle(curl);
+    return absl::Status(credentials.status().code(),
+                        StrCat(what, ": ", credentials.status().message()));
+  }
   const std::string url = Url(request.key, request.query);
   const std::string sigv4 = StrCat("aws:amz:", config_.region, ":s3");
   curl_slist* headers = nullptr;
@@ -302,10 +294,10 @@ absl::StatusOr<S3Response> S3Client::SendOnce(const S3Request& request,
       curl_slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
   // (No "Expect:" to drop libcurl's 100-continue: libcurl 7.88 signs the
   // empty header it never sends, and the signature no longer matches.)
-  if (!config_.session_token.empty()) {
+  if (!credentials->session_token.empty()) {
     headers = curl_slist_append(
         headers,
-        StrCat("x-amz-security-token: ", config_.session_token).c_str());
+        StrCat("x-amz-security-token: ", credentials->session_token).c_str());
   }
   for (const std::string& h : request.headers) {
     headers = curl_slist_append(headers, h.c_str());
@@ -314,8 +306,9 @@ absl::StatusOr<S3Response> S3Client::SendOnce(const S3Request& request,
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
-  curl_easy_setopt(curl, CURLOPT_USERNAME, config_.access_key_id.c_str());
-  curl_easy_setopt(curl, CURLOPT_PASSWORD, config_.secret_access_key.c_str());
+  curl_easy_setopt(curl, CURLOPT_USERNAME, credentials->access_key_id.c_str());
+  curl_easy_setopt(curl, CURLOPT_PASSWORD,
+                   credentials->secret_access_key.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(options_.connect_timeout.count()));
@@ -388,7 +381,11 @@ absl::StatusOr<S3Response> S3Client::SendOnce(const S3Request& request,
   std::string text = StrCat(what, ": HTTP ", status);
   if (!s3_code.empty()) text += StrCat(" ", s3_code);
   if (!message.empty()) text += StrCat(": ", message);
-  return absl::Status(CodeOf(status, s3_code), text);
+  const absl::StatusCode code_of = CodeOf(status, s3_code);
+  if (code_of == absl::StatusCode::kPermissionDenied) {
+    text += StrCat(" (credentials from ", config_.credentials->source(), ")");
+  }
+  return absl::Status(code_of, text);
 }
 
 absl::StatusOr<S3Response> S3Client::Send(const S3Request& request,

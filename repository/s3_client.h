@@ -5,8 +5,10 @@
 // every request carries "x-amz-content-sha256: UNSIGNED-PAYLOAD", which
 // libcurl (7.87 and later) takes as the payload hash it signs, so that a
 // body streamed from a file need not be read twice; the bytes are checked
-// against their XXH3-64 checksums after they arrive instead. A session token
-// goes in x-amz-security-token.
+// against their XXH3-64 checksums after they arrive instead. Every attempt
+// signs with the credentials S3Config::credentials gives at that moment
+// (renewed temporary ones included); a session token goes in
+// x-amz-security-token.
 //
 // Stopping: with ObjectStoreOptions::stop, a request ends with Cancelled
 // within about a second of the flag turning true (a progress callback ends
@@ -26,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -34,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "repository/aws_credentials.h"
 #include "repository/object_store.h"
 
 namespace roost {
@@ -50,14 +54,14 @@ struct S3Config {
   // otherwise the base URL of an S3-compatible store such as MinIO
   // ("http://127.0.0.1:9000"), addressed path-style (ENDPOINT/BUCKET/KEY).
   std::string endpoint;
-  std::string access_key_id;
-  std::string secret_access_key;
-  std::string session_token;  // "" when none
+  // Who asks: each request signs with the provider's current credentials.
+  // Required.
+  std::shared_ptr<AwsCredentialsProvider> credentials;
 
-  // The standard AWS environment variables: AWS_ACCESS_KEY_ID and
-  // AWS_SECRET_ACCESS_KEY (both required), AWS_SESSION_TOKEN, AWS_REGION
-  // (else AWS_DEFAULT_REGION, else us-east-1), AWS_ENDPOINT_URL_S3 (else
-  // AWS_ENDPOINT_URL). InvalidArgument naming what is missing or bad.
+  // From the environment: credentials from the AWS default chain (the
+  // process's DefaultAwsCredentials()), the region as AwsRegion() finds it,
+  // AWS_ENDPOINT_URL_S3 (else AWS_ENDPOINT_URL). An error naming what is
+  // missing or bad (for credentials, what each source of the chain said).
   static absl::StatusOr<S3Config> FromEnvironment(std::string bucket,
                                                   std::string prefix);
 };

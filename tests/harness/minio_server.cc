@@ -274,6 +274,19 @@ void MinioServer::SetEnvironment() const {
   ::setenv("AWS_ENDPOINT_URL", endpoint().c_str(), 1);
   ::unsetenv("AWS_ENDPOINT_URL_S3");
   ::unsetenv("AWS_SESSION_TOKEN");
+  // Nothing else of the credential chain: no ~/.aws of the machine's, no
+  // instance metadata (a test on EC2 would otherwise find a role).
+  ::setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/aws/credentials", 1);
+  ::setenv("AWS_CONFIG_FILE", "/nonexistent/aws/config", 1);
+  ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+  for (const char* name :
+       {"AWS_PROFILE", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN",
+        "AWS_ENDPOINT_URL_STS", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+        "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE"}) {
+    ::unsetenv(name);
+  }
 }
 
 MinioServer* SharedMinio() {

@@ -55,8 +55,10 @@ class MinioServer {
   absl::StatusOr<TemporaryCredentials> AssumeRole() const;
 
   // Sets AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION and
-  // AWS_ENDPOINT_URL for this server, and unsets AWS_SESSION_TOKEN and
-  // AWS_ENDPOINT_URL_S3.
+  // AWS_ENDPOINT_URL for this server, unsets AWS_SESSION_TOKEN and
+  // AWS_ENDPOINT_URL_S3, and turns the rest of the credential chain off
+  // (shared files at paths that do not exist, AWS_EC2_METADATA_DISABLED,
+  // no web identity or container variables).
   void SetEnvironment() const;
 
  private:

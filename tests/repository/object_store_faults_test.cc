@@ -124,8 +124,7 @@ S3Config ConfigFor(const std::string& endpoint) {
   config.bucket = "roost-test";
   config.prefix = "faults";
   config.endpoint = endpoint;
-  config.access_key_id = "key";
-  config.secret_access_key = "secret";
+  config.credentials = AwsCredentialsProvider::Fixed({"key", "secret"});
   return config;
 }
 
@@ -358,8 +357,8 @@ class MinioFaultsTest : public ::testing::Test {
   S3Config Config() const {
     S3Config config = ConfigFor(minio_->endpoint());
     config.bucket = minio_->bucket();
-    config.access_key_id = minio_->access_key();
-    config.secret_access_key = minio_->secret_key();
+    config.credentials = AwsCredentialsProvider::Fixed(
+        {minio_->access_key(), minio_->secret_key()});
     return config;
   }
   MinioServer* minio_ = nullptr;
@@ -367,13 +366,15 @@ class MinioFaultsTest : public ::testing::Test {
 
 TEST_F(MinioFaultsTest, WrongCredentialsArePermissionDeniedNamingTheCode) {
   S3Config config = Config();
-  config.secret_access_key = "not-the-secret";
+  config.credentials =
+      AwsCredentialsProvider::Fixed({minio_->access_key(), "not-the-secret"});
   S3ObjectStore wrong_secret(config, TestStoreOptions());
   EXPECT_THAT(wrong_secret.Put("k", "v"),
               StatusIs(absl::StatusCode::kPermissionDenied,
                        HasSubstr("SignatureDoesNotMatch")));
   config = Config();
-  config.access_key_id = "nobody";
+  config.credentials =
+      AwsCredentialsProvider::Fixed({"nobody", minio_->secret_key()});
   S3ObjectStore wrong_key(config, TestStoreOptions());
   EXPECT_THAT(wrong_key.Get("k"), StatusIs(absl::StatusCode::kPermissionDenied,
                                            HasSubstr("InvalidAccessKeyId")));
