@@ -14,6 +14,7 @@
 #include "loader/progress.h"
 #include "loader/record_reader.h"
 #include "loader/repository_commands.h"
+#include "repository/aws_credentials.h"
 #include "storage/block/block_format.h"
 #include "storage/partition.h"
 #include "storage/table.h"
@@ -160,6 +161,7 @@ int RunBuildCommand(BuildFlags& f) {
   job.block.hash_index = !f.no_hash_index;
   // Every option is checked before any input is opened; a bad one is a
   // usage error.
+  if (f.quiet || json) SetAwsCredentialsLog(nullptr);
   if (s.ok()) s = ValidateBuildJob(job);
   if (!s.ok()) return Usage(s, json);
   Progress progress(Progress::DefaultMode(f.quiet || json));
@@ -231,7 +233,8 @@ Command AddBuildCommand(CLI::App& app) {
                 "Publish into DIR/<table>/v<N>/ (with --table)");
   b->add_option("--repository", job.repository,
                 "Publish into a table repository instead: s3://BUCKET[/PREFIX] "
-                "(credentials and endpoint from AWS_* variables), a local "
+                "(credentials from the AWS default chain, endpoint from "
+                "AWS_* variables), a local "
                 "path or file:///PATH; with --table. The version is built "
                 "under --temp-dir, uploaded, read back against its "
                 "checksums, then the MANIFEST, then the pointer");

@@ -242,8 +242,14 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
         "--max-shrink goes with --data-dir or --repository");
   }
   if (!job.repository.empty()) {
-    // The URI and the AWS_* environment, checked without a request.
-    ROOST_RETURN_IF_ERROR(OpenObjectStore(job.repository).status());
+    // The URI and the AWS_* environment. Finding credentials may ask a
+    // service (STS, instance metadata): its refusal or silence is not a
+    // usage error, and comes again, as an I/O error, when the store is
+    // opened to publish.
+    if (absl::Status s = OpenObjectStore(job.repository).status();
+        absl::IsInvalidArgument(s)) {
+      return s;
+    }
   }
   if (job.data_timestamp && job.data_dir.empty() && job.repository.empty()) {
     return absl::InvalidArgumentError(

@@ -36,8 +36,11 @@ absl::Status ValidateCommon(const RepositoryCommandFlags& f) {
     return absl::InvalidArgumentError("--table NAME is required");
   }
   ROOST_RETURN_IF_ERROR(ValidateTableName(f.table));
-  // The URI and the AWS_* environment, checked without a request.
-  return OpenObjectStore(f.repository).status();
+  // The URI and the AWS_* environment. A credential service's refusal or
+  // silence is not a usage error: it comes again, as an I/O error, when
+  // the command opens the store.
+  absl::Status s = OpenObjectStore(f.repository).status();
+  return absl::IsInvalidArgument(s) ? s : absl::OkStatus();
 }
 
 // "2026-11-26T06:10:00Z", or "-" for 0 (unknown).
@@ -137,7 +140,8 @@ namespace {
 void AddCommonFlags(CLI::App* c, RepositoryCommandFlags& f) {
   c->add_option("--repository", f.repository,
                 "The table repository: s3://BUCKET[/PREFIX] (credentials "
-                "and endpoint from AWS_* variables), a local path or "
+                "from the AWS default chain, endpoint from AWS_* "
+                "variables), a local path or "
                 "file:///PATH")
       ->required();
   c->add_option("--table", f.table, "Table name")->required();

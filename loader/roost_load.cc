@@ -3,6 +3,8 @@
 // docs/operations/loading.md. Each subcommand defines its flags beside what it
 // does (command.h); main() adds them and runs the one given.
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <optional>
 
@@ -11,6 +13,7 @@
 #include "loader/read_commands.h"
 #include "loader/repository_commands.h"
 #include "loader/shard_commands.h"
+#include "repository/aws_credentials.h"
 #include "util/build_info.h"
 #include "util/cli.h"
 
@@ -59,6 +62,11 @@ int main(int argc, char** argv) {
   if (std::optional<int> exit = ParseCommandLine(app, argc, argv)) {
     return *exit;
   }
+  // Which source of the AWS chain gave a repository's credentials (build
+  // --quiet and --json turn it off), and renewals that failed.
+  SetAwsCredentialsLog([](const std::string& line) {
+    fmt::print(stderr, "roost-load: {}\n", line);
+  });
   for (const Command& command : commands) {
     if (command.app->parsed()) return command.run();
   }

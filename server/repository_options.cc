@@ -14,8 +14,9 @@ void AddRepositoryFlags(CLI::App& app, RepositoryOptions* o) {
       "Pull tables from the table repository URI (s3://BUCKET/PREFIX, or a "
       "local directory) into --data-dir: each table's POINTER decides the "
       "version served, and this server's --shard of it is downloaded. "
-      "Credentials and endpoint from AWS_ACCESS_KEY_ID, "
-      "AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION, "
+      "Credentials from the AWS default chain (AWS_ACCESS_KEY_ID..., "
+      "~/.aws files, web identity, container, EC2 instance metadata), "
+      "renewed before they expire; region and endpoint from AWS_REGION, "
       "AWS_ENDPOINT_URL(_S3)");
   app.add_option("--repository-poll", o->poll_seconds,
                  "Read the repository's POINTERs every SECONDS (0.05 to "

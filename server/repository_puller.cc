@@ -79,6 +79,9 @@ absl::StatusOr<std::unique_ptr<RepositoryPuller>> RepositoryPuller::Create(
                                              store.status().message()));
   }
   puller->store_ = *std::move(store);
+  if (options.repository.uri.rfind("s3://", 0) == 0) {
+    puller->credentials_ = DefaultAwsCredentialsIfFound();
+  }
   return puller;
 }
 
@@ -475,6 +478,24 @@ void RepositoryPuller::CollectMetrics(
   for (auto* f : {&pulled, &bytes, &failures, &mismatches, &polls, &pointer,
                   &lag, &seconds}) {
     out->push_back(std::move(*f));
+  }
+  if (credentials_ == nullptr) return;
+  auto renewals = MakeFamily(
+      "roost_repository_credentials_refresh_failures_total",
+      "Renewals of the repository's temporary AWS credentials that failed "
+      "(the old ones serve until they expire).",
+      MetricType::Counter);
+  AddMetric(&renewals, {}).counter.value =
+      static_cast<double>(credentials_->refresh_failures());
+  out->push_back(std::move(renewals));
+  if (const double expiry = credentials_->expiry_unix_seconds(); expiry > 0) {
+    auto expires = MakeFamily(
+        "roost_repository_credentials_expiry_timestamp_seconds",
+        "When the repository's temporary AWS credentials expire, in seconds "
+        "since the Unix epoch (absent for long-lived keys).",
+        MetricType::Gauge);
+    AddMetric(&expires, {}).gauge.value = expiry;
+    out->push_back(std::move(expires));
   }
 }
 

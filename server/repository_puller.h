@@ -52,6 +52,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "prometheus/metric_family.h"
+#include "repository/aws_credentials.h"
 #include "repository/object_store.h"
 #include "server/server_options.h"
 #include "server/table_registry.h"
@@ -155,6 +156,9 @@ class RepositoryPuller {
   // Declared before store_, which reads it (ObjectStoreOptions::stop).
   std::atomic<bool> stop_{false};
   std::unique_ptr<ObjectStore> store_;  // set by Create, then never again
+  // The AWS credentials an s3:// store signs with (null for a local one),
+  // for their expiry and renewal failures; set by Create.
+  std::shared_ptr<AwsCredentialsProvider> credentials_;
   std::mt19937_64 random_{std::random_device{}()};
   bool pointers_told_ = false;  // SetPointers was called (thread only)
   std::string poll_problem_;    // the last listing error logged (thread only)

@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 
+#include "repository/aws_credentials.h"
 #include "server/file_lease.h"
 #include "server/log.h"
 #include "server/server.h"
@@ -57,6 +58,9 @@ int Main(int argc, char** argv) {
   TurnOffMutexDeadlockDetection();
   ServerOptions options;
   if (auto rc = ParseServerOptions(argc, argv, &options)) return *rc;
+  // Which source of the AWS chain gave the repository's credentials, and
+  // renewals that failed.
+  SetAwsCredentialsLog([](const std::string& line) { Log(line); });
 
   // gRPC's, the exporter's and the registry's threads inherit this mask:
   // SIGTERM and SIGINT reach only the sigtimedwait below, and lease breaks
