@@ -326,8 +326,27 @@ def case_monitoring(objects, notes, deploy):
           "monitoring: pods do not run as the chart's ServiceAccount")
 
 
+def case_irsa(objects, notes, deploy):
+    stss, _, _ = common("irsa", objects)
+    check(not of_kind(objects, "Secret"), "irsa: a Secret without credentials")
+    accounts = of_kind(objects, "ServiceAccount")
+    if check(len(accounts) == 1, f"irsa: {len(accounts)} ServiceAccounts"):
+        annotations = accounts[0]["metadata"].get("annotations", {})
+        check(annotations.get("eks.amazonaws.com/role-arn") == "arn:aws:iam::111122223333:role/roost-reader",
+              f"irsa: ServiceAccount annotations {annotations}")
+        check(all(s["spec"]["template"]["spec"].get("serviceAccountName") == accounts[0]["metadata"]["name"]
+                  for s in stss), "irsa: pods do not run as the annotated ServiceAccount")
+    for sts in stss:
+        env = {e["name"]: e for e in container(sts).get("env", [])}
+        # Nothing that would come before web identity in the chain.
+        check(not any(k in env for k in ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"]),
+              f"irsa: static keys in the environment: {sorted(env)}")
+        check(env.get("AWS_REGION", {}).get("value") == "eu-west-1", "irsa: AWS_REGION from extraEnv")
+        check(flag(container(sts)["args"], "repository") == "s3://tables/prod", "irsa: --repository")
+
+
 CASES = {"defaults": case_defaults, "1x1": case_1x1, "3x2": case_3x2, "hugepages": case_hugepages,
-         "tls": case_tls, "monitoring": case_monitoring}
+         "tls": case_tls, "monitoring": case_monitoring, "irsa": case_irsa}
 
 
 def main():
