@@ -61,7 +61,7 @@ size_t Collect(char* data, size_t size, size_t n, void* user) {
 absl::StatusOr<HttpAnswer> Http(const char* method, const std::string& url,
                                 const std::vector<std::string>& headers,
                                 const std::string& body, long connect_ms,
-                                long total_ms) {
+                                long total_ms, bool local = false) {
   static std::once_flag once;
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   CURL* curl = curl_easy_init();
@@ -75,6 +75,9 @@ absl::StatusOr<HttpAnswer> Http(const char* method, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, connect_ms);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, total_ms);
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+  // The container endpoint and instance metadata are on this host or link:
+  // never through an http_proxy meant for the outside world.
+  if (local) curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, Collect);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &answer.body);
   const std::string_view m(method);
@@ -247,7 +250,7 @@ class Container : public AwsCredentialSource {
     }
     if (!token.empty()) headers.push_back(StrCat("Authorization: ", token));
     absl::StatusOr<HttpAnswer> answer =
-        Http("GET", url_, headers, "", 2000, 5000);
+        Http("GET", url_, headers, "", 2000, 5000, /*local=*/true);
     if (!answer.ok()) return answer.status();
     if (answer->status != 200) {
       return Refused(StrCat("GET ", url_), answer->status,
@@ -274,7 +277,7 @@ class InstanceMetadata : public AwsCredentialSource {
     const std::string token_url = StrCat(endpoint_, "/latest/api/token");
     absl::StatusOr<HttpAnswer> token =
         Http("PUT", token_url, {"X-aws-ec2-metadata-token-ttl-seconds: 21600"},
-             "", 1000, 2000);
+             "", 1000, 2000, /*local=*/true);
     if (!token.ok()) return token.status();
     if (token->status != 200) {
       return Refused(StrCat("PUT ", token_url), token->status,
@@ -285,7 +288,7 @@ class InstanceMetadata : public AwsCredentialSource {
     const std::string list_url =
         StrCat(endpoint_, "/latest/meta-data/iam/security-credentials/");
     absl::StatusOr<HttpAnswer> roles =
-        Http("GET", list_url, {header}, "", 1000, 2000);
+        Http("GET", list_url, {header}, "", 1000, 2000, /*local=*/true);
     if (!roles.ok()) return roles.status();
     if (roles->status == 404) {
       return absl::PermissionDeniedError(StrCat(
@@ -305,7 +308,7 @@ class InstanceMetadata : public AwsCredentialSource {
     role_ = role;
     const std::string role_url = StrCat(list_url, AwsUriEncode(role, false));
     absl::StatusOr<HttpAnswer> creds =
-        Http("GET", role_url, {header}, "", 1000, 2000);
+        Http("GET", role_url, {header}, "", 1000, 2000, /*local=*/true);
     if (!creds.ok()) return creds.status();
     if (creds->status != 200) {
       return Refused(StrCat("GET ", role_url), creds->status,

@@ -100,6 +100,14 @@ std::shared_ptr<AwsCredentialsProvider> AwsCredentialsProvider::Fixed(
       nullptr, std::move(credentials), nullptr);
 }
 
+std::shared_ptr<AwsCredentialsProvider> AwsCredentialsProvider::Fixed(
+    std::string access_key_id, std::string secret_access_key) {
+  AwsCredentials c;
+  c.access_key_id = std::move(access_key_id);
+  c.secret_access_key = std::move(secret_access_key);
+  return Fixed(std::move(c));
+}
+
 AwsCredentialsProvider::AwsCredentialsProvider(
     std::unique_ptr<AwsCredentialSource> source, AwsCredentials first,
     LogFn log)

@@ -89,6 +89,8 @@ class AwsCredentialsProvider {
   // Credentials that never change (tests, and callers that have keys).
   static std::shared_ptr<AwsCredentialsProvider> Fixed(
       AwsCredentials credentials);
+  static std::shared_ptr<AwsCredentialsProvider> Fixed(
+      std::string access_key_id, std::string secret_access_key);
 
   AwsCredentialsProvider(std::unique_ptr<AwsCredentialSource> source,
                          AwsCredentials first, LogFn log);

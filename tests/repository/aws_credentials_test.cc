@@ -190,6 +190,7 @@ TEST_F(AwsCredentialsTest, TheChainTakesTheFirstSourceConfigured) {
   StartStandin();
   Env env = WebIdentity("valid-1");
   for (const auto& [k, v] : Imds()) env[k] = v;
+  env.erase("AWS_EC2_METADATA_DISABLED");
   env["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = standin_->container_url();
   env["AWS_SHARED_CREDENTIALS_FILE"] = WriteCredentialsFile(
       StrCat("[default]\naws_access_key_id = ", minio_->access_key(),

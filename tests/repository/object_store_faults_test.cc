@@ -124,7 +124,7 @@ S3Config ConfigFor(const std::string& endpoint) {
   config.bucket = "roost-test";
   config.prefix = "faults";
   config.endpoint = endpoint;
-  config.credentials = AwsCredentialsProvider::Fixed({"key", "secret"});
+  config.credentials = AwsCredentialsProvider::Fixed("key", "secret");
   return config;
 }
 
@@ -167,10 +167,15 @@ TEST(OpenObjectStoreTest, GoodUrisName) {
 
 TEST(OpenObjectStoreTest, S3NeedsCredentialsAndAUsableEnvironment) {
   {
+    // No source of the credential chain configured (aws_credentials_test
+    // has the chain itself).
     ScopedEnv key("AWS_ACCESS_KEY_ID", nullptr);
+    ScopedEnv files("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials");
+    ScopedEnv config("AWS_CONFIG_FILE", "/nonexistent/config");
+    ScopedEnv imds("AWS_EC2_METADATA_DISABLED", "true");
     EXPECT_THAT(OpenObjectStore("s3://bucket/p"),
                 StatusIs(absl::StatusCode::kInvalidArgument,
-                         HasSubstr("AWS_ACCESS_KEY_ID")));
+                         HasSubstr("AWS_ACCESS_KEY_ID is not set")));
   }
   ScopedEnv key("AWS_ACCESS_KEY_ID", "k");
   ScopedEnv secret("AWS_SECRET_ACCESS_KEY", "s");
@@ -357,8 +362,8 @@ class MinioFaultsTest : public ::testing::Test {
   S3Config Config() const {
     S3Config config = ConfigFor(minio_->endpoint());
     config.bucket = minio_->bucket();
-    config.credentials = AwsCredentialsProvider::Fixed(
-        {minio_->access_key(), minio_->secret_key()});
+    config.credentials = AwsCredentialsProvider::Fixed(minio_->access_key(),
+                                                       minio_->secret_key());
     return config;
   }
   MinioServer* minio_ = nullptr;
@@ -367,14 +372,14 @@ class MinioFaultsTest : public ::testing::Test {
 TEST_F(MinioFaultsTest, WrongCredentialsArePermissionDeniedNamingTheCode) {
   S3Config config = Config();
   config.credentials =
-      AwsCredentialsProvider::Fixed({minio_->access_key(), "not-the-secret"});
+      AwsCredentialsProvider::Fixed(minio_->access_key(), "not-the-secret");
   S3ObjectStore wrong_secret(config, TestStoreOptions());
   EXPECT_THAT(wrong_secret.Put("k", "v"),
               StatusIs(absl::StatusCode::kPermissionDenied,
                        HasSubstr("SignatureDoesNotMatch")));
   config = Config();
   config.credentials =
-      AwsCredentialsProvider::Fixed({"nobody", minio_->secret_key()});
+      AwsCredentialsProvider::Fixed("nobody", minio_->secret_key());
   S3ObjectStore wrong_key(config, TestStoreOptions());
   EXPECT_THAT(wrong_key.Get("k"), StatusIs(absl::StatusCode::kPermissionDenied,
                                            HasSubstr("InvalidAccessKeyId")));
