@@ -289,7 +289,10 @@ TEST_F(AwsCredentialsTest, ManyThreadsRenewOnce) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(errors.load(), 0);
+  // Credentials of 4-5 s renewed a fifth before they expire: in 7 s one
+  // renewal, or two, not one per thread that found them due.
   EXPECT_GE((*p)->refreshes(), 1u);
+  EXPECT_LE((*p)->refreshes(), 2u);
   // One request to STS per renewal, however many threads were signing.
   EXPECT_EQ(standin_->Hits("sts"), 1 + static_cast<int>((*p)->refreshes()));
 }
