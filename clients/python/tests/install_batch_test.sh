@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the package with its [batch] extra (pyarrow) into a fresh venv,
+# Installs the package with its [batch] and [spark] extras (pyarrow, PySpark) into a fresh venv,
 # offline, as a user does, from the wheelhouse that
 # scripts/install-python-wheels.sh makes; then checks that the roost-build
 # console script runs. The roost-build tests (test_build.py) run in it.
@@ -19,7 +19,7 @@ trap 'rm -rf "$copy"' EXIT
 cp -r "$package" "$copy/python"
 rm -rf "$copy/python/build" "$copy/python"/src/*.egg-info
 "$venv/bin/python" -m pip install --quiet --no-index --no-build-isolation \
-  --disable-pip-version-check --find-links "$wheels" "$copy/python[batch]"
+  --disable-pip-version-check --find-links "$wheels" "$copy/python[batch,spark]"
 cd /
 "$venv/bin/roost-build" --help | grep -q -- "--key-column"
 "$venv/bin/python" -c 'import pyarrow, roost.batch; print(f"roost-build with pyarrow {pyarrow.__version__} installed: 1 passed, 0 failed")'

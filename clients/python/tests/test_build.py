@@ -18,12 +18,9 @@ import json
 import math
 import os
 import re
-import socket
 import struct
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from typing import Any, Optional
 
@@ -35,6 +32,7 @@ import pyarrow.feather as feather  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from conftest import ROOT, binary  # noqa: E402
+from s3_fixture import start_minio  # noqa: E402
 from roost.batch import ColumnStreamWriter, write_column_stream  # noqa: E402
 
 EX_USAGE, EX_DATAERR = 64, 65
@@ -389,43 +387,13 @@ def test_a_file_that_fails_midway_publishes_nothing(tmp_path: Path) -> None:
 
 
 def test_parquet_dataset_on_s3(tmp_path: Path) -> None:
-    """A Hive-partitioned dataset in a real MinIO (scripts/install-minio.sh's
-    binary, or $ROOST_MINIO), read through s3:// and AWS_ENDPOINT_URL."""
-    minio = os.environ.get("ROOST_MINIO") or str(
-        Path(os.environ.get("ROOST_TOOLS_DIR", Path.home() / ".cache/roost/tools")) / "minio")
-    if not os.access(minio, os.X_OK):
-        pytest.skip(f"no MinIO at {minio}: scripts/install-minio.sh")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    creds = {"AWS_ACCESS_KEY_ID": "roosttest", "AWS_SECRET_ACCESS_KEY": "roosttestsecret",
-             "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}"}
-    env = dict(os.environ, MINIO_ROOT_USER=creds["AWS_ACCESS_KEY_ID"],
-               MINIO_ROOT_PASSWORD=creds["AWS_SECRET_ACCESS_KEY"])
-    server = subprocess.Popen([minio, "server", "--quiet", "--address", f"127.0.0.1:{port}",
-                               str(tmp_path / "minio")], env=env, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/minio/health/live", timeout=1)
-                break
-            except OSError:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    pytest.fail("MinIO did not start")
-                time.sleep(0.1)
-        import pyarrow.fs as pafs
-        fs = pafs.S3FileSystem(access_key=creds["AWS_ACCESS_KEY_ID"],
-                               secret_key=creds["AWS_SECRET_ACCESS_KEY"],
-                               endpoint_override=f"127.0.0.1:{port}", scheme="http",
-                               region="us-east-1", allow_bucket_creation=True)
-        fs.create_dir("data")
+    """A Hive-partitioned dataset in a real MinIO (s3_fixture.py), read
+    through s3:// and AWS_ENDPOINT_URL."""
+    with start_minio(tmp_path, buckets=["data"]) as minio:
+        fs = minio.filesystem()
         table = numbers_table(0, 600).append_column("day", pa.array(["d1", "d2"] * 300))
         pq.write_to_dataset(table, "data/users", partition_cols=["day"], filesystem=fs)
         roost_build("-i", "s3://data/users/", "--key-column", "id", "--value-columns",
-                    "day,name,tags", "-o", str(tmp_path / "t.sst"), env_extra=creds)
+                    "day,name,tags", "-o", str(tmp_path / "t.sst"),
+                    env_extra=minio.environment())
         assert_round_trip(tmp_path / "t.sst", table, "id", ["day", "name", "tags"])
-    finally:
-        server.kill()
-        server.wait()
