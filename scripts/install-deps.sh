@@ -56,6 +56,8 @@ rest=(
   python3-venv python3-pip python3-setuptools python3-wheel mypy
   # The Helm chart's test (tests/deploy/helm_checks.py reads what helm renders).
   python3-yaml
+  # PySpark's JVM for roost.spark's test (clients/python/tests/test_spark.py).
+  openjdk-17-jre-headless
 )
 
 case "${1:-}" in
