@@ -288,8 +288,8 @@ Command AddBuildCommand(CLI::App& app) {
                 "(--key-size + --value-size byte records), "
                 "length-prefixed (varint lengths) or arrow-columns (typed "
                 "columns from roost-build: Parquet, Arrow, Feather)")
-      ->check(CLI::IsMember({"tsv", "csv", "jsonl", "fixed", "length-prefixed",
-                             "arrow-columns"}))
+      ->check(CLI::IsMember(
+          {"tsv", "csv", "jsonl", "fixed", "length-prefixed", "arrow-columns"}))
       ->capture_default_str();
   b->add_option("--delimiter", f.delimiter,
                 "CSV: the field separator, one byte; tab or \\t for a tab")

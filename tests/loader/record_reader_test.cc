@@ -54,10 +54,9 @@ TEST(ParseTest, FormatsAndEncodings) {
   EXPECT_EQ(*ParseInputFormat("csv"), InputFormat::kCsv);
   EXPECT_EQ(*ParseInputFormat("jsonl"), InputFormat::kJsonLines);
   EXPECT_EQ(*ParseInputFormat("arrow-columns"), InputFormat::kArrowColumns);
-  for (InputFormat f :
-       {InputFormat::kTsv, InputFormat::kFixed, InputFormat::kLengthPrefixed,
-        InputFormat::kCsv, InputFormat::kJsonLines,
-        InputFormat::kArrowColumns}) {
+  for (InputFormat f : {InputFormat::kTsv, InputFormat::kFixed,
+                        InputFormat::kLengthPrefixed, InputFormat::kCsv,
+                        InputFormat::kJsonLines, InputFormat::kArrowColumns}) {
     EXPECT_EQ(*ParseInputFormat(InputFormatName(f)), f);
   }
   EXPECT_TRUE(absl::IsInvalidArgument(ParseInputFormat("parquet").status()));
