@@ -72,8 +72,9 @@ TEST_F(RoostLoadCsvTest, CsvNoHeaderTabDelimiterGzipZstdStdinAndGlobs) {
   const std::string flags = csv_flags + "--delimiter tab ";
   const std::string want = "k1\t" + Hex("v1") + "\nk2\t" + Hex("v\t2") + "\n";
   EXPECT_EQ(Get(Build(flags + "-i " + plain), "k1 k2"), want);
-  EXPECT_EQ(Get(Build(csv_flags + "--delimiter '\\t' -i - < " + plain), "k1 k2"),
-            want);
+  EXPECT_EQ(
+      Get(Build(csv_flags + "--delimiter '\\t' -i - < " + plain), "k1 k2"),
+      want);
   ASSERT_EQ(
       std::system(("gzip -c " + plain + " > " + dir_.File("b.csv.gz")).c_str()),
       0);

@@ -107,8 +107,10 @@ def killing_wrapper(tmp_path: Path) -> Path:
         case " $* " in
           *" --shard 1 "*)
             if mkdir {marker} 2>/dev/null; then
-              # <&0: an asynchronous command's stdin is /dev/null otherwise.
-              {roost_load()} "$@" <&0 &
+              # An asynchronous command's stdin is /dev/null unless given
+              # another: the task's pipe, kept as fd 3.
+              exec 3<&0
+              {roost_load()} "$@" <&3 3<&- &
               sleep 0.3
               kill -9 $! && mkdir {marker}/mid-build
               exit 137
