@@ -21,6 +21,8 @@ import re
 import struct
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any, Optional
 
@@ -397,3 +399,50 @@ def test_parquet_dataset_on_s3(tmp_path: Path) -> None:
                     "day,name,tags", "-o", str(tmp_path / "t.sst"),
                     env_extra=minio.environment())
         assert_round_trip(tmp_path / "t.sst", table, "id", ["day", "name", "tags"])
+
+
+def test_s3_on_container_credentials_alone(tmp_path: Path) -> None:
+    """With no keys anywhere but a container credentials endpoint (ECS, EKS
+    Pod Identity), roost-build reads s3:// (pyarrow's AWS SDK) and its
+    roost-load publishes to s3:// (roost's own chain), both on the REAL
+    temporary credentials tests/harness/aws_credentials_standin.py hands out
+    from MinIO's STS."""
+    with start_minio(tmp_path, buckets=["data", "tables"]) as minio:
+        table = numbers_table(0, 300)
+        pq.write_to_dataset(table, "data/users", filesystem=minio.filesystem())
+        port_file = tmp_path / "standin.port"
+        standin = subprocess.Popen(
+            [sys.executable, str(ROOT / "tests" / "harness" / "aws_credentials_standin.py"),
+             "--minio-endpoint", minio.endpoint, "--minio-access-key",
+             minio.environment()["AWS_ACCESS_KEY_ID"], "--minio-secret-key",
+             minio.environment()["AWS_SECRET_ACCESS_KEY"], "--container-token", "pod-token",
+             "--port-file", str(port_file)])
+        try:
+            deadline = time.monotonic() + 30
+            while not port_file.exists() or not port_file.read_text().strip():
+                assert standin.poll() is None and time.monotonic() < deadline, \
+                    "the credentials stand-in did not start"
+                time.sleep(0.05)
+            port = int(port_file.read_text())
+            env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+            env.update(AWS_REGION="us-east-1", AWS_ENDPOINT_URL=minio.endpoint,
+                       AWS_CONTAINER_CREDENTIALS_FULL_URI=f"http://127.0.0.1:{port}/container/x",
+                       AWS_CONTAINER_AUTHORIZATION_TOKEN="pod-token",
+                       AWS_EC2_METADATA_DISABLED="true",
+                       AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"),
+                       AWS_CONFIG_FILE=str(tmp_path / "none"),
+                       ROOST_LOAD=roost_load(), HOME=str(tmp_path))
+            script = Path(sys.executable).parent / "roost-build"
+            r = subprocess.run([str(script), "-i", "s3://data/users/", "--key-column", "id",
+                                "--repository", "s3://tables/prod", "--table", "users"],
+                               env=env, capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stderr
+            assert "credentials from container" in r.stderr, r.stderr
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as s:
+                stats = json.load(s)
+            # pyarrow's read and roost-load's publish each asked at least once.
+            assert stats.get("container", 0) >= 2, stats
+            assert set(stats["container_auth"]) == {"pod-token"}, stats
+        finally:
+            standin.kill()
+            standin.wait()
