@@ -30,15 +30,19 @@ struct Outcome {
   std::string end;  // "" at the end of the input, else the final error
 };
 
+// With `cap`, reading stops quietly after that many calls.
 Outcome ReadAll(const std::string& path, const RecordReaderOptions& options,
-                size_t input_size) {
+                size_t input_size, size_t cap = 0) {
   auto reader = RecordReader::Open(path, options);
   if (!reader.ok()) Fail("cannot open the input: ", reader.status().ToString());
   Outcome out;
   std::string_view key, value;
   for (size_t calls = 0;; ++calls) {
+    if (cap != 0 && calls == cap) return out;
     // Every row costs a byte of its key's buffers at least.
-    if (calls > input_size + 1) Fail("the reader does not come to an end");
+    if (cap == 0 && calls > input_size + 1) {
+      Fail("the reader does not come to an end");
+    }
     absl::StatusOr<bool> more = (*reader)->Next(&key, &value);
     if (!more.ok()) {
       out.end = more.status().ToString();
@@ -83,6 +87,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view stream(reinterpret_cast<const char*>(data) + 1,
                                 size - 1);
   WriteFileOrDie(path, stream);
+  const std::string_view head = stream.substr(0, 4);
+  if (head.substr(0, 2) == "\x1f\x8b" || head == "\x28\xb5\x2f\xfd") {
+    // Bytes the reader takes for gzip or zstd, made by the fuzzer: no
+    // stream could be compared with, and which error a reader meets first
+    // in corrupt compressed data depends on how far it reads ahead (as in
+    // record_reader_fuzz). Read to the end or a cap, within the limits.
+    ReadAll(path, options, stream.size(), 100000);
+    return 0;
+  }
   const Outcome small = ReadAll(path, options, stream.size());
   if (options.buffer_size != (1 << 20)) {
     options.buffer_size = 1 << 20;
