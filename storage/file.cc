@@ -60,8 +60,7 @@ absl::Status WritableFile::Append(std::string_view data) {
     buffer_.append(data);
     return absl::OkStatus();
   }
-  buffer_.assign(data);
-  return Flush();
+  return WriteAll(data);
 }
 
 absl::Status WritableFile::AppendZeros(size_t n) {
@@ -76,8 +75,14 @@ absl::Status WritableFile::AppendZeros(size_t n) {
 }
 
 absl::Status WritableFile::Flush() {
-  const char* p = buffer_.data();
-  size_t left = buffer_.size();
+  absl::Status s = WriteAll(buffer_);
+  buffer_.clear();
+  return s;
+}
+
+absl::Status WritableFile::WriteAll(std::string_view data) {
+  const char* p = data.data();
+  size_t left = data.size();
   while (left > 0) {
     const ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
@@ -87,7 +92,6 @@ absl::Status WritableFile::Flush() {
     p += n;
     left -= static_cast<size_t>(n);
   }
-  buffer_.clear();
   return absl::OkStatus();
 }
 
@@ -221,6 +225,36 @@ uint64_t ResidentBytes(std::string_view data) {
   uint64_t resident = 0;
   for (unsigned char c : vec) resident += c & 1;
   return std::min<uint64_t>(resident * page, data.size());
+}
+
+absl::StatusOr<AnonymousBuffer> AnonymousBuffer::Allocate(size_t size) {
+  void* p = AllocateLarge(size);
+  if (p == nullptr) {
+    return absl::ResourceExhaustedError(
+        StrCat("cannot allocate ", size, " bytes of memory"));
+  }
+  return AnonymousBuffer(static_cast<char*>(p), size);
+}
+
+AnonymousBuffer::~AnonymousBuffer() { FreeLarge(data_, size_); }
+
+void* AllocateLarge(size_t size) {
+  if (size < kHugePageSize) return ::operator new(size, std::nothrow);
+  void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  // Best effort: without THP the memory still works, on 4 KiB pages.
+  ::madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+
+void FreeLarge(void* p, size_t size) {
+  if (p == nullptr) return;
+  if (size < kHugePageSize) {
+    ::operator delete(p);
+  } else {
+    ::munmap(p, size);
+  }
 }
 
 }  // namespace roost

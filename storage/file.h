@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,8 @@ class WritableFile {
  private:
   WritableFile(std::string path, int fd);
   absl::Status Flush();
+  // Writes all of `data` at the file's position, past the buffer.
+  absl::Status WriteAll(std::string_view data);
 
   std::string path_;
   int fd_;
@@ -112,6 +115,61 @@ class MappedFile {
 // Bytes of `data` (a range of a MappedFile's data()) resident in memory
 // now, from mincore(2); 0 when it cannot tell.
 uint64_t ResidentBytes(std::string_view data);
+
+// Memory for large arrays read at random, where 4 KiB pages would miss the
+// TLB on most reads: from AllocateLarge (below), so that pages are taken as
+// they are first written, huge where the kernel gives them. Move-only.
+//
+// Example:
+//   ROOST_ASSIGN_OR_RETURN(AnonymousBuffer buffer,
+//                          AnonymousBuffer::Allocate(64 << 20));
+//   std::memcpy(buffer.data(), bytes.data(), bytes.size());
+class AnonymousBuffer {
+ public:
+  // ResourceExhausted naming the size when the memory cannot be mapped.
+  static absl::StatusOr<AnonymousBuffer> Allocate(size_t size);
+  AnonymousBuffer(AnonymousBuffer&& other) noexcept
+      : data_(other.data_), size_(other.size_) {
+    other.data_ = nullptr;
+    other.size_ = 0;
+  }
+  AnonymousBuffer& operator=(AnonymousBuffer&& other) = delete;
+  ~AnonymousBuffer();
+
+  char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  AnonymousBuffer(char* data, size_t size) : data_(data), size_(size) {}
+
+  char* data_;
+  size_t size_;
+};
+
+// Memory of `size` bytes, from mmap(2) advised to use transparent huge pages
+// when it is at least 2 MiB, else from operator new; nullptr when none is
+// left. Free it with FreeLarge(p, size).
+void* AllocateLarge(size_t size);
+void FreeLarge(void* p, size_t size);
+
+// A std::allocator for large arrays read at random (a cuckoo build's
+// entries and buckets): std::vector<T, LargeAllocator<T>>.
+template <typename T>
+struct LargeAllocator {
+  using value_type = T;
+  LargeAllocator() = default;
+  template <typename U>
+  LargeAllocator(const LargeAllocator<U>&) {}
+  T* allocate(size_t n) {
+    void* p = AllocateLarge(n * sizeof(T));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) { FreeLarge(p, n * sizeof(T)); }
+  friend bool operator==(const LargeAllocator&, const LargeAllocator&) {
+    return true;
+  }
+};
 
 }  // namespace roost
 
