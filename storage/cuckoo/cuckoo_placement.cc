@@ -56,9 +56,29 @@ absl::StatusOr<bool> CuckooTableBuilder::Placement::PlaceAll(
       deferred.push_back(entry);
     }
   }
-  Candidates c;
-  for (const uint32_t entry : deferred) {
-    ComputeCandidates(b_.key(entry), &c);
+  // The deferred keys are read kLookahead ahead (their candidate blocks
+  // prefetched) and their bytes 2 * kLookahead ahead.
+  Candidates ahead[kLookahead];
+  auto look_ahead = [&](uint64_t j) {
+    if (j + 2 * kLookahead < deferred.size()) {
+      __builtin_prefetch(b_.key(deferred[j + 2 * kLookahead]).data());
+    }
+    if (j + kLookahead < deferred.size()) {
+      Candidates& c = ahead[j % kLookahead];
+      ComputeCandidates(b_.key(deferred[j + kLookahead]), &c);
+      for (int h = 0; h < num_hashes_; ++h) {
+        __builtin_prefetch(&slots_[c.blocks[h] * bpb_]);
+      }
+    }
+  };
+  for (uint64_t j = 0; j < std::min<uint64_t>(deferred.size(), kLookahead);
+       ++j) {
+    ComputeCandidates(b_.key(deferred[j]), &ahead[j]);
+  }
+  for (uint64_t j = 0; j < deferred.size(); ++j) {
+    const uint32_t entry = deferred[j];
+    const Candidates c = ahead[j % kLookahead];
+    look_ahead(j);
     absl::StatusOr<bool> dup =
         HandleDuplicate(entry, c, num_hashes_, duplicates);
     if (!dup.ok()) return dup.status();

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "storage/cuckoo/cuckoo_format.h"
 #include "storage/cuckoo/cuckoo_table_builder.h"
+#include "storage/file.h"
 #include "storage/hash.h"
 
 namespace roost {
@@ -78,6 +79,8 @@ class CuckooTableBuilder::Placement {
   const Slot& slot(uint64_t block, uint32_t i) const {
     return slots_[block * bpb_ + i];
   }
+  // Every bucket, block after block: num_blocks() * buckets_per_block().
+  const Slot* slots() const { return slots_.data(); }
   int num_hashes() const { return num_hashes_; }
 
   void ComputeCandidates(std::string_view key, Candidates* c) const;
@@ -118,7 +121,7 @@ class CuckooTableBuilder::Placement {
   const uint64_t num_blocks_;
   const uint32_t bpb_;
   uint64_t seeds_[kMaxHashFunctions] = {};
-  std::vector<Slot> slots_;
+  std::vector<Slot, LargeAllocator<Slot>> slots_;
   std::vector<cuckoo_build::BfsNode> bfs_nodes_;
   absl::flat_hash_set<uint64_t> visited_;
 };

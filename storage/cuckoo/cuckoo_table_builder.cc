@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <future>
 #include <limits>
 
 #include "storage/coding.h"
 #include "storage/cuckoo/cuckoo_placement.h"
+#include "storage/cuckoo/cuckoo_table_writer.h"
 #include "storage/file.h"
 #include "storage/hash.h"
 #include "util/escape.h"
@@ -33,22 +36,73 @@ CuckooTableBuilder::CuckooTableBuilder(const std::string& path,
 
 std::string_view CuckooTableBuilder::key(uint32_t i) const {
   if (uniform_) {
-    return std::string_view(arena_).substr(
-        static_cast<uint64_t>(i) * (key_width_ + value_width_), key_width_);
+    const uint32_t chunk = i / pairs_per_chunk_;
+    const uint64_t offset =
+        uint64_t{i - chunk * pairs_per_chunk_} * (key_width_ + value_width_);
+    return {chunks_[chunk].data() + offset, key_width_};
   }
   const Entry& e = entries_[i];
-  return std::string_view(arena_).substr(e.offset, e.key_length);
+  return {chunks_[e.chunk].data() + e.offset, e.key_length};
 }
 
 std::string_view CuckooTableBuilder::value(uint32_t i) const {
-  if (uniform_) {
-    return std::string_view(arena_).substr(
-        static_cast<uint64_t>(i) * (key_width_ + value_width_) + key_width_,
-        value_width_);
+  const std::string_view k = key(i);
+  return {k.data() + k.size(), value_length(i)};
+}
+
+void CuckooTableBuilder::PrefetchEntry(uint32_t i) const {
+  if (!uniform_) __builtin_prefetch(&entries_[i]);
+}
+
+uint32_t CuckooTableBuilder::key_length(uint32_t i) const {
+  return uniform_ ? key_width_ : entries_[i].key_length;
+}
+
+uint32_t CuckooTableBuilder::value_length(uint32_t i) const {
+  return uniform_ ? value_width_ : entries_[i].value_length;
+}
+
+void CuckooTableBuilder::PrefetchPair(uint32_t i, uint32_t max_lines) const {
+  const char* p = key(i).data();
+  const uint64_t size = uint64_t{key_length(i)} + value_length(i);
+  const uint64_t lines = std::min<uint64_t>(max_lines, (size + 63) / 64);
+  for (uint64_t l = 0; l < lines; ++l) __builtin_prefetch(p + l * 64);
+}
+
+absl::StatusOr<CuckooTableBuilder::Entry> CuckooTableBuilder::Store(
+    std::string_view key, std::string_view value) {
+  const uint64_t size = key.size() + value.size();
+  if (chunks_.empty() || chunk_capacity_ - chunk_used_ < size) {
+    ROOST_ASSIGN_OR_RETURN(AnonymousBuffer chunk, NewChunk(size));
+    chunk_capacity_ = chunk.size();
+    chunks_.push_back(std::move(chunk));
+    chunk_used_ = 0;
   }
-  const Entry& e = entries_[i];
-  return std::string_view(arena_).substr(e.offset + e.key_length,
-                                         e.value_length);
+  char* dst = chunks_.back().data() + chunk_used_;
+  if (!key.empty()) std::memcpy(dst, key.data(), key.size());
+  if (!value.empty()) std::memcpy(dst + key.size(), value.data(), value.size());
+  const Entry entry{static_cast<uint32_t>(chunks_.size() - 1),
+                    static_cast<uint32_t>(chunk_used_),
+                    static_cast<uint32_t>(key.size()),
+                    static_cast<uint32_t>(value.size())};
+  chunk_used_ += size;
+  if (!next_chunk_.valid() && chunk_capacity_ == kArenaChunk &&
+      chunk_used_ >= kArenaChunk / 2) {
+    next_chunk_ = std::async(std::launch::async, [] {
+      absl::StatusOr<AnonymousBuffer> chunk =
+          AnonymousBuffer::Allocate(kArenaChunk);
+      if (chunk.ok()) {
+        for (uint64_t i = 0; i < kArenaChunk; i += 4096) chunk->data()[i] = 0;
+      }
+      return chunk;
+    });
+  }
+  return entry;
+}
+
+absl::StatusOr<AnonymousBuffer> CuckooTableBuilder::NewChunk(uint64_t size) {
+  if (size <= kArenaChunk && next_chunk_.valid()) return next_chunk_.get();
+  return AnonymousBuffer::Allocate(std::max(kArenaChunk, size));
 }
 
 absl::Status CuckooTableBuilder::Add(std::string_view key,
@@ -69,18 +123,25 @@ absl::Status CuckooTableBuilder::Add(std::string_view key,
   if (num_added_ == 0) {
     key_width_ = klen;
     value_width_ = vlen;
+    const uint64_t width = uint64_t{klen} + vlen;
+    pairs_per_chunk_ =
+        width == 0
+            ? std::numeric_limits<uint32_t>::max()
+            : static_cast<uint32_t>(std::max<uint64_t>(1, kArenaChunk / width));
   } else if (uniform_ && (klen != key_width_ || vlen != value_width_)) {
     // The first pair of another width: make the entries explicit.
     uniform_ = false;
     entries_.reserve(num_added_ + 1);
+    const uint64_t width = uint64_t{key_width_} + value_width_;
     for (uint64_t i = 0; i < num_added_; ++i) {
       entries_.push_back(
-          Entry{i * (key_width_ + value_width_), key_width_, value_width_});
+          Entry{static_cast<uint32_t>(i / pairs_per_chunk_),
+                static_cast<uint32_t>((i % pairs_per_chunk_) * width),
+                key_width_, value_width_});
     }
   }
-  if (!uniform_) entries_.push_back(Entry{arena_.size(), klen, vlen});
-  arena_.append(key);
-  arena_.append(value);
+  ROOST_ASSIGN_OR_RETURN(const Entry entry, Store(key, value));
+  if (!uniform_) entries_.push_back(entry);
   ++num_added_;
   return absl::OkStatus();
 }
@@ -154,7 +215,7 @@ absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::PlaceAndWrite() {
                                ? 0
                                : static_cast<double>(report.num_keys) /
                                      (num_blocks * geometry.buckets_per_block);
-      ROOST_RETURN_IF_ERROR(WriteTable(path_, placement, &report));
+      ROOST_RETURN_IF_ERROR(Writer(*this, placement, &report).Write(path_));
       return report;
     }
     if (attempt >= options_.max_retries) break;
@@ -166,178 +227,6 @@ absl::StatusOr<CuckooBuildReport> CuckooTableBuilder::PlaceAndWrite() {
       "cannot place ", n, " keys in a cuckoo table even at utilization ",
       utilization, " after ", options_.max_retries,
       " retries; try more hash functions or a deeper displacement search"));
-}
-
-absl::Status CuckooTableBuilder::WriteTable(const std::string& path,
-                                            const Placement& placement,
-                                            CuckooBuildReport* report) const {
-  const uint64_t num_blocks = placement.num_blocks();
-  const uint32_t bpb = placement.buckets_per_block();
-  const int num_hashes = placement.num_hashes();
-  const bool is_inline = report->layout == CuckooLayout::kInline;
-  const uint32_t overflow_bits = options_.overflow_bits_per_block;
-
-  CuckooHeader h;
-  h.layout = report->layout;
-  h.num_hashes = static_cast<uint8_t>(num_hashes);
-  h.overflow_bits = static_cast<uint8_t>(overflow_bits);
-  h.bucket_size = is_inline ? key_width_ + value_width_ : kHeapBucketSize;
-  const BlockGeometry geometry = BlockGeometryFor(h.bucket_size);
-  h.buckets_per_block = geometry.buckets_per_block;
-  h.block_size = geometry.block_size;
-  h.key_width = is_inline ? key_width_ : 0;
-  h.value_width = is_inline ? value_width_ : 0;
-  h.num_blocks = num_blocks;
-  h.num_keys = report->num_keys;
-  h.requested_utilization_ppm =
-      static_cast<uint32_t>(std::lround(options_.utilization * kPpm));
-  h.built_utilization_ppm = static_cast<uint32_t>(
-      std::lround(static_cast<double>(report->num_keys) * kPpm /
-                  std::max<uint64_t>(1, num_blocks * bpb)));
-  for (int i = 0; i < num_hashes; ++i) h.seeds[i] = placement.seeds()[i];
-
-  // The bucket that fills the empty buckets of empty blocks: the table's
-  // first occupied one.
-  uint32_t filler = kEmpty;
-  uint32_t filler_fingerprint = 0;
-  for (uint64_t b = 0; b < num_blocks && filler == kEmpty; ++b) {
-    for (uint32_t s = 0; s < bpb && filler == kEmpty; ++s) {
-      filler = placement.slot(b, s).entry;
-      filler_fingerprint = placement.slot(b, s).fingerprint;
-    }
-  }
-
-  ROOST_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                         WritableFile::Create(path));
-  ROOST_RETURN_IF_ERROR(file->AppendZeros(kCuckooHeaderSize));
-
-  // Buckets. An empty bucket holds a copy of an occupied bucket of the same
-  // block (or of the table's first occupied bucket): a lookup that compares
-  // against the copy either finds that key's own value or no match, so no
-  // key is reserved to mean "empty".
-  auto record_size = [&](uint32_t e) -> uint64_t {
-    const std::string_view k = key(e), v = value(e);
-    return VarintLength(k.size()) + VarintLength(v.size()) + k.size() +
-           v.size();
-  };
-  auto encode_bucket = [&](char* dst, uint32_t entry, uint32_t fingerprint,
-                           uint64_t heap_offset) {
-    if (is_inline) {
-      const std::string_view k = key(entry), v = value(entry);
-      std::memcpy(dst, k.data(), k.size());
-      std::memcpy(dst + k.size(), v.data(), v.size());
-    } else {
-      EncodeFixed32(dst, fingerprint);
-      EncodeFixed64(dst + 4, heap_offset);
-    }
-  };
-  std::string filler_bucket(h.bucket_size, '\0');
-  if (filler != kEmpty) {
-    encode_bucket(filler_bucket.data(), filler, filler_fingerprint, 0);
-  }
-  // While writing, gather what the header and the overflow bitmap need: the
-  // probe-count distribution, the overflow bits and the length bounds.
-  std::string overflow((num_blocks * overflow_bits + 7) / 8, '\0');
-  h.min_key_length = h.min_value_length = std::numeric_limits<uint32_t>::max();
-  auto account = [&](uint64_t b, std::string_view k, std::string_view v) {
-    Candidates c;
-    placement.ComputeCandidates(k, &c);
-    int choice = 0;
-    while (c.blocks[choice] != b) ++choice;
-    ++h.keys_per_hash[choice];
-    const uint32_t tag = CuckooOverflowTag(c.hash0, overflow_bits);
-    for (int j = 0; j < choice; ++j) {
-      overflow[CuckooOverflowByte(c.blocks[j], overflow_bits)] |=
-          static_cast<char>(
-              CuckooOverflowMask(c.blocks[j], overflow_bits, tag));
-    }
-    report->key_bytes += k.size();
-    report->value_bytes += v.size();
-    h.min_key_length = std::min<uint32_t>(h.min_key_length, k.size());
-    h.max_key_length = std::max<uint32_t>(h.max_key_length, k.size());
-    h.min_value_length = std::min<uint32_t>(h.min_value_length, v.size());
-    h.max_value_length = std::max<uint32_t>(h.max_value_length, v.size());
-  };
-  // Entries sit in the arena in add order, so reading them in bucket order is
-  // random access: prefetch a few blocks ahead.
-  constexpr uint64_t kPrefetchBlocks = 4;
-  auto prefetch_block = [&](uint64_t b) {
-    for (uint32_t s = 0; s < bpb; ++s) {
-      const uint32_t e = placement.slot(b, s).entry;
-      if (e != kEmpty) __builtin_prefetch(key(e).data());
-    }
-  };
-  for (uint64_t b = 0; b < std::min(num_blocks, kPrefetchBlocks); ++b) {
-    prefetch_block(b);
-  }
-  StreamingChecksum bucket_sum;
-  std::string block(h.block_size, '\0');
-  uint64_t heap_offset = 0;
-  for (uint64_t b = 0; b < num_blocks; ++b) {
-    if (b + kPrefetchBlocks < num_blocks) prefetch_block(b + kPrefetchBlocks);
-    std::fill(block.begin(), block.end(), '\0');
-    const char* first = nullptr;
-    for (uint32_t s = 0; s < bpb; ++s) {
-      const Slot& slot = placement.slot(b, s);
-      if (slot.entry == kEmpty) continue;
-      account(b, key(slot.entry), value(slot.entry));
-      char* dst = block.data() + s * h.bucket_size;
-      encode_bucket(dst, slot.entry, slot.fingerprint, heap_offset);
-      if (!is_inline) heap_offset += record_size(slot.entry);
-      if (first == nullptr) first = dst;
-    }
-    if (first == nullptr) first = filler_bucket.data();
-    for (uint32_t s = 0; s < bpb; ++s) {
-      if (placement.slot(b, s).entry == kEmpty) {
-        std::memcpy(block.data() + s * h.bucket_size, first, h.bucket_size);
-      }
-    }
-    bucket_sum.Update(block.data(), block.size());
-    ROOST_RETURN_IF_ERROR(file->Append(block));
-  }
-  if (report->num_keys == 0) h.min_key_length = h.min_value_length = 0;
-  report->keys_per_hash.assign(h.keys_per_hash.begin(),
-                               h.keys_per_hash.begin() + num_hashes);
-  h.buckets = Region{kCuckooHeaderSize, file->size() - kCuckooHeaderSize,
-                     bucket_sum.Digest()};
-
-  h.overflow = Region{file->size(), overflow.size(),
-                      Checksum64(overflow.data(), overflow.size())};
-  ROOST_RETURN_IF_ERROR(file->Append(overflow));
-
-  // Heap records, in the order their buckets were written.
-  StreamingChecksum heap_sum;
-  const uint64_t heap_start = file->size();
-  if (!is_inline) {
-    char lengths[2 * kMaxVarint64Length];
-    for (uint64_t b = 0; b < num_blocks; ++b) {
-      for (uint32_t s = 0; s < bpb; ++s) {
-        const uint32_t e = placement.slot(b, s).entry;
-        if (e == kEmpty) continue;
-        const std::string_view k = key(e), v = value(e);
-        char* end = EncodeVarint64(lengths, k.size());
-        end = EncodeVarint64(end, v.size());
-        const std::string_view prefix(lengths, end - lengths);
-        heap_sum.Update(prefix.data(), prefix.size());
-        heap_sum.Update(k.data(), k.size());
-        heap_sum.Update(v.data(), v.size());
-        ROOST_RETURN_IF_ERROR(file->Append(prefix));
-        ROOST_RETURN_IF_ERROR(file->Append(k));
-        ROOST_RETURN_IF_ERROR(file->Append(v));
-      }
-    }
-  }
-  h.heap = Region{heap_start, file->size() - heap_start,
-                  is_inline ? Checksum64(nullptr, 0) : heap_sum.Digest()};
-  h.file_size = file->size();
-  ROOST_RETURN_IF_ERROR(file->WriteAt(0, h.Encode()));
-  ROOST_RETURN_IF_ERROR(file->Close());
-  report->file_size = h.file_size;
-  report->min_key_length = h.min_key_length;
-  report->max_key_length = h.max_key_length;
-  report->min_value_length = h.min_value_length;
-  report->max_value_length = h.max_value_length;
-  return absl::OkStatus();
 }
 
 }  // namespace roost

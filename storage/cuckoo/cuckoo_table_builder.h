@@ -29,6 +29,7 @@
 #define ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_BUILDER_H_
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +39,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "storage/cuckoo/cuckoo_format.h"
+#include "storage/file.h"
 
 namespace roost {
 
@@ -131,31 +133,60 @@ class CuckooTableBuilder {
   absl::StatusOr<CuckooBuildReport> Finish();
 
  private:
+  // Where a pair of another width lies: its chunk of the arena, its offset
+  // there, and its key's and value's lengths.
   struct Entry {
-    uint64_t offset;  // into arena_
+    uint32_t chunk;
+    uint32_t offset;
     uint32_t key_length;
     uint32_t value_length;
   };
   class Placement;
+  class PairLookahead;
+  class Writer;
 
   CuckooTableBuilder(const std::string& path,
                      const CuckooBuildOptions& options);
   absl::StatusOr<CuckooBuildReport> PlaceAndWrite();
   std::string_view key(uint32_t i) const;
   std::string_view value(uint32_t i) const;
-  absl::Status WriteTable(const std::string& path, const Placement& placement,
-                          CuckooBuildReport* report) const;
+  uint32_t key_length(uint32_t i) const;
+  uint32_t value_length(uint32_t i) const;
+  // Starts bringing pair i's entry (step 1) or the first `max_lines` cache
+  // lines of its bytes (step 2) into the cache: reading pairs in bucket
+  // order is random access, done a few pairs ahead in two steps.
+  void PrefetchEntry(uint32_t i) const;
+  void PrefetchPair(uint32_t i, uint32_t max_lines) const;
+  // Copies key then value into the arena, returning where they start;
+  // ResourceExhausted when no memory is left.
+  absl::StatusOr<Entry> Store(std::string_view key, std::string_view value);
+  // A chunk for a pair of `size` bytes: next_chunk_ when it fits.
+  absl::StatusOr<AnonymousBuffer> NewChunk(uint64_t size);
 
   const std::string path_;
   const CuckooBuildOptions options_;
   bool finished_ = false;
-  std::string arena_;  // keys and values, back to back, in add order
-  // While every pair has the same widths, entries are implicit (pair i at
-  // i * (key_width_ + value_width_)) and entries_ stays empty.
+  // Keys and values, back to back in add order, in chunks of kArenaChunk
+  // bytes (a pair never straddles two; a longer pair has a chunk of its
+  // own), so that growing never copies what is stored and peak memory stays
+  // near the pairs' size (a doubling string held up to twice it), on huge
+  // pages, since the pairs are read at random.
+  static constexpr uint64_t kArenaChunk = uint64_t{64} << 20;
+  std::vector<AnonymousBuffer> chunks_;
+  uint64_t chunk_used_ = 0;
+  uint64_t chunk_capacity_ = 0;
+  // The chunk after the current one, mapped and its pages taken on a thread
+  // of its own once the current one is half full: the first touch of fresh
+  // memory costs more than filling it (in a VM most of all), and the input's
+  // reader need not wait for it.
+  std::future<absl::StatusOr<AnonymousBuffer>> next_chunk_;
+  // While every pair has the same widths, entries are implicit (a chunk holds
+  // pairs_per_chunk_ of them back to back) and entries_ stays empty.
   bool uniform_ = true;
   uint32_t key_width_ = 0;
   uint32_t value_width_ = 0;
-  std::vector<Entry> entries_;
+  uint32_t pairs_per_chunk_ = 0;
+  std::vector<Entry, LargeAllocator<Entry>> entries_;
   uint64_t num_added_ = 0;
   std::optional<Duplicate> duplicate_;
 };

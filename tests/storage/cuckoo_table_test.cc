@@ -100,6 +100,33 @@ TEST(CuckooTableTest, VariablePairsUseTheHeap) {
   EXPECT_EQ(table->header().min_key_length, 1u);
 }
 
+// The builder keeps pairs in 64 MiB chunks of memory, a pair never split
+// across two: pairs past the first chunk, a pair larger than a chunk, and
+// pairs of one width (found by their index) before one of another width
+// (then by an entry each) all read back.
+TEST(CuckooTableTest, PairsPastOneChunkOfTheBuildersMemoryReadBack) {
+  ScratchDir dir;
+  Pairs pairs = RandomFixedPairs(31, 70000, 8, 1016);  // 70,000 KiB
+  auto check = [&](const Pairs& expected, const std::string& path) {
+    auto table = OpenOrDie(path);
+    ASSERT_NE(table, nullptr);
+    for (const auto& [k, v] : expected) {
+      std::string_view got;
+      ASSERT_TRUE(table->Get(k, &got)) << PrintableKey(k);
+      ASSERT_EQ(got, v) << PrintableKey(k);
+    }
+  };
+  ASSERT_OK(Build(pairs, dir.File("uniform.sst")));
+  check(pairs, dir.File("uniform.sst"));
+  pairs.emplace_back("another width", "v");
+  pairs.emplace_back("larger than a chunk", std::string((65 << 20) + 3, 'x'));
+  pairs.emplace_back("after it", "w");
+  auto report = Build(pairs, dir.File("mixed.sst"));
+  ASSERT_OK(report) << report.status();
+  EXPECT_EQ(report->num_keys, pairs.size());
+  check(pairs, dir.File("mixed.sst"));
+}
+
 // The probe-count distribution the file records is what lookups see.
 TEST(CuckooTableTest, ProbeCountsMatchTheRecordedDistribution) {
   ScratchDir dir;

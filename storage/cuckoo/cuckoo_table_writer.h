@@ -1,0 +1,65 @@
+// CuckooTableBuilder::Writer: writes a cuckoo table file from a finished
+// placement (header, buckets, overflow bitmap, heap records; see
+// docs/format/cuckoo_table.md). Only the builder includes this;
+// CuckooTableBuilder::Finish (cuckoo_table_builder.cc) makes one per table.
+//
+// The pairs sit in the builder's arena in add order, so reading them in
+// bucket order is random access: each pass reads them a few pairs ahead of
+// its work (PairLookahead), and the heap layout reads each pair's bytes once,
+// in the heap pass, which also gathers what the header and the overflow
+// bitmap need.
+#ifndef ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_WRITER_H_
+#define ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_WRITER_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "storage/cuckoo/cuckoo_format.h"
+#include "storage/cuckoo/cuckoo_placement.h"
+#include "storage/cuckoo/cuckoo_table_builder.h"
+#include "storage/file.h"
+#include "storage/hash.h"
+
+namespace roost {
+
+class CuckooTableBuilder::Writer {
+ public:
+  // `report` holds the layout and key count; Write() fills in the rest.
+  Writer(const CuckooTableBuilder& builder, const Placement& placement,
+         CuckooBuildReport* report);
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Writes the file at `path` (created or truncated), not fsynced. On an
+  // error the file is removed.
+  absl::Status Write(const std::string& path);
+
+ private:
+  // Counts the pair in bucket block `block` into the probe-count
+  // distribution, the overflow bitmap and the length bounds.
+  void Account(uint64_t block, uint32_t entry);
+  // The bucket of `slot`, whose record (heap layout) is at `heap_offset`.
+  void EncodeBucket(char* dst, const cuckoo_build::Slot& slot,
+                    uint64_t heap_offset) const;
+  // Every block, empty buckets filled with a copy of an occupied one.
+  absl::Status WriteBuckets(WritableFile& file);
+  // Every heap record, in the order their buckets were written.
+  absl::Status WriteHeap(WritableFile& file);
+
+  const CuckooTableBuilder& b_;
+  const Placement& placement_;
+  CuckooBuildReport* const report_;
+  const bool is_inline_;
+  const uint32_t bpb_;
+  const uint64_t num_slots_;
+  CuckooHeader h_;
+  std::string overflow_;
+  StreamingChecksum bucket_sum_;
+  StreamingChecksum heap_sum_;
+};
+
+}  // namespace roost
+
+#endif  // ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_WRITER_H_
