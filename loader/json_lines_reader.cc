@@ -1,8 +1,8 @@
-// Lines are found as TSV's are (a newline in the window), copied into a
-// buffer with simdjson's padding after them, and parsed there; the key and
-// value are views into the line, the parser's string buffer or a reused
-// string. No allocation per record once the buffers have grown, except for
-// a value_field that is not a string (its minified text).
+// Lines are found as TSV's are (LineReaderBase, reader_base.h), copied
+// into a buffer with simdjson's padding after them, and parsed there; the
+// key and value are views into the line, the parser's string buffer or a
+// reused string. No allocation per record once the buffers have grown,
+// except for a value_field that is not a string (its minified text).
 
 #include "loader/json_lines_reader.h"
 
@@ -42,17 +42,20 @@ std::string_view TypeName(simdjson::dom::element_type type) {
   return "a JSON value";
 }
 
-class JsonLinesRecordReader final : public ReaderBase {
+// The longest line the limits allow. The whole line is the value: the
+// value limit, and a "\r". Else the line holds the key and value and
+// whatever else.
+uint64_t MaxLine(const RecordReaderOptions& options) {
+  return options.value_field.empty()
+             ? SaturatingAdd(options.max_value_size, 1)
+             : MaxRowSize(options.max_key_size, options.max_value_size);
+}
+
+class JsonLinesRecordReader final : public LineReaderBase {
  public:
   JsonLinesRecordReader(std::unique_ptr<ByteStream> stream,
                         const RecordReaderOptions& options)
-      : ReaderBase(std::move(stream), options),
-        // The whole line is the value: the value limit, and a "\r". Else
-        // the line holds the key and value and whatever else.
-        max_line_(
-            options.value_field.empty()
-                ? SaturatingAdd(options.max_value_size, 1)
-                : MaxRowSize(options.max_key_size, options.max_value_size)) {}
+      : LineReaderBase(std::move(stream), options, MaxLine(options)) {}
 
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {
@@ -61,35 +64,9 @@ class JsonLinesRecordReader final : public ReaderBase {
       started_ = true;
       if (absl::Status s = RefuseColumnar(); !s.ok()) return Fail(s);
     }
-    size_t scanned = 0;
-    const char* newline;
-    while (true) {
-      newline = static_cast<const char*>(
-          std::memchr(in_.data() + scanned, '\n', in_.available() - scanned));
-      if (newline != nullptr || in_.eof()) break;
-      scanned = in_.available();
-      if (scanned > max_line_) return SkipLongLine();
-      absl::StatusOr<size_t> filled = in_.Fill(scanned + 1);
-      if (!filled.ok()) return Fail(filled.status());
-    }
-    if (newline == nullptr && in_.available() == 0) return false;
-    if (newline == nullptr && !options_.allow_missing_final_newline) {
-      ++line_;
-      in_.Skip(in_.available());
-      return Fail(CutShort());
-    }
-    const size_t length =
-        newline != nullptr ? newline - in_.data() : in_.available();
-    std::string_view line(in_.data(), length);
-    in_.Skip(newline != nullptr ? length + 1 : length);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) {
-      // An empty last line ("...\n\n" at the end) is no record.
-      absl::StatusOr<size_t> filled = in_.Fill(1);
-      if (!filled.ok()) return Fail(filled.status());
-      if (*filled == 0) return false;
-    }
-    ++line_;
+    std::string_view line;
+    absl::StatusOr<bool> found = NextLine(/*strip_cr=*/true, &line);
+    if (!found.ok() || !*found) return found;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
       return Malformed(
           "blank line: JSON Lines holds one JSON value on each line");
@@ -163,23 +140,11 @@ class JsonLinesRecordReader final : public ReaderBase {
     return true;
   }
 
-  std::string Location() const override {
-    return StrCat(in_.name(), ":", line_);
-  }
   uint64_t first_empty_key_line() const override {
     return first_empty_key_line_;
   }
 
  private:
-  // The input ends in the middle of line line_.
-  absl::Status CutShort() const {
-    return absl::DataLossError(StrCat(
-        Location(),
-        ": no newline at the end of the input: its last line may be cut "
-        "short (a producer stopped mid-line); --allow-missing-final-newline "
-        "reads it as a record"));
-  }
-
   static std::string Quoted(std::string_view s) {
     return StrCat("\"", s, "\"");
   }
@@ -210,29 +175,7 @@ class JsonLinesRecordReader final : public ReaderBase {
     return found;
   }
 
-  absl::Status SkipLongLine() {
-    ++line_;
-    while (true) {
-      in_.Skip(in_.available());
-      absl::StatusOr<size_t> filled = in_.Fill(1);
-      if (!filled.ok()) return Fail(filled.status());
-      if (*filled == 0) {
-        if (!options_.allow_missing_final_newline) return Fail(CutShort());
-        break;
-      }
-      const void* newline = std::memchr(in_.data(), '\n', in_.available());
-      if (newline != nullptr) {
-        in_.Skip(static_cast<const char*>(newline) - in_.data() + 1);
-        break;
-      }
-    }
-    return Malformed(StrCat("line longer than the ", max_line_,
-                            " bytes the key and value limits allow"));
-  }
-
-  const uint64_t max_line_;
   bool started_ = false;
-  uint64_t line_ = 0;
   uint64_t first_empty_key_line_ = 0;
   simdjson::dom::parser parser_;
   std::string padded_;

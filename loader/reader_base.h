@@ -1,7 +1,9 @@
 // What the record readers (record_reader.cc, csv_reader.cc,
 // json_lines_reader.cc) share: the window on the input, the limits, a
 // status that once set sticks, and the check that refuses columnar files
-// (Parquet, Arrow) whatever the input format. Internal to loader/.
+// (Parquet, Arrow) whatever the input format; and what the line formats
+// (TSV, JSON Lines) share: finding, counting and skipping lines. Internal
+// to loader/.
 #ifndef ROOST_LOADER_READER_BASE_H_
 #define ROOST_LOADER_READER_BASE_H_
 
@@ -69,6 +71,42 @@ class ReaderBase : public RecordReader {
   InputBuffer in_;
   const RecordReaderOptions options_;
   absl::Status status_;
+};
+
+// The base of the readers whose records are lines (TSV, JSON Lines): the
+// next line found in the window, its number, and the line too long for the
+// limits skipped rather than buffered. Location() is FILE:LINE.
+class LineReaderBase : public ReaderBase {
+ public:
+  // `max_line`: the longest line the limits allow, without its newline.
+  LineReaderBase(std::unique_ptr<ByteStream> stream,
+                 const RecordReaderOptions& options, uint64_t max_line)
+      : ReaderBase(std::move(stream), options), max_line_(max_line) {}
+
+  std::string Location() const override {
+    return StrCat(in_.name(), ":", line_);
+  }
+
+ protected:
+  // Reads on to the end of the next line and takes it from the window:
+  // true with *line its bytes, without its newline and, with `strip_cr`,
+  // without a "\r" before it, and line_ its number; false at the end of
+  // the input, where an empty last line ("...\n\n") is no line. A line
+  // that ends the input with no newline after it is input cut short
+  // (DataLoss, sticks) unless allow_missing_final_newline; a line longer
+  // than max_line_ is skipped to its newline and reported (Malformed; the
+  // lines after it are read). *line is valid until the window next moves.
+  absl::StatusOr<bool> NextLine(bool strip_cr, std::string_view* line);
+
+  const uint64_t max_line_;
+  uint64_t line_ = 0;  // the number of the last line taken
+
+ private:
+  // The input ends in the middle of line line_.
+  absl::Status CutShort() const;
+  // The line in the window is longer than max_line_: drops it up to its
+  // newline and reports it.
+  absl::Status SkipLongLine();
 };
 
 }  // namespace roost

@@ -12,7 +12,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -50,18 +49,21 @@ uint64_t MaxEncodedSize(Encoding encoding, uint64_t decoded_size) {
   return decoded_size;
 }
 
-class TsvRecordReader final : public ReaderBase {
+// The longest TSV line the limits allow: the longest key and value, the tab
+// between them, and with strip_cr the "\r" dropped after them.
+uint64_t MaxLine(const RecordReaderOptions& options) {
+  return SaturatingAdd(
+      SaturatingAdd(
+          MaxEncodedSize(options.key_encoding, options.max_key_size) + 1,
+          MaxEncodedSize(options.value_encoding, options.max_value_size)),
+      options.strip_cr ? 1 : 0);
+}
+
+class TsvRecordReader final : public LineReaderBase {
  public:
   TsvRecordReader(std::unique_ptr<ByteStream> stream,
                   const RecordReaderOptions& options)
-      : ReaderBase(std::move(stream), options),
-        // The longest key and value the limits allow, the tab between them,
-        // and with strip_cr the "\r" dropped after them.
-        max_line_(SaturatingAdd(
-            SaturatingAdd(
-                MaxEncodedSize(options.key_encoding, options.max_key_size) + 1,
-                MaxEncodedSize(options.value_encoding, options.max_value_size)),
-            options.strip_cr ? 1 : 0)) {}
+      : LineReaderBase(std::move(stream), options, MaxLine(options)) {}
 
   absl::StatusOr<bool> Next(std::string_view* key,
                             std::string_view* value) override {
@@ -70,46 +72,14 @@ class TsvRecordReader final : public ReaderBase {
       sniffed_ = true;
       if (absl::Status s = RefuseOtherFormats(); !s.ok()) return Fail(s);
     }
-    // Find the end of the line, reading on until a newline or the end of
-    // the input. `scanned` bytes are known to hold no newline.
-    size_t scanned = 0;
-    const char* newline;
-    while (true) {
-      newline = static_cast<const char*>(
-          std::memchr(in_.data() + scanned, '\n', in_.available() - scanned));
-      if (newline != nullptr || in_.eof()) break;
-      scanned = in_.available();
-      if (scanned > max_line_) return SkipLongLine();
-      absl::StatusOr<size_t> filled = in_.Fill(scanned + 1);
-      if (!filled.ok()) return Fail(filled.status());
+    std::string_view line;
+    absl::StatusOr<bool> found = NextLine(options_.strip_cr, &line);
+    if (!found.ok() || !*found) return found;
+    if (!options_.strip_cr && !line.empty() && line.back() == '\r' &&
+        first_cr_line_ == 0) {
+      first_cr_line_ = line_;
     }
-    if (newline == nullptr && in_.available() == 0) return false;
-    if (newline == nullptr && !options_.allow_missing_final_newline) {
-      ++line_;
-      in_.Skip(in_.available());
-      return Fail(CutShort());
-    }
-    const size_t length =
-        newline != nullptr ? newline - in_.data() : in_.available();
-    std::string_view line(in_.data(), length);
-    in_.Skip(newline != nullptr ? length + 1 : length);
-    if (!line.empty() && line.back() == '\r') {
-      if (options_.strip_cr) {
-        line.remove_suffix(1);
-      } else if (first_cr_line_ == 0) {
-        first_cr_line_ = line_ + 1;
-      }
-    }
-    if (line.empty()) {
-      // An empty last line ("...\n\n" at the end) is no record.
-      absl::StatusOr<size_t> filled = in_.Fill(1);
-      if (!filled.ok()) return Fail(filled.status());
-      if (*filled == 0) return false;
-      ++line_;
-      return Malformed("no tab between key and value");
-    }
-    ++line_;
-
+    // An empty line (not the last) holds no tab either.
     const size_t tab = line.find('\t');
     if (tab == std::string_view::npos) {
       return Malformed("no tab between key and value");
@@ -131,10 +101,6 @@ class TsvRecordReader final : public ReaderBase {
     *key = *k;
     *value = *v;
     return true;
-  }
-
-  std::string Location() const override {
-    return StrCat(in_.name(), ":", line_);
   }
 
   uint64_t first_cr_line() const override { return first_cr_line_; }
@@ -161,15 +127,6 @@ class TsvRecordReader final : public ReaderBase {
       return absl::FailedPreconditionError(*other);
     }
     return absl::OkStatus();
-  }
-
-  // The input ends in the middle of line line_.
-  absl::Status CutShort() const {
-    return absl::DataLossError(StrCat(
-        Location(),
-        ": no newline at the end of the input: its last line may be cut "
-        "short (a producer stopped mid-line); --allow-missing-final-newline "
-        "reads it as a record"));
   }
 
   // Counts the values after line 1 that look CSV-quoted, until one does
@@ -205,32 +162,7 @@ class TsvRecordReader final : public ReaderBase {
     return in;
   }
 
-  // The line in the window is longer than any key and value within the
-  // limits could make it: rather than buffer all of it, drop it up to its
-  // newline and report it.
-  absl::Status SkipLongLine() {
-    ++line_;
-    while (true) {
-      in_.Skip(in_.available());
-      absl::StatusOr<size_t> filled = in_.Fill(1);
-      if (!filled.ok()) return Fail(filled.status());
-      if (*filled == 0) {
-        if (!options_.allow_missing_final_newline) return Fail(CutShort());
-        break;
-      }
-      const void* newline = std::memchr(in_.data(), '\n', in_.available());
-      if (newline != nullptr) {
-        in_.Skip(static_cast<const char*>(newline) - in_.data() + 1);
-        break;
-      }
-    }
-    return Malformed(StrCat("line longer than the ", max_line_,
-                            " bytes the key and value limits allow"));
-  }
-
-  const uint64_t max_line_;
   bool sniffed_ = false;
-  uint64_t line_ = 0;
   uint64_t first_cr_line_ = 0;
   uint64_t first_empty_key_line_ = 0;
   CsvQuoting quoting_;
@@ -355,17 +287,6 @@ class LengthPrefixedRecordReader final : public BinaryReaderBase {
 };
 
 }  // namespace
-
-absl::Status ReaderBase::RefuseColumnar() {
-  absl::StatusOr<size_t> filled = in_.Fill(kColumnarMagicBytes);
-  if (!filled.ok()) return Fail(filled.status());
-  const std::string_view head(in_.data(),
-                              std::min(*filled, kColumnarMagicBytes));
-  if (auto other = ColumnarFormat(head, in_.name())) {
-    return Fail(absl::FailedPreconditionError(*other));
-  }
-  return absl::OkStatus();
-}
 
 absl::StatusOr<InputFormat> ParseInputFormat(std::string_view name) {
   if (name == "tsv") return InputFormat::kTsv;
