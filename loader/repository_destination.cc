@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "storage/version/data_dir.h"
 #include "util/owned_dir.h"
@@ -44,12 +43,9 @@ RepositoryDestination::Stage(RepositoryDestinationOptions options) {
   ROOST_RETURN_IF_ERROR(Annotate(
       destination->repository_.ListVersions(table).status(),
       StrCat("cannot read table ", table, " in ", destination->store_->uri())));
-  const std::string parent =
-      destination->options_.temp_dir.empty()
-          ? std::filesystem::temp_directory_path().string()
-          : destination->options_.temp_dir;
-  ROOST_ASSIGN_OR_RETURN(destination->staging_,
-                         MakeOwnedDir(parent, "roost-publish-"));
+  ROOST_ASSIGN_OR_RETURN(
+      destination->staging_,
+      MakeOwnedTempDir(destination->options_.temp_dir, "roost-publish-"));
   return destination;
 }
 

@@ -1,7 +1,5 @@
 #include "loader/shard_destination.h"
 
-#include <filesystem>
-
 #include "loader/shard_part.h"
 #include "storage/partition.h"
 #include "storage/version/data_dir.h"
@@ -32,12 +30,9 @@ absl::StatusOr<std::unique_ptr<ShardDestination>> ShardDestination::Stage(
   std::unique_ptr<ShardDestination> destination(
       new ShardDestination(std::move(options), std::move(store)));
   ROOST_RETURN_IF_ERROR(destination->CheckOpen());
-  const std::string parent =
-      destination->options_.temp_dir.empty()
-          ? std::filesystem::temp_directory_path().string()
-          : destination->options_.temp_dir;
-  ROOST_ASSIGN_OR_RETURN(destination->staging_,
-                         MakeOwnedDir(parent, "roost-shard-"));
+  ROOST_ASSIGN_OR_RETURN(
+      destination->staging_,
+      MakeOwnedTempDir(destination->options_.temp_dir, "roost-shard-"));
   return destination;
 }
 

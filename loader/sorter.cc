@@ -210,7 +210,7 @@ class ExternalSorter::Impl {
         arena_(std::clamp<uint64_t>(options_.memory_limit / 16, kMinArenaBlock,
                                     kMaxArenaBlock)) {
     // Whether or not this sort spills, what killed builds left goes.
-    RemoveDeadOwnersDirs(TempBase(), kSpillDirPrefix);
+    RemoveDeadOwnersDirs(TempParent(options_.temp_dir), kSpillDirPrefix);
   }
 
   ~Impl() {
@@ -320,17 +320,11 @@ class ExternalSorter::Impl {
     return absl::OkStatus();
   }
 
-  std::string TempBase() const {
-    if (!options_.temp_dir.empty()) return options_.temp_dir;
-    std::error_code ec;
-    const std::string base = std::filesystem::temp_directory_path(ec).string();
-    return ec ? "/tmp" : base;
-  }
-
   // In a directory roost-sort-<pid>-XXXXXX, so that the next sorter can
   // remove those of a killed build: they can be as large as the input.
   absl::Status MakeTempDir() {
-    ROOST_ASSIGN_OR_RETURN(dir_, MakeOwnedDir(TempBase(), kSpillDirPrefix));
+    ROOST_ASSIGN_OR_RETURN(
+        dir_, MakeOwnedTempDir(options_.temp_dir, kSpillDirPrefix));
     return absl::OkStatus();
   }
 

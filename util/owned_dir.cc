@@ -66,4 +66,17 @@ absl::StatusOr<std::string> MakeOwnedDir(const std::string& parent,
   return dir;
 }
 
+std::string TempParent(const std::string& temp_dir) {
+  if (!temp_dir.empty()) return temp_dir;
+  // Without the error_code, a $TMPDIR that is no directory throws.
+  std::error_code ec;
+  const std::string system = std::filesystem::temp_directory_path(ec).string();
+  return ec ? "/tmp" : system;
+}
+
+absl::StatusOr<std::string> MakeOwnedTempDir(const std::string& temp_dir,
+                                             std::string_view prefix) {
+  return MakeOwnedDir(TempParent(temp_dir), prefix);
+}
+
 }  // namespace roost

@@ -3,9 +3,11 @@
 //
 //   <parent>/<prefix><pid>-XXXXXX
 //
-// roost-load makes three kinds: a version's staging directory
-// (".staging-"), the sorter's spill directory ("roost-sort-") and the
-// directory a `build -o FILE` is written in ("FILE.tmp-"). Each is made
+// roost-load makes them for a version's staging directory (".staging-"),
+// the directory a `build -o FILE` is written in ("FILE.tmp-") and, under
+// the temporary directory (MakeOwnedTempDir), the sorter's spill directory
+// ("roost-sort-") and the staging directory of a build for a repository
+// ("roost-publish-", "roost-shard-"). Each is made
 // with mkdtemp (mode 0700, a fresh name: no one can have planted a link
 // in it) after the debris of dead processes with the same prefix is
 // removed. roost-server --repository stages the versions it pulls in
@@ -33,6 +35,15 @@ void RemoveDeadOwnersDirs(const std::string& parent, std::string_view prefix);
 // returns its path.
 absl::StatusOr<std::string> MakeOwnedDir(const std::string& parent,
                                          std::string_view prefix);
+
+// Where scratch goes: `temp_dir` where one is given (roost-load's
+// --temp-dir), else the system's temporary directory ($TMPDIR where that
+// is a directory, else /tmp).
+std::string TempParent(const std::string& temp_dir);
+
+// MakeOwnedDir(TempParent(temp_dir), prefix).
+absl::StatusOr<std::string> MakeOwnedTempDir(const std::string& temp_dir,
+                                             std::string_view prefix);
 
 // Removes `path` and everything under it, read-only directories included;
 // errors are ignored (what is left is debris for the next run).

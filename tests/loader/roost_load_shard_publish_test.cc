@@ -556,6 +556,31 @@ TEST_P(ShardPublishTest, PublishRunsRetentionWhenAsked) {
                                          RepositoryVersion{3, true}));
 }
 
+// $TMPDIR names no directory and there is no --temp-dir: a build's
+// staging directory, for --repository and for --shard, goes under /tmp as
+// the sort's spill directory does, where roost-load aborted on the
+// exception the system's temporary directory threw.
+TEST_P(ShardPublishTest, AMissingTmpdirStagesUnderTmp) {
+  const std::string env =
+      StrCat("env TMPDIR=", dir_.File("missing"), " ", LoadBinary(), " ");
+  const std::vector<std::string> inputs = SplitInputs(MakeRecords(30), 2, "in");
+  const std::string v = Claim("t");
+  for (uint32_t s = 0; s < 2; ++s) {
+    // A memory limit that makes the sort spill.
+    Result r = Shell(StrCat(env, "build -q -i ", inputs[s], " --repository ",
+                            root_, " --table t --shards 2 --shard ", s,
+                            " --version ", v, " --memory-limit 1k 2>&1"));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+  ASSERT_EQ(Publish("t", v).exit_code, 0);
+  Result r = Shell(StrCat(env, "build -q -i ", input_, " --repository ", root_,
+                          " --table t 2>&1"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_THAT(Versions("t"), ElementsAre(RepositoryVersion{1, true},
+                                         RepositoryVersion{2, true}));
+  EXPECT_EQ(Pointed("t"), 2u);
+}
+
 // The shell example of docs/operations/cluster.md ("Building the shards of
 // a version in parallel"), run as it is written, against this repository.
 TEST_P(ShardPublishTest, TheGuidesShellExampleRuns) {
