@@ -370,7 +370,9 @@ Command AddBuildCommand(CLI::App& app) {
                 "spilling to disk (k, M, G suffixes)")
       ->capture_default_str();
   b->add_option("--temp-dir", job.temp_dir,
-                "Where sort runs spill (default: the system temp dir)");
+                "Where sort runs spill, and where --repository and --shard "
+                "builds stage the version before uploading it (default: "
+                "$TMPDIR, else /tmp)");
   b->add_option("--utilization", job.cuckoo.utilization,
                 "Cuckoo: fraction of buckets to fill, in (0, 1)")
       ->capture_default_str();
