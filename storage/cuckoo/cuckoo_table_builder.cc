@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <future>
 #include <limits>
 
 #include "storage/coding.h"
@@ -73,7 +72,9 @@ absl::StatusOr<CuckooTableBuilder::Entry> CuckooTableBuilder::Store(
     std::string_view key, std::string_view value) {
   const uint64_t size = key.size() + value.size();
   if (chunks_.empty() || chunk_capacity_ - chunk_used_ < size) {
-    ROOST_ASSIGN_OR_RETURN(AnonymousBuffer chunk, NewChunk(size));
+    ROOST_ASSIGN_OR_RETURN(
+        AnonymousBuffer chunk,
+        AnonymousBuffer::Allocate(std::max(kArenaChunk, size)));
     chunk_capacity_ = chunk.size();
     chunks_.push_back(std::move(chunk));
     chunk_used_ = 0;
@@ -86,23 +87,7 @@ absl::StatusOr<CuckooTableBuilder::Entry> CuckooTableBuilder::Store(
                     static_cast<uint32_t>(key.size()),
                     static_cast<uint32_t>(value.size())};
   chunk_used_ += size;
-  if (!next_chunk_.valid() && chunk_capacity_ == kArenaChunk &&
-      chunk_used_ >= kArenaChunk / 2) {
-    next_chunk_ = std::async(std::launch::async, [] {
-      absl::StatusOr<AnonymousBuffer> chunk =
-          AnonymousBuffer::Allocate(kArenaChunk);
-      if (chunk.ok()) {
-        for (uint64_t i = 0; i < kArenaChunk; i += 4096) chunk->data()[i] = 0;
-      }
-      return chunk;
-    });
-  }
   return entry;
-}
-
-absl::StatusOr<AnonymousBuffer> CuckooTableBuilder::NewChunk(uint64_t size) {
-  if (size <= kArenaChunk && next_chunk_.valid()) return next_chunk_.get();
-  return AnonymousBuffer::Allocate(std::max(kArenaChunk, size));
 }
 
 absl::Status CuckooTableBuilder::Add(std::string_view key,

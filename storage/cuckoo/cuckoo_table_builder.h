@@ -29,7 +29,6 @@
 #define ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_BUILDER_H_
 
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -160,8 +159,6 @@ class CuckooTableBuilder {
   // Copies key then value into the arena, returning where they start;
   // ResourceExhausted when no memory is left.
   absl::StatusOr<Entry> Store(std::string_view key, std::string_view value);
-  // A chunk for a pair of `size` bytes: next_chunk_ when it fits.
-  absl::StatusOr<AnonymousBuffer> NewChunk(uint64_t size);
 
   const std::string path_;
   const CuckooBuildOptions options_;
@@ -175,11 +172,6 @@ class CuckooTableBuilder {
   std::vector<AnonymousBuffer> chunks_;
   uint64_t chunk_used_ = 0;
   uint64_t chunk_capacity_ = 0;
-  // The chunk after the current one, mapped and its pages taken on a thread
-  // of its own once the current one is half full: the first touch of fresh
-  // memory costs more than filling it (in a VM most of all), and the input's
-  // reader need not wait for it.
-  std::future<absl::StatusOr<AnonymousBuffer>> next_chunk_;
   // While every pair has the same widths, entries are implicit (a chunk holds
   // pairs_per_chunk_ of them back to back) and entries_ stays empty.
   bool uniform_ = true;
