@@ -76,9 +76,6 @@ class CuckooTableBuilder::Placement {
   uint64_t num_blocks() const { return num_blocks_; }
   uint32_t buckets_per_block() const { return bpb_; }
   const uint64_t* seeds() const { return seeds_; }
-  const Slot& slot(uint64_t block, uint32_t i) const {
-    return slots_[block * bpb_ + i];
-  }
   // Every bucket, block after block: num_blocks() * buckets_per_block().
   const Slot* slots() const { return slots_.data(); }
   int num_hashes() const { return num_hashes_; }

@@ -16,11 +16,8 @@
 
 namespace roost {
 
-using cuckoo_build::Candidates;
 using cuckoo_build::kEmpty;
 using cuckoo_build::kMaxEntries;
-using cuckoo_build::kPpm;
-using cuckoo_build::Slot;
 
 absl::StatusOr<std::unique_ptr<CuckooTableBuilder>> CuckooTableBuilder::Create(
     const std::string& path, const CuckooBuildOptions& options) {

@@ -141,7 +141,6 @@ class CuckooTableBuilder {
     uint32_t value_length;
   };
   class Placement;
-  class PairLookahead;
   class Writer;
 
   CuckooTableBuilder(const std::string& path,

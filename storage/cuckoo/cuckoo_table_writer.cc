@@ -26,7 +26,7 @@ constexpr size_t kHeapPiece = size_t{1} << 20;
 // the entry (where the pair lies) of the pair kFar occupied buckets ahead and
 // the first `lines` cache lines of the pair kNear ahead, whose entry is in
 // the cache by then.
-class CuckooTableBuilder::PairLookahead {
+class CuckooTableBuilder::Writer::PairLookahead {
  public:
   PairLookahead(const CuckooTableBuilder& builder, const Slot* slots,
                 uint64_t num_slots, uint32_t lines)
@@ -102,8 +102,8 @@ CuckooTableBuilder::Writer::Writer(const CuckooTableBuilder& builder,
   overflow_.assign((num_blocks * overflow_bits + 7) / 8, '\0');
 }
 
-void CuckooTableBuilder::Writer::Account(uint64_t block, uint32_t entry) {
-  const std::string_view k = b_.key(entry), v = b_.value(entry);
+void CuckooTableBuilder::Writer::Account(uint64_t block, std::string_view k,
+                                         std::string_view v) {
   Candidates c;
   placement_.ComputeCandidates(k, &c);
   int choice = 0;
@@ -166,7 +166,7 @@ absl::Status CuckooTableBuilder::Writer::WriteBuckets(WritableFile& file) {
       char* dst = block.data() + s * h_.bucket_size;
       EncodeBucket(dst, slot, heap_offset);
       if (is_inline_) {
-        Account(b, slot.entry);
+        Account(b, b_.key(slot.entry), b_.value(slot.entry));
       } else {
         const uint64_t klen = b_.key_length(slot.entry);
         const uint64_t vlen = b_.value_length(slot.entry);
@@ -204,8 +204,8 @@ absl::Status CuckooTableBuilder::Writer::WriteHeap(WritableFile& file) {
     const uint32_t e = slots[i].entry;
     if (e == kEmpty) continue;
     ahead.Step();
-    Account(i / bpb_, e);
     const std::string_view k = b_.key(e), v = b_.value(e);
+    Account(i / bpb_, k, v);
     char* end = EncodeVarint64(lengths, k.size());
     end = EncodeVarint64(end, v.size());
     piece.append(lengths, end - lengths);

@@ -37,9 +37,11 @@ class CuckooTableBuilder::Writer {
   absl::Status Write(const std::string& path);
 
  private:
-  // Counts the pair in bucket block `block` into the probe-count
+  class PairLookahead;
+
+  // Counts the pair (k, v) in bucket block `block` into the probe-count
   // distribution, the overflow bitmap and the length bounds.
-  void Account(uint64_t block, uint32_t entry);
+  void Account(uint64_t block, std::string_view k, std::string_view v);
   // The bucket of `slot`, whose record (heap layout) is at `heap_offset`.
   void EncodeBucket(char* dst, const cuckoo_build::Slot& slot,
                     uint64_t heap_offset) const;
