@@ -96,6 +96,13 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
 
+// a - FloorDiv(a, b) * b for b > 0, in [0, b), computed without that
+// product, which overflows for an `a` within b of INT64_MIN.
+int64_t FloorMod(int64_t a, int64_t b) {
+  const int64_t r = a % b;
+  return r < 0 ? r + b : r;
+}
+
 int64_t UnitsPerSecond(TimeUnit unit) {
   switch (unit) {
     case TimeUnit::kSecond:
@@ -304,19 +311,19 @@ absl::Status AppendJson(const ArrayView& a, uint64_t i, std::string* out,
       out->push_back('"');
       AppendDate(days, out);
       out->push_back('T');
-      AppendTimeOfDay(v - days * per_day, t.unit, out);
+      AppendTimeOfDay(FloorMod(v, per_day), t.unit, out);
       if (!t.time_zone.empty()) out->push_back('Z');
       out->push_back('"');
       break;
     }
     case ColumnTypeId::kTime32:
     case ColumnTypeId::kTime64: {
-      int64_t v = t.id == ColumnTypeId::kTime32 ? a.Fixed<int32_t>(i)
-                                                : a.Fixed<int64_t>(i);
+      const int64_t v = t.id == ColumnTypeId::kTime32 ? a.Fixed<int32_t>(i)
+                                                      : a.Fixed<int64_t>(i);
       const int64_t per_day = 86400 * UnitsPerSecond(t.unit);
-      v -= FloorDiv(v, per_day) * per_day;  // a time of day, whatever it is
       out->push_back('"');
-      AppendTimeOfDay(v, t.unit, out);
+      // A time of day, whatever it is.
+      AppendTimeOfDay(FloorMod(v, per_day), t.unit, out);
       out->push_back('"');
       break;
     }

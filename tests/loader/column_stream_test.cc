@@ -225,6 +225,28 @@ TEST_F(ColumnStreamTest, TimesAsTheDocSays) {
             "-5");
 }
 
+TEST_F(ColumnStreamTest, TimesAtTheEndsOfInt64) {
+  // A fuzzer's finding: the time of day of a timestamp within a day of
+  // INT64_MIN was its value less its day times a day's units, a product
+  // that overflows. It is the floor remainder now.
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  // -9223372036854775808 ms is 16:47:04.192 of day -106751991168, and
+  // 9223372036854775807 ms 07:12:55.807 of day 106751991167 (Python's
+  // divmod by 86400000).
+  const std::string ms = std::string("\x13\x01", 2) + Str("");
+  const std::string at_min =
+      ValueOf(ms, Array(1, 0, 0, {"", Values<int64_t>({kMin})}));
+  EXPECT_TRUE(at_min.ends_with("T16:47:04.192\"")) << at_min;
+  const std::string at_max =
+      ValueOf(ms, Array(1, 0, 0, {"", Values<int64_t>({kMax})}));
+  EXPECT_TRUE(at_max.ends_with("T07:12:55.807\"")) << at_max;
+  // time64[ns] of INT64_MIN: a time of day, whatever the value is.
+  EXPECT_EQ(ValueOf(std::string("\x15\x03", 2),
+                    Array(1, 0, 0, {"", Values<int64_t>({kMin})})),
+            "\"00:12:43.145224192\"");
+}
+
 TEST_F(ColumnStreamTest, StringsBinaryAndNesting) {
   EXPECT_EQ(ValueOf(kString, Strings({"a\"\\\n\x01\xc3\xa9"})),
             "\"a\\\"\\\\\\n\\u0001\xc3\xa9\"");
