@@ -58,6 +58,8 @@ std::string Manifest::ToJson() const {
   m["loader"] = loader;
   if (build_time) m["build_time"] = FormatRfc3339(*build_time);
   if (data_time) m["data_time"] = FormatRfc3339(*data_time);
+  if (schema) m["schema"] = schema->ToJson();
+  if (!schema_change.empty()) m["schema_change"] = schema_change;
   return DumpJson(m) + "\n";
 }
 
@@ -183,6 +185,19 @@ absl::StatusOr<Manifest> Manifest::Parse(std::string_view text) {
   };
   if (!optional_time("build_time", &m.build_time)) return bad("build_time");
   if (!optional_time("data_time", &m.data_time)) return bad("data_time");
+  if (auto schema = json->find("schema"); schema != json->end()) {
+    absl::StatusOr<RowSchema> s = RowSchema::FromJson(*schema);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(
+          StrCat("malformed \"schema\": ", s.status().message()));
+    }
+    m.schema = *std::move(s);
+  }
+  if (json->contains("schema_change")) {
+    auto change = JsonString(*json, "schema_change");
+    if (!change) return bad("schema_change");
+    m.schema_change = *change;
+  }
   return m;
 }
 

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "storage/row/row_schema.h"
 #include "util/json.h"
 
 namespace roost {
@@ -101,6 +102,13 @@ struct Manifest {
   // --data-timestamp.
   std::optional<int64_t> build_time;
   std::optional<int64_t> data_time;
+  // A version of rows (roost-load build --rows): the schema of every value
+  // (docs/format/rows.md); absent for opaque values.
+  std::optional<RowSchema> schema;
+  // With --allow-schema-change: what the publish accepted that the
+  // evolution rules refuse (one line per field), as the MANIFEST records
+  // it ("schema_change"); empty otherwise.
+  std::string schema_change;
 
   std::string ToJson() const;
   // InvalidArgument naming the first missing or malformed field.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "storage/block/block_table_builder.h"
+#include "storage/row/row_codec.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/harness/test_util.h"
 
@@ -139,6 +140,40 @@ TEST(FormatGoldenTest, TheCuckooTableIsItsWorkedExample) {
                             .c_str()),
             0);
   ExpectTheDocsDump(path, "cuckoo_table.md", 385);
+}
+
+TEST(FormatGoldenTest, TheRowIsItsWorkedExample) {
+  // rows.md's example: its schema (the JSON the doc shows) and its row.
+  auto json = ParseJson(R"({"encoding": "roost-row-1", "fields": [
+      {"name": "ltv", "type": "float64", "nullable": true},
+      {"name": "visits", "type": "int32", "nullable": false},
+      {"name": "segments", "type": "string_list", "nullable": false},
+      {"name": "embedding", "type": "float32_list", "nullable": false},
+      {"name": "active", "type": "bool", "nullable": false},
+      {"name": "country", "type": "string", "nullable": true}]})");
+  ASSERT_OK(json);
+  auto schema = RowSchema::FromJson(*json);
+  ASSERT_OK(schema);
+  RowBuilder b(&*schema);
+  b.SetFloat(0, 12.5);
+  b.SetInt(1, 7);
+  b.StartStringList(2);
+  b.AddString(2, "a");
+  b.AddString(2, "bc");
+  const float embedding[] = {1.0f, -0.5f};
+  b.SetVariable(3, std::string_view(reinterpret_cast<const char*>(embedding),
+                                    sizeof(embedding)));
+  b.SetBool(4, true);
+  b.SetNull(5);
+  std::string row;
+  ASSERT_OK(b.Finish(&row));
+  ScratchDir dir;
+  const std::string path = dir.File("row");
+  WriteFile(path, row);
+  ExpectTheDocsDump(path, "rows.md", 49);
+  EXPECT_EQ(DumpJson(RowToJson(*schema, row), false),
+            R"({"ltv":12.5,"visits":7,"segments":["a","bc"],)"
+            R"("embedding":[1.0,-0.5],"active":true,"country":null})");
 }
 
 }  // namespace
