@@ -35,8 +35,7 @@ double Gamma(size_t n) {
 struct Kernel {
   std::string name;
   float (*dot)(const char*, const float*, size_t);
-  internal::DotAndSquares (*dot_and_squares)(const char*, const float*,
-                                             size_t);
+  internal::DotAndSquares (*dot_and_squares)(const char*, const float*, size_t);
 };
 
 // The portable kernel, and the AVX2 one where the CPU runs it.
@@ -131,8 +130,8 @@ TEST(VectorMathTest, KernelsAgreeWithDoublePrecisionWithinTheBound) {
         // The reference's own error (n roundings of a double) is added.
         const double dot_tolerance =
             (Gamma(n) + n * 0x1p-52) * exact.abs_products;
-        const double squares_tolerance = (Gamma(n) + n * 0x1p-52) *
-                                         exact.squares;
+        const double squares_tolerance =
+            (Gamma(n) + n * 0x1p-52) * exact.squares;
         const double query_norm = std::sqrt(exact.query_squares);
         const double exact_cosine =
             exact.dot / (std::sqrt(exact.squares) * query_norm);
@@ -174,8 +173,8 @@ TEST(VectorMathTest, QueryAtEveryFloatOffset) {
                                  padded.begin() + offset + n);
       const Reference exact = Exact(v, q);
       const RowBytes row(v, 1);
-      EXPECT_NEAR(kernel.dot(row.data(), padded.data() + offset, n),
-                  exact.dot, Gamma(n) * exact.abs_products);
+      EXPECT_NEAR(kernel.dot(row.data(), padded.data() + offset, n), exact.dot,
+                  Gamma(n) * exact.abs_products);
     }
   }
 }
@@ -193,10 +192,10 @@ TEST(VectorMathTest, DispatchIsTheKernel) {
     const float query_norm = Norm(q.data(), n);
     EXPECT_EQ(Bits(DotProduct(row.data(), q.data(), n)),
               Bits(active.dot(row.data(), q.data(), n)));
-    EXPECT_EQ(Bits(CosineSimilarity(row.data(), q.data(), n, query_norm)),
-              Bits(internal::CosineFromSums(
-                  active.dot_and_squares(row.data(), q.data(), n),
-                  query_norm)));
+    EXPECT_EQ(
+        Bits(CosineSimilarity(row.data(), q.data(), n, query_norm)),
+        Bits(internal::CosineFromSums(
+            active.dot_and_squares(row.data(), q.data(), n), query_norm)));
   }
 }
 
@@ -209,8 +208,7 @@ TEST(VectorMathTest, CosineFixedPoints) {
       const RowBytes row(v, 2);
       auto cosine = [&](const std::vector<float>& q) {
         return internal::CosineFromSums(
-            kernel.dot_and_squares(row.data(), q.data(), n),
-            Norm(q.data(), n));
+            kernel.dot_and_squares(row.data(), q.data(), n), Norm(q.data(), n));
       };
       // With itself, and with itself scaled: 1, never above it.
       const float self = cosine(v);
@@ -263,8 +261,8 @@ TEST(VectorMathTest, EmptyAndZeroVectors) {
         Norm(zeros.data(), 40))));
   }
   EXPECT_EQ(DotProduct(ones_row.data(), ones.data(), 0), 0.0f);
-  EXPECT_TRUE(std::isnan(CosineSimilarity(ones_row.data(), ones.data(), 0,
-                                          Norm(ones.data(), 0))));
+  EXPECT_TRUE(std::isnan(
+      CosineSimilarity(ones_row.data(), ones.data(), 0, Norm(ones.data(), 0))));
   EXPECT_EQ(Norm(ones.data(), 0), 0.0f);
 }
 
@@ -287,8 +285,7 @@ TEST(VectorMathTest, NanAndInfInputs) {
                         const std::vector<float>& b) {
         const RowBytes row(a, 3);
         return internal::CosineFromSums(
-            kernel.dot_and_squares(row.data(), b.data(), n),
-            Norm(b.data(), n));
+            kernel.dot_and_squares(row.data(), b.data(), n), Norm(b.data(), n));
       };
       std::vector<float> with = v;
       with[at] = kNaN;
@@ -356,8 +353,8 @@ TEST(VectorMathTest, TopKAgainstAFullSort) {
   std::mt19937 rng(21);
   // Few distinct values, so ties are many; NaN, the infinities and both
   // zeros (equal, so tied) among them.
-  const std::vector<float> values = {kNaN, -kInf, -1.5f, -0.0f, 0.0f, 0.25f,
-                                     0.5f, 0.75f, 1.0f,  kInf};
+  const std::vector<float> values = {kNaN,  -kInf, -1.5f, -0.0f, 0.0f,
+                                     0.25f, 0.5f,  0.75f, 1.0f,  kInf};
   std::uniform_int_distribution<size_t> pick(0, values.size() - 1);
   std::uniform_real_distribution<float> real(-1, 1);
   for (size_t n : {0, 1, 2, 3, 10, 100, 1000}) {
