@@ -41,10 +41,13 @@ std::optional<uint64_t> OracleVersion(std::string_view text);
 
 // The answer to a lookup of `keys` in `table`, a Get (one key) unless
 // `batch`, asking for version `version` (as OracleVersion reads it), in the
-// packed form if `packed` (a MultiGet's).
+// packed form if `packed` (a MultiGet's). `rows`: the request asks for
+// fields or a score (lookup.proto's Rows), which the fixture's tables of
+// opaque values refuse.
 Expected Expect(const Server& s, std::string_view table,
                 const std::vector<std::string>& keys, bool batch,
-                std::string_view version = "", bool packed = false);
+                std::string_view version = "", bool packed = false,
+                bool rows = false);
 
 // Expect(), and table names and versions with invalid UTF-8 are refused
 // when the request is parsed.

@@ -9,6 +9,7 @@
 #include "server/call_context.h"
 #include "server/call_helpers.h"
 #include "server/log.h"
+#include "server/row_requests.h"
 #include "storage/table.h"
 #include "storage/version/data_dir.h"
 #include "util/escape.h"
@@ -30,6 +31,7 @@ struct Scratch {
   LookupRequest request;
   std::vector<LookupResult> results;
   ValuePins pins;  // the decompressed blocks results point into
+  RowAnswer rows;  // a request's fields and score, on a table of rows
 };
 Scratch& ThreadScratch() {
   thread_local Scratch scratch;
@@ -183,17 +185,22 @@ template <typename Encoding>
 grpc::Status LookupService::Respond(Encoding encoding,
                                     const ServingVersion& version,
                                     std::span<const LookupResult> results,
+                                    std::string_view trailer,
                                     ClientLimits::Share* client, CallGate* slot,
                                     grpc::ByteBuffer* response) const {
   const std::string& version_field = Encoding::VersionField(version);
   // The size first: a response over the limits is refused before a byte of
   // any value is copied.
-  const size_t size =
-      encoding.Size(results, options_.max_message_size) + version_field.size();
+  const size_t size = encoding.Size(results, options_.max_message_size) +
+                      trailer.size() + version_field.size();
   auto buffer =
       ResponseBuffer::Create(memory_, client, size, options_.max_message_size);
   if (!buffer.ok()) return ToClient(buffer.status(), options_.data_dir);
   char* out = encoding.Write(results, buffer->data());
+  if (!trailer.empty()) {  // memcpy takes no null pointer, even for 0 bytes
+    std::memcpy(out, trailer.data(), trailer.size());
+    out += trailer.size();
+  }
   std::memcpy(out, version_field.data(), version_field.size());
   *response = std::move(*buffer).Release(slot);
   return grpc::Status::OK;
@@ -242,14 +249,23 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   if (absl::Status st = LookUp(version->table(), r.keys, s, &tally); !st.ok()) {
     return ToClient(st, options_.data_dir);
   }
+  std::string_view trailer;
+  if (RowAnswer::Asks(r)) {
+    if (absl::Status st =
+            s.rows.Apply(r, version->opened.manifest.schema, &s.results);
+        !st.ok()) {
+      return ToClient(st, options_.data_dir);
+    }
+    trailer = s.rows.trailer();
+  }
   // The encoding is chosen once per request, not per key.
   const grpc::Status written =
-      !batch
-          ? Respond(GetEncoding(), *version, s.results, client, slot, response)
-      : r.packed ? Respond(PackedEncoding(), *version, s.results, client, slot,
-                           response)
-                 : Respond(EntriesEncoding(), *version, s.results, client, slot,
-                           response);
+      !batch     ? Respond(GetEncoding(), *version, s.results, trailer, client,
+                           slot, response)
+      : r.packed ? Respond(PackedEncoding(), *version, s.results, trailer,
+                           client, slot, response)
+                 : Respond(EntriesEncoding(), *version, s.results, trailer,
+                           client, slot, response);
   if (!written.ok()) return written;
   // Let go of decompressed blocks now, not at this thread's next request.
   s.pins.Clear();
@@ -457,6 +473,7 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
         info->add_rolled_back_versions(v);
       }
       info->set_repository_version(t.repository_version);
+      info->set_schema_json(t.schema_json);
     }
     *response = Serialize(out);
   }

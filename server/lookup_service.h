@@ -120,13 +120,14 @@ class LookupService final : public RawLookupService {
   grpc::Status CheckRequest(const grpc::CallbackServerContext& context,
                             const LookupRequest& request, bool batch) const;
   // Writes `results` of `version` into *response in `encoding`
-  // (lookup_service.cc), refused before a value is copied when over the
+  // (lookup_service.cc), then `trailer` (a MultiGetResponse's scores and
+  // top, already encoded), refused before a value is copied when over the
   // limits; on OK as DoLookup's.
   template <typename Encoding>
   grpc::Status Respond(Encoding encoding, const ServingVersion& version,
                        std::span<const LookupResult> results,
-                       ClientLimits::Share* client, CallGate* slot,
-                       grpc::ByteBuffer* response) const;
+                       std::string_view trailer, ClientLimits::Share* client,
+                       CallGate* slot, grpc::ByteBuffer* response) const;
 
   TableRegistry* registry_;
   RpcMetrics* metrics_;

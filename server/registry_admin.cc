@@ -171,6 +171,9 @@ std::vector<TableStatus> TableRegistry::List() const {
       t.file_size = v->file_size;
       t.max_key_length = v->max_key_length;
       t.key_width = v->key_width;
+      if (const auto& schema = v->opened.manifest.schema) {
+        t.schema_json = DumpJson(schema->ToJson(), false);
+      }
       if (v->opened.shard) {
         t.shard = *v->opened.shard;
         t.shard_count = v->opened.manifest.shards;

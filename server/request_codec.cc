@@ -19,8 +19,16 @@ using google::protobuf::io::CodedOutputStream;
 
 constexpr uint32_t kTableField = 1;
 constexpr uint32_t kKeyField = 2;  // `key` of GetRequest, `keys` of MultiGet
-constexpr uint32_t kLookupVersionField = 3;  // of GetRequest, MultiGetRequest
-constexpr uint32_t kPackedField = 4;         // MultiGetRequest.packed
+constexpr uint32_t kLookupVersionField = 3;   // of GetRequest, MultiGetRequest
+constexpr uint32_t kPackedField = 4;          // MultiGetRequest.packed
+constexpr uint32_t kGetFieldsField = 4;       // GetRequest.fields
+constexpr uint32_t kMultiGetFieldsField = 5;  // MultiGetRequest.fields
+constexpr uint32_t kScoreField = 6;           // MultiGetRequest.score
+// Score's fields.
+constexpr uint32_t kScoreFieldField = 1;
+constexpr uint32_t kScoreSimilarityField = 2;
+constexpr uint32_t kScoreQueryField = 3;
+constexpr uint32_t kScoreTopKField = 4;
 constexpr uint32_t kScanStartField = 2;
 constexpr uint32_t kScanEndField = 3;
 constexpr uint32_t kScanPrefixField = 4;
@@ -35,6 +43,8 @@ constexpr uint8_t kPackedValuesTag = 0x1a;
 constexpr uint8_t kPackedSizesTag = 0x22;
 constexpr uint8_t kMissingTag = 0x2a;
 constexpr uint8_t kPackedWidthTag = 0x30;  // field 6, varint
+constexpr uint8_t kScoresTag = 0x3a;       // field 7, length-delimited
+constexpr uint8_t kTopTag = 0x42;          // field 8, length-delimited
 // Empty fields point here rather than at null, as a protobuf string would.
 constexpr std::string_view kEmpty("", 0);
 
@@ -109,8 +119,9 @@ struct Field {
 
 // Reads fields until the end of the bytes (group == 0) or until the end-group
 // tag of group number `group`, calling on_field(field) for each
-// length-delimited or varint field of the message itself (not of a group in
-// it), and skipping every other field. False where protobuf's parser fails.
+// length-delimited, varint or fixed32 field of the message itself (not of a
+// group in it), and skipping every other field. False where protobuf's
+// parser fails.
 template <typename OnField>
 bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
   for (;;) {
@@ -138,6 +149,7 @@ bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
         break;
       case WireFormatLite::WIRETYPE_FIXED32:
         if (!in.Take(4, &value)) return false;
+        if (group == 0) on_field(Field{number, type, value});
         break;
       case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
         uint32_t size;
@@ -158,8 +170,8 @@ bool ReadFields(WireReader& in, uint32_t group, int depth, OnField& on_field) {
   }
 }
 
-// Calls on_field(field) for each length-delimited or varint field of
-// `bytes`, skipping every other field; false when the bytes do not parse.
+// Calls on_field(field) for each length-delimited, varint or fixed32 field
+// of `bytes`, skipping every other field; false when the bytes do not parse.
 template <typename OnField>
 bool ForEachField(std::string_view bytes, OnField&& on_field) {
   WireReader in(bytes);
@@ -175,6 +187,54 @@ bool IsString(const Field& f) {
 bool IsUtf8(std::string_view s) {
   return google::protobuf::internal::IsStructurallyValidUTF8(
       s.data(), static_cast<int>(s.size()));
+}
+
+bool IsFixed32(const Field& f) {
+  return f.type == WireFormatLite::WIRETYPE_FIXED32;
+}
+
+// Merges one occurrence of MultiGetRequest.score into `*score`, as protobuf
+// merges a message field: the last field, similarity and top_k, the query
+// floats of every occurrence, packed or not. False where protobuf fails (a
+// packed query that is not whole floats, or bytes that do not parse).
+bool MergeScore(std::string_view bytes, LookupRequest::Score* score,
+                bool* utf8) {
+  bool whole = true;
+  const bool ok = ForEachField(bytes, [&](const Field& f) {
+    switch (f.number) {
+      case kScoreFieldField:
+        if (IsString(f)) {
+          score->field = f.bytes;
+          *utf8 = *utf8 && IsUtf8(f.bytes);
+        }
+        break;
+      case kScoreSimilarityField:
+        // An enum is an int32: protobuf keeps the low 32 bits.
+        if (f.type == WireFormatLite::WIRETYPE_VARINT) {
+          score->similarity = static_cast<int32_t>(f.varint);
+        }
+        break;
+      case kScoreQueryField:
+        if (IsFixed32(f) || IsString(f)) {
+          if (f.bytes.size() % 4 != 0) {
+            whole = false;
+            break;
+          }
+          const size_t at = score->query.size();
+          score->query.resize(at + f.bytes.size() / 4);
+          std::memcpy(score->query.data() + at, f.bytes.data(), f.bytes.size());
+        }
+        break;
+      case kScoreTopKField:
+        if (f.type == WireFormatLite::WIRETYPE_VARINT) {
+          score->top_k = static_cast<uint32_t>(f.varint);
+        }
+        break;
+      default:
+        break;
+    }
+  });
+  return ok && whole;
 }
 
 absl::Status StringStatus(bool table_utf8, bool version_utf8) {
@@ -232,9 +292,12 @@ absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request) {
   request->table = kEmpty;
   request->keys.assign(1, kEmpty);
   request->total_keys = 1;
+  request->fields.clear();
+  request->has_score = false;
   std::string_view version = kEmpty;
   bool table_utf8 = true;
   bool version_utf8 = true;
+  bool fields_utf8 = true;
   const bool ok = ForEachField(bytes, [&](const Field& f) {
     if (!IsString(f)) return;
     if (f.number == kTableField) {
@@ -245,10 +308,16 @@ absl::Status ParseGetRequest(std::string_view bytes, LookupRequest* request) {
     } else if (f.number == kLookupVersionField) {
       version = f.bytes;
       version_utf8 = version_utf8 && IsUtf8(f.bytes);
+    } else if (f.number == kGetFieldsField) {
+      request->fields.push_back(f.bytes);
+      fields_utf8 = fields_utf8 && IsUtf8(f.bytes);
     }
   });
   if (!ok) return Malformed("GetRequest");
   ROOST_RETURN_IF_ERROR(StringStatus(table_utf8, version_utf8));
+  if (!fields_utf8) {
+    return absl::InvalidArgumentError("a field name is not valid UTF-8");
+  }
   return CheckVersion(version, &request->version);
 }
 
@@ -257,10 +326,18 @@ absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
   request->table = kEmpty;
   request->keys.clear();
   request->packed = false;
+  request->fields.clear();
+  request->has_score = false;
+  request->score.field = kEmpty;
+  request->score.similarity = 0;
+  request->score.query.clear();
+  request->score.top_k = 0;
   size_t keys = 0;
   std::string_view version = kEmpty;
   bool table_utf8 = true;
   bool version_utf8 = true;
+  bool fields_utf8 = true;
+  bool score_ok = true;
   const bool ok = ForEachField(bytes, [&](const Field& f) {
     if (f.type == WireFormatLite::WIRETYPE_VARINT) {
       // A bool is true when any of the varint's bits is; the last wins.
@@ -276,11 +353,20 @@ absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
     } else if (f.number == kLookupVersionField) {
       version = f.bytes;
       version_utf8 = version_utf8 && IsUtf8(f.bytes);
+    } else if (f.number == kMultiGetFieldsField) {
+      request->fields.push_back(f.bytes);
+      fields_utf8 = fields_utf8 && IsUtf8(f.bytes);
+    } else if (f.number == kScoreField) {
+      request->has_score = true;
+      score_ok = score_ok && MergeScore(f.bytes, &request->score, &fields_utf8);
     }
   });
   request->total_keys = keys;
-  if (!ok) return Malformed("MultiGetRequest");
+  if (!ok || !score_ok) return Malformed("MultiGetRequest");
   ROOST_RETURN_IF_ERROR(StringStatus(table_utf8, version_utf8));
+  if (!fields_utf8) {
+    return absl::InvalidArgumentError("a field name is not valid UTF-8");
+  }
   return CheckVersion(version, &request->version);
 }
 
@@ -298,6 +384,7 @@ absl::Status ParseScanRequest(std::string_view bytes, ScanQuery* query) {
       }
       return;
     }
+    if (!IsString(f)) return;
     switch (f.number) {
       case kTableField:
         query->table = f.bytes;
@@ -323,6 +410,24 @@ absl::Status ParseScanRequest(std::string_view bytes, ScanQuery* query) {
   if (!ok) return Malformed("ScanRequest");
   ROOST_RETURN_IF_ERROR(StringStatus(table_utf8, version_utf8));
   return CheckVersion(version, &query->version);
+}
+
+void AppendScores(std::span<const float> scores, std::string* out) {
+  if (scores.empty()) return;
+  out->push_back(static_cast<char>(kScoresTag));
+  char size[10];
+  out->append(size, WriteVarint(scores.size() * 4, size) - size);
+  out->append(reinterpret_cast<const char*>(scores.data()), scores.size() * 4);
+}
+
+void AppendTop(std::span<const uint32_t> top, std::string* out) {
+  if (top.empty()) return;
+  size_t body = 0;
+  for (uint32_t i : top) body += VarintSize(i);
+  out->push_back(static_cast<char>(kTopTag));
+  char buf[10];
+  out->append(buf, WriteVarint(body, buf) - buf);
+  for (uint32_t i : top) out->append(buf, WriteVarint(i, buf) - buf);
 }
 
 size_t GetResponseSize(const EncodedResult& result) { return BodySize(result); }

@@ -8,9 +8,13 @@
 // through the generated protobuf classes.
 //
 // The messages (proto/roost/v1/lookup.proto):
-//   GetRequest      { string table = 1; bytes key = 2; string version = 3; }
+//   GetRequest      { string table = 1; bytes key = 2; string version = 3;
+//                     repeated string fields = 4; }
 //   MultiGetRequest { string table = 1; repeated bytes keys = 2;
-//                     string version = 3; bool packed = 4; }
+//                     string version = 3; bool packed = 4;
+//                     repeated string fields = 5; Score score = 6; }
+//   Score           { string field = 1; Similarity similarity = 2;
+//                     repeated float query = 3 [packed]; uint32 top_k = 4; }
 //   ScanRequest     { string table = 1; bytes start = 2; bytes end = 3;
 //                     bytes prefix = 4; uint32 limit = 5; string version = 6; }
 //   GetResponse     { bool found = 1; bytes value = 2; string version = 3; }
@@ -18,7 +22,9 @@
 //                     bytes packed_values = 3;
 //                     repeated uint32 packed_sizes = 4 [packed];
 //                     repeated uint32 missing = 5 [packed];
-//                     uint32 packed_width = 6; }
+//                     uint32 packed_width = 6;
+//                     repeated float scores = 7 [packed];
+//                     repeated uint32 top = 8 [packed]; }
 //   ScanResponse    { repeated KeyValue entries = 1; string version = 2;
 //                     bool more = 3; }
 //   KeyValue        { bytes key = 1; bytes value = 2; }
@@ -61,6 +67,19 @@ struct LookupRequest {
   uint64_t version = 0;
   // A MultiGet that asks for the packed response form.
   bool packed = false;
+  // The fields of a row asked for (lookup.proto's Rows); empty: whole
+  // values.
+  std::vector<std::string_view> fields;
+  // MultiGetRequest.score, when the request has one: as protobuf merges a
+  // message field given more than once, the last field and similarity, the
+  // query's floats of every occurrence.
+  bool has_score = false;
+  struct Score {
+    std::string_view field;
+    int32_t similarity = 0;  // roost.v1.Score.Similarity (open enum)
+    std::vector<float> query;
+    uint32_t top_k = 0;
+  } score;
 };
 
 // A ScanRequest, its bytes fields views into the request.
@@ -85,6 +104,8 @@ absl::Status ParseMultiGetRequest(std::string_view bytes, size_t max_keys,
                                   LookupRequest* request);
 
 // Parses a ScanRequest. InvalidArgument as ParseGetRequest's.
+// (GetRequest.fields and MultiGetRequest's fields and score are parsed too;
+// a field name or score.field that is not UTF-8 is refused the same way.)
 absl::Status ParseScanRequest(std::string_view bytes, ScanQuery* query);
 
 // One result to write: a value when found.
@@ -102,6 +123,11 @@ size_t MultiGetEntrySize(const EncodedResult& result);
 // room for the sizes above; returns the end of what was written.
 char* WriteGetResponse(const EncodedResult& result, char* out);
 char* WriteMultiGetEntry(const EncodedResult& result, char* out);
+
+// MultiGetResponse.scores and .top (fields 7 and 8, packed), appended to
+// `*out`; nothing for an empty list.
+void AppendScores(std::span<const float> scores, std::string* out);
+void AppendTop(std::span<const uint32_t> top, std::string* out);
 
 // The packed form of a MultiGetResponse (fields 3 to 6), written in two
 // passes over the results: Count() each to learn the size, then, with that

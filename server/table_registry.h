@@ -95,6 +95,8 @@ struct TableStatus {
   // With --repository: the version the table's POINTER names ("" when it
   // has none).
   std::string repository_version;
+  // A table of rows: the serving version's schema as JSON (one line).
+  std::string schema_json;
 };
 
 // DATA_DIR/<table>/REPOSITORY: the URI of the repository the table's

@@ -477,5 +477,61 @@ TEST(RequestCodecTest, WritesVersionsAndScanResponsesAsProtobufDoes) {
   }
 }
 
+TEST(RequestCodecTest, ReadsFieldsAndAScoreAsProtobufMergesThem) {
+  v1::MultiGetRequest first;
+  first.set_table("t");
+  first.add_keys("k");
+  first.add_fields("a");
+  first.add_fields("b");
+  first.mutable_score()->set_field("old");
+  first.mutable_score()->add_query(1.5f);
+  first.mutable_score()->set_top_k(3);
+  // A second occurrence of the score merges into the first: the last
+  // field and similarity, the queries' floats of both.
+  v1::MultiGetRequest second;
+  second.mutable_score()->set_field("embedding");
+  second.mutable_score()->set_similarity(v1::Score::COSINE);
+  second.mutable_score()->add_query(-2.0f);
+  const std::string bytes =
+      first.SerializeAsString() + second.SerializeAsString();
+  v1::MultiGetRequest merged;
+  ASSERT_TRUE(merged.ParseFromString(bytes));
+  LookupRequest r;
+  ASSERT_OK(ParseMultiGetRequest(bytes, 10, &r));
+  EXPECT_EQ(r.fields, (std::vector<std::string_view>{"a", "b"}));
+  ASSERT_TRUE(r.has_score);
+  EXPECT_EQ(r.score.field, merged.score().field());
+  EXPECT_EQ(r.score.similarity, 1);
+  EXPECT_EQ(r.score.top_k, 3u);
+  EXPECT_EQ(r.score.query, (std::vector<float>{1.5f, -2.0f}));
+  // The parse of the next request starts afresh.
+  ASSERT_OK(ParseMultiGetRequest(std::string("\x0a\x01t", 3), 10, &r));
+  EXPECT_FALSE(r.has_score);
+  EXPECT_TRUE(r.fields.empty());
+  EXPECT_TRUE(r.score.query.empty());
+  v1::GetRequest get;
+  get.set_table("t");
+  get.add_fields("x");
+  const std::string get_bytes = get.SerializeAsString();  // r views it
+  ASSERT_OK(ParseGetRequest(get_bytes, &r));
+  EXPECT_EQ(r.fields, (std::vector<std::string_view>{"x"}));
+}
+
+TEST(RequestCodecTest, RefusesAQueryOfPartFloatsAndFieldNamesNotUtf8) {
+  // score { query: 5 bytes packed }: protobuf refuses it too.
+  const std::string part("\x32\x07\x1a\x05\x00\x00\x80\x3f\x00", 9);
+  v1::MultiGetRequest proto;
+  EXPECT_FALSE(proto.ParseFromString(part));
+  LookupRequest r;
+  EXPECT_THAT(ParseMultiGetRequest(part, 10, &r),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("malformed request")));
+  const std::string name("\x2a\x01\xff", 3);  // fields: "\xff"
+  EXPECT_THAT(ParseMultiGetRequest(name, 10, &r),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       ::testing::HasSubstr("a field name is not valid "
+                                            "UTF-8")));
+}
+
 }  // namespace
 }  // namespace roost::testing
