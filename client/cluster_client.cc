@@ -5,6 +5,8 @@
 #include "client/multiget_answer.h"
 #include "client/read_one_version.h"
 #include "storage/partition.h"
+#include "storage/row/row_codec.h"
+#include "util/json.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
@@ -74,7 +76,7 @@ absl::StatusOr<GetResult> ClusterClient::Get(std::string_view table,
                                              std::string_view key,
                                              const CallOptions& call) const {
   if (options_.coalesce_gets && call.version.empty() &&
-      call.timeout_seconds == 0) {
+      call.timeout_seconds == 0 && call.fields.empty()) {
     return coalescers_[ShardOf(key)]->Get(table, key);
   }
   // One key is a batch of one: the same path, retries and all.
@@ -126,6 +128,7 @@ absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
     part.indices.reserve(count[s]);
     part.request.set_table(std::string(table));
     part.request.set_packed(true);
+    for (const std::string& f : call.fields) part.request.add_fields(f);
     part.request.mutable_keys()->Reserve(static_cast<int>(count[s]));
   }
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -167,6 +170,89 @@ absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
   }
   out.version = consensus.version();
   return out;
+}
+
+absl::StatusOr<std::pair<RowSchema, std::string>> ClusterClient::ServedSchema(
+    std::string_view table, const CallPolicy& policy) const {
+  absl::Status last;
+  const std::vector<Replica>& replicas = shards_.replicas(0);
+  const size_t first = shards_.PickReplica(0);
+  for (size_t k = 0; k < replicas.size(); ++k) {
+    const Replica& replica = replicas[(first + k) % replicas.size()];
+    grpc::ClientContext context;
+    context.set_deadline(SystemDeadline(policy.deadline));
+    if (!policy.token.empty()) {
+      context.AddMetadata("authorization", "Bearer " + policy.token);
+    }
+    v1::ListTablesResponse list;
+    const grpc::Status s =
+        replica.stub->ListTables(&context, v1::ListTablesRequest(), &list);
+    if (!s.ok()) {
+      last = ShardError(0, replica.target, s);
+      continue;
+    }
+    for (const v1::TableInfo& t : list.tables()) {
+      if (t.name() != table) continue;
+      if (t.schema_json().empty()) {
+        return absl::FailedPreconditionError(
+            StrCat("table ", table, " holds opaque values, not rows"));
+      }
+      absl::StatusOr<Json> json = ParseJson(t.schema_json());
+      absl::StatusOr<RowSchema> schema =
+          json.ok() ? RowSchema::FromJson(*json) : json.status();
+      if (!schema.ok()) {
+        return absl::DataLossError(
+            StrCat(replica.target, ": table ", table,
+                   "'s schema: ", schema.status().message()));
+      }
+      return std::make_pair(*std::move(schema), t.serving_version());
+    }
+    return absl::NotFoundError(
+        StrCat(replica.target, ": no table ", table, " is served"));
+  }
+  return last;
+}
+
+absl::StatusOr<RowsResult> ClusterClient::MultiGetRows(
+    std::string_view table, std::span<const std::string> keys,
+    const CallOptions& call) const {
+  const CallPolicy policy = Policy(call);
+  for (int attempt = 0;; ++attempt) {
+    ROOST_ASSIGN_OR_RETURN(auto served, ServedSchema(table, policy));
+    auto& [schema, version] = served;
+    if (!call.version.empty() && call.version != version) {
+      return absl::FailedPreconditionError(
+          StrCat("table ", table, ": the schema of version ", call.version,
+                 " is not known (shard 0 serves ", version, ")"));
+    }
+    CallOptions pinned = call;
+    pinned.version = version;
+    absl::StatusOr<MultiGetResult> r = MultiGet(table, keys, pinned);
+    if (!r.ok() && attempt == 0 && call.version.empty() &&
+        r.status().code() == absl::StatusCode::kFailedPrecondition &&
+        r.status().message().find("stale cluster layout") ==
+            std::string_view::npos) {
+      continue;  // the version went away between the two calls
+    }
+    if (!r.ok()) return r.status();
+    RowsResult out;
+    if (call.fields.empty()) {
+      out.schema = std::move(schema);
+    } else {
+      std::vector<uint32_t> indexes;
+      ROOST_ASSIGN_OR_RETURN(out.schema, schema.Project(call.fields, &indexes));
+    }
+    out.rows.resize(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!r->results[i].found) continue;
+      if (absl::Status s = CheckRow(out.schema, r->results[i].value); !s.ok()) {
+        return absl::DataLossError(StrCat("key ", i, ": ", s.message()));
+      }
+      out.rows[i] = std::move(r->results[i].value);
+    }
+    out.version = std::move(r->version);
+    return out;
+  }
 }
 
 }  // namespace roost

@@ -34,6 +34,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -44,6 +45,7 @@
 #include "client/get_coalescer.h"
 #include "client/lookup_result.h"
 #include "client/shard_calls.h"
+#include "storage/row/row_schema.h"
 
 namespace roost {
 
@@ -80,6 +82,22 @@ struct CallOptions {
   // take it (the serving one or the one it replaced within
   // --version-grace); empty: the consistency algorithm chooses.
   std::string version;
+  // On a table of rows: answer only these fields, in this order (values
+  // are then rows of the projected schema; lookup.proto's Rows). Empty:
+  // whole values.
+  std::vector<std::string> fields;
+};
+
+// A MultiGetRows' answer: typed rows.
+struct RowsResult {
+  // The rows' schema: the version's, or its projection onto the fields
+  // asked for.
+  RowSchema schema;
+  // One per key, in request order; nullopt for a key not found. Each is a
+  // row of `schema` that CheckRow passed: read its fields with
+  // RowReader(&schema, *rows[i]) (storage/row/row_codec.h).
+  std::vector<std::optional<std::string>> rows;
+  std::string version;  // as MultiGetResult::version
 };
 
 struct MultiGetResult {
@@ -129,6 +147,16 @@ class ClusterClient {
   absl::StatusOr<MultiGetResult> MultiGet(std::string_view table,
                                           std::span<const std::string> keys,
                                           const CallOptions& call = {}) const;
+  // MultiGet of a table of rows, decoded: its schema comes from ListTables
+  // (a replica of shard 0) with the version it serves, and the batch is
+  // read from that version (pinned, so that the rows and the schema agree
+  // during a rollout; read again once if it has gone since). With
+  // call.version, that version must be the one ListTables names.
+  // FailedPrecondition for a table of opaque values; DataLoss naming the
+  // key for a row that is not one of the schema.
+  absl::StatusOr<RowsResult> MultiGetRows(std::string_view table,
+                                          std::span<const std::string> keys,
+                                          const CallOptions& call = {}) const;
   // Reads a block table in key order over every shard: one stream per
   // shard, merged; `limit` applies to the merged entries. A stream that
   // fails before its first message is retried on another replica; one that
@@ -145,6 +173,9 @@ class ClusterClient {
   ClusterClient(ClusterLayout layout, ClusterClientOptions options,
                 Shards shards);
   CallPolicy Policy(const CallOptions& call) const;
+  // The schema of `table` and the version it is of, from ListTables.
+  absl::StatusOr<std::pair<RowSchema, std::string>> ServedSchema(
+      std::string_view table, const CallPolicy& policy) const;
 
   ClusterLayout layout_;
   ClusterClientOptions options_;

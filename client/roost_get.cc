@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "client/rpc_util.h"
 #include "client/table_listing.h"
 #include "roost/v1/lookup.grpc.pb.h"
+#include "storage/row/row_codec.h"
 #include "util/build_info.h"
 #include "util/cli.h"
 #include "util/encoding.h"
@@ -50,6 +52,10 @@ struct Flags {
   // The most keys in one MultiGet: more are looked up in several, the
   // later ones from the version the first answered from.
   uint32_t max_batch = 10000;
+  // A table of rows: only these fields (lookup.proto's Rows), and each row
+  // printed as JSON.
+  std::vector<std::string> fields;
+  bool rows = false;
 };
 
 // The keys to look up, a batch at a time: the KEY arguments, or the lines
@@ -164,6 +170,26 @@ bool PrintResult(const std::string& key_text, const v1::GetResponse& result,
   return true;
 }
 
+// --rows: prints a found key's row as one line of JSON,
+// {"key": KEY, "row": {FIELD: VALUE, ...}}, the key as it was given;
+// "roost-get: KEY: not found" on stderr when not found. Returns whether it
+// was found.
+bool PrintRow(const std::string& key_text, const RowSchema& schema,
+              const std::optional<std::string>& row) {
+  if (!row) {
+    std::fflush(stdout);
+    fmt::print(stderr, "{}: {}: not found\n", kProgram, PrintableKey(key_text));
+    return false;
+  }
+  OrderedJson line;
+  line["key"] = key_text;
+  line["row"] = RowToJson(schema, *row);
+  const std::string text = DumpJson(line, false);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fputc('\n', stdout);
+  return true;
+}
+
 // The routing client of --cluster FILE, or of the one server at --addr
 // (an unsharded table is one shard); *tls says whether it speaks TLS.
 absl::StatusOr<std::unique_ptr<ClusterClient>> MakeClusterClient(const Flags& f,
@@ -255,6 +281,7 @@ grpc::Status LookUpOnServer(const Flags& f, v1::Lookup::Stub& stub,
     request.set_table(f.table);
     request.set_key(std::move(keys[0]));
     request.set_version(*version);
+    for (const std::string& field : f.fields) request.add_fields(field);
     status = stub.Get(&context, request, response->add_results());
     if (status.ok()) *version = response->results(0).version();
     return status;
@@ -262,6 +289,7 @@ grpc::Status LookUpOnServer(const Flags& f, v1::Lookup::Stub& stub,
   v1::MultiGetRequest request;
   request.set_table(f.table);
   request.set_version(*version);
+  for (const std::string& field : f.fields) request.add_fields(field);
   for (std::string& key : keys) request.add_keys(std::move(key));
   status = stub.MultiGet(&context, request, response);
   if (status.ok()) *version = response->version();
@@ -281,7 +309,8 @@ int RunGet(const Flags& f) {
   bool tls = UsesTls(f.security);
   std::unique_ptr<ClusterClient> cluster;
   std::unique_ptr<v1::Lookup::Stub> stub;
-  if (!f.cluster.empty()) {
+  // Rows are decoded by the routing client, of --addr's one server too.
+  if (!f.cluster.empty() || f.rows) {
     auto client = MakeClusterClient(f, &tls);
     if (!client.ok()) {
       return ReportUsageError(kProgram, std::string(client.status().message()));
@@ -314,9 +343,22 @@ int RunGet(const Flags& f) {
       keys.push_back(*std::move(key));
     }
     ++batches;
+    if (cluster && f.rows) {
+      CallOptions call;
+      call.version = version;
+      call.fields = f.fields;
+      absl::StatusOr<RowsResult> r = cluster->MultiGetRows(f.table, keys, call);
+      if (!r.ok()) return ReportClusterError(f, r.status(), tls);
+      version = r->version;
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (!PrintRow(texts[i], r->schema, r->rows[i])) code = kExitNotFound;
+      }
+      continue;
+    }
     if (cluster) {
       CallOptions call;
       call.version = version;
+      call.fields = f.fields;
       absl::StatusOr<MultiGetResult> r = cluster->MultiGet(f.table, keys, call);
       if (!r.ok()) return ReportClusterError(f, r.status(), tls);
       version = r->version;
@@ -503,6 +545,18 @@ int main(int argc, char** argv) {
                  "(at most the server's --max-batch)")
       ->type_name("N")
       ->capture_default_str();
+  std::string fields_text;
+  app.add_option("--fields", fields_text,
+                 "A table of rows (roost-load build --rows): look up only "
+                 "these fields, comma-separated, in this order (values are "
+                 "then rows of those fields)")
+      ->type_name("NAME,...")
+      ->group("Rows");
+  app.add_flag("--rows", f.rows,
+               "A table of rows: print each row found as a line of JSON, "
+               "{\"key\": KEY, \"row\": {FIELD: VALUE, ...}} (bytes in "
+               "base64), instead of KEY<TAB>VALUE")
+      ->group("Rows");
   app.add_option("TABLE", f.table, "Table to look the keys up in");
   app.add_option("KEY", f.keys, "Keys to look up, in --key-encoding");
 
@@ -511,6 +565,13 @@ int main(int argc, char** argv) {
   }
   if (!(f.timeout_seconds > 0)) {
     return ReportUsageError(kProgram, "--timeout must be more than 0 seconds");
+  }
+  for (size_t begin = 0; !fields_text.empty();) {
+    const size_t end =
+        std::min(fields_text.find(',', begin), fields_text.size());
+    f.fields.push_back(fields_text.substr(begin, end - begin));
+    if (end == fields_text.size()) break;
+    begin = end + 1;
   }
   if (!(f.hedge_delay_seconds >= 0)) {
     return ReportUsageError(kProgram, "--hedge-delay must not be negative");

@@ -2,10 +2,12 @@
 # Checks that includes point down the floors of docs/architecture.md, never
 # up: util/ at the bottom, storage/ on it, repository/ on storage/;
 # loader/ and server/ on storage/, client/ on util/ alone, none of the three
-# including another; tests/, fuzz/ and bench/ on top (free). One exception:
-# client/ may include storage/partition.h, the partition function, a public
-# contract that the routing client must compute exactly as the loader and
-# the server do (a pure function: no table is read).
+# including another; tests/, fuzz/ and bench/ on top (free). Two
+# exceptions: client/ may include storage/partition.h, the partition
+# function, a public contract that the routing client must compute exactly
+# as the loader and the server do (a pure function: no table is read), and
+# storage/row/row_codec.h and row_schema.h, the row encoding, a public
+# contract the client decodes as the loader wrote it.
 # Prints each include that breaks a rule as FILE:LINE: ... and exits 1 if
 # there is one.
 # Usage: scripts/check-includes.sh [REPO]   (default: this checkout)
@@ -26,7 +28,7 @@ for rule in "${rules[@]}"; do
   folder=${rule%%|*}
   pattern=${rule#*|}
   if grep -rnE --include='*.h' --include='*.cc' "$pattern" "$folder" |
-      grep -vE '^client/[^:]+:[0-9]+:#include "storage/partition\.h"$'; then
+      grep -vE '^client/[^:]+:[0-9]+:#include "storage/(partition|row/row_codec|row/row_schema)\.h"$'; then
     status=1
   fi
 done

@@ -9,8 +9,11 @@
 #include <cmath>
 #include <random>
 
+#include "client/cluster_client.h"
 #include "storage/row/row_codec.h"
+#include "tests/harness/child_process.h"
 #include "tests/harness/manifest_edit.h"
+#include "tests/harness/roost_binaries.h"
 #include "tests/harness/server_harness.h"
 #include "tests/harness/test_util.h"
 #include "util/str_cat.h"
@@ -290,6 +293,54 @@ TEST_F(RowsTest, WrongRequestsAreRefusedNamingWhatIsWrong) {
                 r.mutable_score()->add_query(1);
               }),
               HasSubstr("score: no field \"nope\""));
+}
+
+TEST_F(RowsTest, TheCppClientReturnsTypedRows) {
+  ClusterLayout layout;
+  layout.shards.push_back({{server_->lookup_address()}});
+  auto client = ClusterClient::Create(layout);
+  ASSERT_OK(client);
+  const std::vector<std::string> keys{"user3", "nobody", "user10"};
+  CallOptions call;
+  call.fields = {"ltv", "segments"};
+  auto r = (*client)->MultiGetRows("cuckoo", keys, call);
+  ASSERT_OK(r);
+  EXPECT_EQ(r->version, "v000001");
+  ASSERT_EQ(r->rows.size(), 3u);
+  EXPECT_FALSE(r->rows[1]);
+  ASSERT_TRUE(r->rows[0] && r->rows[2]);
+  RowReader three(&r->schema, *r->rows[0]);
+  EXPECT_EQ(three.Float(0), 4.5);
+  EXPECT_EQ(three.Strings(1), (std::vector<std::string_view>{}));
+  RowReader ten(&r->schema, *r->rows[2]);
+  EXPECT_TRUE(ten.IsNull(0));  // every 5th ltv is null
+  EXPECT_EQ(ten.Strings(1), (std::vector<std::string_view>{"seg0"}));
+  // Whole rows: the version's schema.
+  auto whole = (*client)->MultiGetRows("block", keys);
+  ASSERT_OK(whole);
+  EXPECT_TRUE(whole->schema == rows_.schema);
+  EXPECT_EQ(*whole->rows[0], rows_.kvs.at("user3"));
+  // A table of opaque values is not one of rows.
+  EXPECT_THAT((*client)->MultiGetRows("opaque", keys).status(),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("table opaque holds opaque values")));
+}
+
+TEST_F(RowsTest, RoostGetPrintsRowsAsJsonLines) {
+  const ProcessResult r = RunProcess(
+      {RoostGetBinary(), "--addr", server_->lookup_address(), "--rows",
+       "--fields", "name,ltv", "cuckoo", "user3", "user404", "user10"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;  // a key not found
+  EXPECT_EQ(r.out,
+            "{\"key\":\"user3\",\"row\":{\"name\":\"name 3\",\"ltv\":4.5}}\n"
+            "{\"key\":\"user10\",\"row\":{\"name\":\"name 10\",\"ltv\":null}}"
+            "\n");
+  EXPECT_THAT(r.err, HasSubstr("roost-get: \"user404\": not found"));
+  const ProcessResult bad =
+      RunProcess({RoostGetBinary(), "--addr", server_->lookup_address(),
+                  "--fields", "nope", "cuckoo", "user3"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.err, HasSubstr("no field \"nope\" in the table's rows"));
 }
 
 }  // namespace
