@@ -291,6 +291,12 @@ Command AddBuildCommand(CLI::App& app) {
       ->check(CLI::IsMember(
           {"tsv", "csv", "jsonl", "fixed", "length-prefixed", "arrow-columns"}))
       ->capture_default_str();
+  b->add_flag("--rows", job.reader.rows,
+              "Store each value as a row of typed fields (docs/format/"
+              "rows.md) rather than a JSON object, and the rows' schema in "
+              "the MANIFEST: arrow-columns input (roost-build --rows), each "
+              "value column a nullable field of its Arrow type. Needs "
+              "--data-dir or --repository");
   b->add_option("--delimiter", f.delimiter,
                 "CSV: the field separator, one byte; tab or \\t for a tab")
       ->type_name("C")
@@ -352,6 +358,12 @@ Command AddBuildCommand(CLI::App& app) {
   b->add_option("--max-shrink", f.max_shrink,
                 "With --data-dir or --repository: refuse a version with fewer "
                 "keys than the newest one by more than this share (e.g. 10%)");
+  b->add_flag("--allow-schema-change", job.allow_schema_change,
+              "With --data-dir or --repository: publish even when the "
+              "version's schema of rows may not follow the newest "
+              "version's (a field dropped, renamed, retyped or newly "
+              "required; rows over opaque values or the reverse), "
+              "recording the change in its MANIFEST's schema_change");
   b->add_option("--on-duplicate", f.on_duplicate,
                 "A key seen twice: error, first or last")
       ->check(CLI::IsMember({"error", "first", "last"}))

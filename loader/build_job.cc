@@ -41,6 +41,7 @@ absl::StatusOr<std::unique_ptr<Destination>> OpenDestination(
     options.table = job.table;
     options.temp_dir = job.temp_dir;
     options.max_shrink = job.max_shrink;
+    options.allow_schema_change = job.allow_schema_change;
     if (job.keep_versions) {
       RetentionOptions retention;
       retention.keep_versions = *job.keep_versions;
@@ -50,7 +51,8 @@ absl::StatusOr<std::unique_ptr<Destination>> OpenDestination(
     return RepositoryDestination::Stage(std::move(options));
   }
   if (!job.data_dir.empty()) {
-    return DataDirDestination::Stage(job.data_dir, job.table, job.max_shrink);
+    return DataDirDestination::Stage(job.data_dir, job.table, job.max_shrink,
+                                     job.allow_schema_change);
   }
   return FileDestination::Stage(job.output_file);
 }
@@ -146,13 +148,15 @@ absl::Status ValidateShardJob(const BuildJob& job) {
   const char* whole_version = job.keep_versions    ? "--keep-versions"
                               : job.max_shrink     ? "--max-shrink"
                               : job.data_timestamp ? "--data-timestamp"
-                                                   : nullptr;
+                              : job.allow_schema_change
+                                  ? "--allow-schema-change"
+                                  : nullptr;
   if (whole_version != nullptr) {
     return absl::InvalidArgumentError(
         StrCat(whole_version,
                " goes not with --shard: it is of the whole version "
-               "(roost-load publish takes --keep-versions and "
-               "--data-timestamp)"));
+               "(roost-load publish takes --keep-versions, "
+               "--data-timestamp and --allow-schema-change)"));
   }
   return absl::OkStatus();
 }
@@ -263,6 +267,23 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
     return absl::InvalidArgumentError(
         "--keep-versions must be at least 1: the version published stays");
   }
+  if (job.reader.rows) {
+    if (!versioned) {
+      return absl::InvalidArgumentError(
+          "--rows goes with --data-dir or --repository: the rows' schema is "
+          "written into the version's MANIFEST (a table file has none)");
+    }
+    if (job.reader.format != InputFormat::kArrowColumns) {
+      return absl::InvalidArgumentError(
+          StrCat("--rows reads --input-format arrow-columns (roost-build "
+                 "--rows), not ",
+                 InputFormatName(job.reader.format)));
+    }
+  }
+  if (job.allow_schema_change && !versioned) {
+    return absl::InvalidArgumentError(
+        "--allow-schema-change goes with --data-dir or --repository");
+  }
   if (job.reader.format == InputFormat::kJsonLines &&
       job.reader.key_field.empty()) {
     return absl::InvalidArgumentError(
@@ -311,9 +332,10 @@ absl::StatusOr<BuildSummary> RunBuild(const BuildJob& job, Progress* progress) {
   progress->Done(summary.keys, summary.file_size);
 
   progress->Phase("publish");
-  ROOST_ASSIGN_OR_RETURN(Publication published,
-                         destination->Publish(MakeManifest(
-                             job, std::move(files), all, std::move(read))));
+  ROOST_ASSIGN_OR_RETURN(
+      Publication published,
+      destination->Publish(MakeManifest(job, std::move(files), all,
+                                        std::move(read), summary.schema)));
   summary.path = std::move(published.path);
   summary.version = published.version;
   if (!published.repository.empty()) {

@@ -20,6 +20,7 @@
 #include "loader/record_reader.h"
 #include "storage/block/block_table_builder.h"
 #include "storage/cuckoo/cuckoo_table_builder.h"
+#include "storage/row/row_schema.h"
 #include "storage/table.h"
 #include "util/json.h"
 
@@ -88,6 +89,11 @@ struct BuildJob {
   // version).
   std::optional<uint32_t> shard;
   std::optional<uint64_t> version;
+  // Publish over a version whose schema of rows this one's may not follow
+  // (storage/row/row_schema.h's CheckSchemaEvolution; rows over opaque
+  // values or the reverse too), recording what changed in the MANIFEST's
+  // schema_change. The default value is false: such a version is refused.
+  bool allow_schema_change = false;
 };
 
 // The input options a build records (its MANIFEST's build_options and
@@ -98,6 +104,7 @@ struct BuildJob {
 template <typename JsonT>
 void InputOptionsJson(const RecordReaderOptions& reader, JsonT* o) {
   (*o)["input_format"] = std::string(InputFormatName(reader.format));
+  if (reader.rows) (*o)["rows"] = true;
   if (reader.format == InputFormat::kCsv) {
     (*o)["delimiter"] = std::string(1, reader.delimiter);
     (*o)["header"] = reader.header;
@@ -138,6 +145,8 @@ struct BuildSummary {
   double utilization = 0;  // cuckoo, as built
   double seconds = 0;
   RecordReaderOptions input;  // what the input was read with
+  // With --rows: the schema of every value.
+  std::optional<RowSchema> schema;
 
   OrderedJson ToJson() const;
 };

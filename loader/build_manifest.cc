@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include "storage/block/block_format.h"
 #include "storage/block/block_table_builder.h"
@@ -49,7 +50,8 @@ Json OptionsJson(const BuildJob& job) {
 
 Manifest MakeManifest(const BuildJob& job, std::vector<ManifestFile> files,
                       const FileFigures& figures,
-                      std::vector<ManifestInput> inputs) {
+                      std::vector<ManifestInput> inputs,
+                      std::optional<RowSchema> schema) {
   Manifest m;
   m.table = job.table;
   m.format = std::string(TableFormatName(job.format));
@@ -76,6 +78,7 @@ Manifest MakeManifest(const BuildJob& job, std::vector<ManifestFile> files,
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
   m.data_time = job.data_timestamp;
+  m.schema = std::move(schema);
   return m;
 }
 

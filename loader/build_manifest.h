@@ -13,6 +13,7 @@
 #ifndef ROOST_LOADER_BUILD_MANIFEST_H_
 #define ROOST_LOADER_BUILD_MANIFEST_H_
 
+#include <optional>
 #include <vector>
 
 #include "loader/build_job.h"
@@ -24,10 +25,12 @@ namespace roost {
 // The MANIFEST of the version `job` built: `files` (verified, one per
 // shard in shard order, or the one table.sst), `figures` (of all of them
 // together), `inputs` (the bytes read of each). Complete but for its
-// version number (0); build_time is now.
+// version number (0); build_time is now. `schema`: with --rows, the
+// schema of every value (BuildSummary::schema).
 Manifest MakeManifest(const BuildJob& job, std::vector<ManifestFile> files,
                       const FileFigures& figures,
-                      std::vector<ManifestInput> inputs);
+                      std::vector<ManifestInput> inputs,
+                      std::optional<RowSchema> schema = std::nullopt);
 
 }  // namespace roost
 

@@ -188,6 +188,20 @@ absl::Status TooLarge(size_t limit) {
 
 }  // namespace
 
+size_t ValidUtf8Prefix(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    if (static_cast<uint8_t>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const size_t n = Utf8Length(s.substr(i));
+    if (n == 0) return i;
+    i += n;
+  }
+  return i;
+}
+
 absl::Status AppendJsonString(std::string_view s, std::string* out) {
   out->push_back('"');
   size_t run = 0;  // start of the bytes not yet appended

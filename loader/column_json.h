@@ -36,6 +36,10 @@ absl::Status AppendJson(const ArrayView& array, uint64_t i, std::string* out,
 // is not valid UTF-8.
 absl::Status AppendJsonString(std::string_view s, std::string* out);
 
+// The length of the longest prefix of `s` that is valid UTF-8: s.size()
+// when all of it is.
+size_t ValidUtf8Prefix(std::string_view s);
+
 // Appends the decimal text of integer value `i` of an integer array.
 void AppendInteger(const ArrayView& array, uint64_t i, std::string* out);
 

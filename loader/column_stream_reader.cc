@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "loader/column_arrays.h"
 #include "loader/column_json.h"
+#include "loader/column_rows.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
 
@@ -66,6 +67,7 @@ class ColumnStreamReader final : public RecordReader {
   // whole, a bad frame leaves no next one to find).
   bool stopped() const override { return !status_.ok(); }
   std::vector<Span> spans() const override { return spans_; }
+  const RowSchema* row_schema() const override { return row_schema_.get(); }
 
  private:
   absl::Status Fail(absl::Status status) {
@@ -179,6 +181,16 @@ class ColumnStreamReader final : public RecordReader {
       quoted_names_.push_back(std::move(quoted));
     }
     arrays_.resize(types_.size());
+    if (options_.rows) {
+      // Every value column is a field, whatever the value mode (which
+      // says how an opaque value is made of them).
+      absl::StatusOr<RowSchema> schema = RowSchemaOfColumns(
+          std::vector<std::string>(names_.begin() + 1, names_.end()),
+          std::vector<ColumnType>(types_.begin() + 1, types_.end()));
+      if (!schema.ok()) return schema.status();
+      row_schema_ = std::make_unique<RowSchema>(*std::move(schema));
+      row_builder_ = std::make_unique<RowBuilder>(row_schema_.get());
+    }
     return absl::OkStatus();
   }
 
@@ -273,9 +285,27 @@ class ColumnStreamReader final : public RecordReader {
     return absl::OkStatus();
   }
 
+  absl::Status MakeRow(uint64_t r, std::string_view* value) {
+    row_builder_->Clear();
+    for (size_t c = 1; c < arrays_.size(); ++c) {
+      if (absl::Status s = SetRowField(arrays_[c], r, c - 1, row_builder_.get(),
+                                       &list_buffer_);
+          !s.ok()) {
+        return RowError(r, c, View(s.message()));
+      }
+    }
+    if (absl::Status s = row_builder_->Finish(&value_buffer_); !s.ok()) {
+      return RowError(r, 0, View(s.message()));
+    }
+    *value = value_buffer_;
+    return absl::OkStatus();
+  }
+
   absl::Status MakeValue(uint64_t r, std::string_view* value) {
     value_buffer_.clear();
-    if (!json_object_) {
+    if (row_builder_ != nullptr) {
+      if (absl::Status s = MakeRow(r, value); !s.ok()) return s;
+    } else if (!json_object_) {
       const ArrayView& a = arrays_[1];
       if (IsStringLike(a.type->id)) {
         if (!a.IsValid(r)) {
@@ -309,7 +339,7 @@ class ColumnStreamReader final : public RecordReader {
     }
     if (value->size() > options_.max_value_size) {
       return RowError(
-          r, json_object_ ? 0 : 1,
+          r, json_object_ || row_builder_ != nullptr ? 0 : 1,
           StrCat("a value of ", value->size(), " bytes exceeds the limit of ",
                  options_.max_value_size));
     }
@@ -337,6 +367,10 @@ class ColumnStreamReader final : public RecordReader {
   std::vector<Span> spans_;
   std::string key_buffer_;
   std::string value_buffer_;
+  // With options_.rows: the value columns' schema, and its builder.
+  std::unique_ptr<RowSchema> row_schema_;
+  std::unique_ptr<RowBuilder> row_builder_;
+  std::string list_buffer_;
 };
 
 }  // namespace

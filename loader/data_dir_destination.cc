@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "loader/schema_change.h"
 #include "storage/file.h"
 #include "storage/version/data_dir.h"
 #include "util/status_macros.h"
@@ -12,45 +13,62 @@
 namespace roost {
 namespace {
 
-// With --max-shrink: refuses `keys` when the newest complete version of
-// `table` in `table_dir` had more than it by over the allowed share.
-absl::Status CheckShrink(const std::string& table, double max_shrink,
-                         const std::string& table_dir, uint64_t keys) {
+// The newest complete version of the table in `table_dir` (its number in
+// *version), if there is one.
+absl::StatusOr<std::optional<Manifest>> NewestManifest(
+    const std::string& table_dir, uint64_t* version) {
   auto versions = ListVersions(table_dir);
   if (!versions.ok()) return versions.status();
   for (auto it = versions->rbegin(); it != versions->rend(); ++it) {
     if (!it->complete) continue;
     auto previous = ReadManifest(it->path + "/" + std::string(kManifestName));
     if (!previous.ok()) return previous.status();
-    const double floor = static_cast<double>(previous->keys) * (1 - max_shrink);
-    if (static_cast<double>(keys) < floor) {
-      return absl::InvalidArgumentError(StrCat(
-          "the new version of ", table, " holds ", keys, " keys; ",
-          VersionDirName(it->version), " holds ", previous->keys,
-          ", and --max-shrink ", fmt::format("{:g}", max_shrink * 100),
-          "% allows no fewer than ", static_cast<uint64_t>(std::ceil(floor)),
-          "; nothing was published"));
-    }
-    return absl::OkStatus();
+    *version = it->version;
+    return std::optional<Manifest>(*std::move(previous));
   }
-  return absl::OkStatus();  // the first version
+  return std::optional<Manifest>();  // the first version
+}
+
+// With --max-shrink: refuses `keys` when `previous` (version `version` of
+// `table`) had more than it by over the allowed share.
+absl::Status CheckShrink(const std::string& table, double max_shrink,
+                         const Manifest& previous, uint64_t version,
+                         uint64_t keys) {
+  const double floor = static_cast<double>(previous.keys) * (1 - max_shrink);
+  if (static_cast<double>(keys) < floor) {
+    return absl::InvalidArgumentError(StrCat(
+        "the new version of ", table, " holds ", keys, " keys; ",
+        VersionDirName(version), " holds ", previous.keys,
+        ", and --max-shrink ", fmt::format("{:g}", max_shrink * 100),
+        "% allows no fewer than ", static_cast<uint64_t>(std::ceil(floor)),
+        "; nothing was published"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DataDirDestination>> DataDirDestination::Stage(
     const std::string& data_dir, const std::string& table,
-    std::optional<double> max_shrink) {
+    std::optional<double> max_shrink, bool allow_schema_change) {
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<Publisher> publisher,
                          Publisher::Start(data_dir, table));
-  return std::unique_ptr<DataDirDestination>(
-      new DataDirDestination(std::move(publisher), table, max_shrink));
+  return std::unique_ptr<DataDirDestination>(new DataDirDestination(
+      std::move(publisher), table, max_shrink, allow_schema_change));
 }
 
 absl::StatusOr<Publication> DataDirDestination::Publish(Manifest manifest) {
-  if (max_shrink_) {
-    ROOST_RETURN_IF_ERROR(CheckShrink(table_, *max_shrink_,
-                                      publisher_->table_dir(), manifest.keys));
+  uint64_t newest = 0;
+  ROOST_ASSIGN_OR_RETURN(std::optional<Manifest> previous,
+                         NewestManifest(publisher_->table_dir(), &newest));
+  if (previous && max_shrink_) {
+    ROOST_RETURN_IF_ERROR(
+        CheckShrink(table_, *max_shrink_, *previous, newest, manifest.keys));
+  }
+  if (previous) {
+    ROOST_RETURN_IF_ERROR(CheckSchemaChange(
+        *previous, StrCat(table_, " ", VersionDirName(newest)),
+        allow_schema_change_, &manifest));
   }
   ROOST_ASSIGN_OR_RETURN(
       PublishedVersion published,

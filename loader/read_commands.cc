@@ -12,16 +12,59 @@
 #include "absl/strings/escaping.h"
 #include "loader/sharded_version.h"
 #include "storage/partition.h"
+#include "storage/row/row_codec.h"
+#include "storage/row/row_schema.h"
 #include "storage/table.h"
 #include "storage/version/data_dir.h"
 #include "storage/version/manifest.h"
 #include "storage/version/open_version.h"
 #include "util/encoding.h"
 #include "util/escape.h"
+#include "util/json.h"
 #include "util/str_cat.h"
 
 namespace roost {
 namespace {
+
+// The MANIFEST of the version `resolved` names (std::nullopt for a bare
+// table file), for its schema of rows.
+absl::StatusOr<std::optional<Manifest>> VersionManifest(
+    const ResolvedTable& resolved) {
+  if (!resolved.version_dir) return std::optional<Manifest>();
+  absl::StatusOr<Manifest> m =
+      ReadManifest(*resolved.version_dir + "/" + std::string(kManifestName));
+  if (!m.ok()) return m.status();
+  return std::optional<Manifest>(*std::move(m));
+}
+
+// inspect's lines of a version of rows: its schema, a field a line, and
+// what a forced publish changed.
+std::string DescribeSchema(const Manifest& m) {
+  std::string out;
+  if (!m.schema) return out;
+  const RowSchema& schema = *m.schema;
+  AppendDescribeLine(&out, "schema",
+                     StrCat(kRowEncoding, ", ", schema.size(),
+                            schema.size() == 1 ? " field" : " fields",
+                            " (docs/format/rows.md)"));
+  for (const Field& f : schema.fields()) {
+    std::string what(FieldTypeName(f.type));
+    if (f.nullable) what += ", nullable";
+    if (!f.default_value.is_null()) {
+      what += StrCat(", default ", f.default_value.dump());
+    }
+    out += fmt::format("  {:<16}{}\n", f.name, what);
+  }
+  if (!m.schema_change.empty()) {
+    std::string change = m.schema_change;
+    for (size_t i = 0; (i = change.find('\n', i)) != std::string::npos;) {
+      change.insert(i + 1, 18, ' ');
+      i += 19;
+    }
+    AppendDescribeLine(&out, "schema_change", change);
+  }
+  return out;
+}
 
 // inspect, verify and get of a sharded version read the shards `shard`
 // (--shard I) names, or those whose files are there (sharded_version.h); an
@@ -35,13 +78,16 @@ int RunInspect(const std::string& path, std::optional<uint32_t> shard) {
     if (!selection.ok()) return Fail(selection.status());
     auto text = DescribeShards(*resolved->version_dir, *sharded, *selection);
     if (!text.ok()) return Fail(text.status());
-    fmt::print("{}", *text);
+    fmt::print("{}{}", *text, DescribeSchema(*sharded));
     return kExitOk;
   }
+  auto manifest = VersionManifest(*resolved);
+  if (!manifest.ok()) return Fail(manifest.status());
   auto table = Table::Open(resolved->file, {.verify_checksums = false});
   if (!table.ok()) return Fail(table.status());
   fmt::print("{:<18}{}\n", "file", resolved->file);
   fmt::print("{}", (*table)->Describe());
+  if (*manifest) fmt::print("{}", DescribeSchema(**manifest));
   return kExitOk;
 }
 
@@ -60,20 +106,28 @@ int RunVerify(const std::string& path, std::optional<uint32_t> shard) {
     return kExitOk;
   }
   std::unique_ptr<Table> table;
+  std::optional<RowSchema> schema;
   if (resolved->version_dir) {
     VersionOpenOptions options;
     options.check_file_checksum = true;
     auto version = OpenVersion(*resolved->version_dir, options);
     if (!version.ok()) return Fail(version.status());
     table = std::move(version->file);
+    schema = std::move(version->manifest.schema);
   } else {
     auto file = Table::Open(resolved->file);
     if (!file.ok()) return Fail(file.status());
     table = std::move(*file);
   }
-  fmt::print("{}: ok ({} table, {} keys{})\n", resolved->file,
+  if (schema) {
+    if (absl::Status s = CheckRows(*table, resolved->file, *schema); !s.ok()) {
+      return Fail(s);
+    }
+  }
+  fmt::print("{}: ok ({} table, {} keys{}{})\n", resolved->file,
              TableFormatName(table->format()), table->num_keys(),
-             resolved->version_dir ? ", MANIFEST agrees" : "");
+             resolved->version_dir ? ", MANIFEST agrees" : "",
+             schema ? ", every value a row of its schema" : "");
   return kExitOk;
 }
 
@@ -110,15 +164,23 @@ int RunGet(const GetFlags& f) {
   // A sharded version: each key from its shard's file.
   std::optional<ShardRouter> router;
   std::unique_ptr<Table> table;
+  // A version of rows: each value printed as its JSON object (with
+  // --value-encoding raw, the default).
+  std::optional<RowSchema> schema;
   if (auto sharded = ShardedManifest(*resolved)) {
     auto selection = SelectShards(*resolved->version_dir, *sharded, f.shard);
     if (!selection.ok()) return Fail(selection.status());
     router.emplace(*resolved->version_dir, *sharded, *selection, read);
+    schema = sharded->schema;
   } else {
+    auto manifest = VersionManifest(*resolved);
+    if (!manifest.ok()) return Fail(manifest.status());
+    if (*manifest) schema = (*manifest)->schema;
     auto file = Table::Open(resolved->file, read);
     if (!file.ok()) return Fail(file.status());
     table = std::move(*file);
   }
+  const bool as_rows = schema.has_value() && f.value_encoding == "raw";
   int code = kExitOk;
   bool unread = false;  // a key of a shard not read
   std::string value;
@@ -138,7 +200,19 @@ int RunGet(const GetFlags& f) {
     }
     auto found = t->Get(keys[i], &value);
     if (!found.ok()) return Fail(found.status());
-    if (*found) {
+    if (*found && as_rows) {
+      if (absl::Status s = CheckRow(*schema, value); !s.ok()) {
+        return Fail(absl::DataLossError(
+            StrCat(f.path, ": key ", PrintableKey(f.keys[i]),
+                   ": its value is not a row of the version's schema: ",
+                   s.message())));
+      }
+      const std::string json = DumpJson(RowToJson(*schema, value), false);
+      std::fwrite(f.keys[i].data(), 1, f.keys[i].size(), stdout);
+      std::fputc('\t', stdout);
+      std::fwrite(json.data(), 1, json.size(), stdout);
+      std::fputc('\n', stdout);
+    } else if (*found) {
       const absl::string_view v(value.data(), value.size());
       const std::string out =
           f.value_encoding == "hex"      ? absl::BytesToHexString(v)
@@ -230,7 +304,9 @@ Command AddGetCommand(CLI::App& app) {
       "get",
       "Look keys up offline; exit 1 if any is missing. Output as roost-get's: "
       "KEY<TAB>VALUE on stdout for each key found (KEY as given), "
-      "`roost-load: \"KEY\": not found` on stderr for each one not found.");
+      "`roost-load: \"KEY\": not found` on stderr for each one not found. "
+      "A version of rows (build --rows) prints each row as a JSON object on "
+      "one line (--value-encoding hex or base64: its bytes).");
   get->add_option("table", g->path, "Table file or directory")->required();
   get->add_option("keys", g->keys, "Keys, in --key-encoding")->required();
   get->add_option("--key-encoding", g->key_encoding,
@@ -239,8 +315,9 @@ Command AddGetCommand(CLI::App& app) {
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
       ->capture_default_str();
   get->add_option("--value-encoding", g->value_encoding,
-                  "How values are printed: raw bytes, hex (lowercase) or "
-                  "base64 (standard alphabet, padded)")
+                  "How values are printed: raw bytes (a row: its JSON "
+                  "object), hex (lowercase) or base64 (standard alphabet, "
+                  "padded)")
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
       ->capture_default_str();
   AddShardFlag(get, *shard);

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "storage/row/row_schema.h"
 
 namespace roost {
 
@@ -121,6 +122,10 @@ struct RecordReaderOptions {
   // is "": the whole line.
   std::string key_field;
   std::string value_field;
+  // Values as rows of typed fields (docs/format/rows.md) rather than JSON
+  // objects: arrow-columns takes each value column's type from the stream
+  // (column_rows.h). The default value is false.
+  bool rows = false;
   // Bytes read (and decompressed) at a time, and the first size of the window
   // records are returned from; a larger record grows the window. At least
   // 1: tests and fuzz/record_reader_fuzz.cc make it small, so that short
@@ -148,6 +153,10 @@ class RecordReader {
   // True once an error is final: every later Next() returns it again, and
   // no record after it can be found (so it cannot be skipped).
   virtual bool stopped() const = 0;
+  // With RecordReaderOptions::rows: the schema every value is a row of,
+  // once the first Next() has returned (nullptr before, and without rows).
+  // Valid as long as the reader.
+  virtual const RowSchema* row_schema() const { return nullptr; }
   // TSV without strip_cr: the first line read that ended in "\r" (its
   // value keeps the "\r"), or 0 for none.
   virtual uint64_t first_cr_line() const { return 0; }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "loader/schema_change.h"
 #include "storage/version/data_dir.h"
 #include "util/owned_dir.h"
 #include "util/status_macros.h"
@@ -53,40 +54,60 @@ RepositoryDestination::~RepositoryDestination() {
   if (!staging_.empty()) RemoveTree(staging_);
 }
 
-absl::Status RepositoryDestination::CheckShrink(uint64_t keys) {
-  if (!options_.max_shrink) return absl::OkStatus();
-  const std::string& table = options_.table;
-  const double max_shrink = *options_.max_shrink;
+absl::StatusOr<std::optional<Manifest>> NewestCompleteManifest(
+    TableRepository* repository, const std::string& uri,
+    const std::string& table, std::optional<uint64_t> before,
+    uint64_t* version) {
   ROOST_ASSIGN_OR_RETURN(std::vector<RepositoryVersion> versions,
-                         repository_.ListVersions(table));
+                         repository->ListVersions(table));
   for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
-    if (!it->complete) continue;
+    if (!it->complete || (before && it->version >= *before)) continue;
     ROOST_ASSIGN_OR_RETURN(std::string text,
-                           repository_.ReadManifest(table, it->version));
+                           repository->ReadManifest(table, it->version));
     absl::StatusOr<Manifest> previous = Manifest::Parse(text);
     if (!previous.ok()) {
       return absl::DataLossError(
-          StrCat(store_->uri(), "/",
+          StrCat(uri, "/",
                  TableRepository::VersionKey(table, it->version, kManifestName),
                  ": ", previous.status().message()));
     }
-    const double floor = static_cast<double>(previous->keys) * (1 - max_shrink);
-    if (static_cast<double>(keys) < floor) {
-      return absl::InvalidArgumentError(StrCat(
-          "the new version of ", table, " holds ", keys, " keys; ",
-          VersionDirName(it->version), " in ", store_->uri(), " holds ",
-          previous->keys, ", and --max-shrink ",
-          fmt::format("{:g}", max_shrink * 100), "% allows no fewer than ",
-          static_cast<uint64_t>(std::ceil(floor)), "; nothing was published"));
-    }
-    return absl::OkStatus();
+    *version = it->version;
+    return std::optional<Manifest>(*std::move(previous));
+  }
+  return std::optional<Manifest>();
+}
+
+absl::Status RepositoryDestination::CheckShrink(const Manifest& previous,
+                                                uint64_t version,
+                                                uint64_t keys) {
+  if (!options_.max_shrink) return absl::OkStatus();
+  const std::string& table = options_.table;
+  const double max_shrink = *options_.max_shrink;
+  const double floor = static_cast<double>(previous.keys) * (1 - max_shrink);
+  if (static_cast<double>(keys) < floor) {
+    return absl::InvalidArgumentError(StrCat(
+        "the new version of ", table, " holds ", keys, " keys; ",
+        VersionDirName(version), " in ", store_->uri(), " holds ",
+        previous.keys, ", and --max-shrink ",
+        fmt::format("{:g}", max_shrink * 100), "% allows no fewer than ",
+        static_cast<uint64_t>(std::ceil(floor)), "; nothing was published"));
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<Publication> RepositoryDestination::Publish(Manifest manifest) {
-  ROOST_RETURN_IF_ERROR(CheckShrink(manifest.keys));
   const std::string& table = options_.table;
+  uint64_t newest = 0;
+  ROOST_ASSIGN_OR_RETURN(std::optional<Manifest> previous,
+                         NewestCompleteManifest(&repository_, store_->uri(),
+                                                table, std::nullopt, &newest));
+  if (previous) {
+    ROOST_RETURN_IF_ERROR(CheckShrink(*previous, newest, manifest.keys));
+    ROOST_RETURN_IF_ERROR(CheckSchemaChange(
+        *previous,
+        StrCat(store_->uri(), "/", table, "/", VersionDirName(newest)),
+        options_.allow_schema_change, &manifest));
+  }
   std::vector<VersionFile> files;
   for (const ManifestFile& f : manifest.files) {
     files.push_back({f.name, StrCat(staging_, "/", f.name), f.xxh3});

@@ -71,7 +71,20 @@ struct RepositoryDestinationOptions {
   // Retention after publishing. The default value is std::nullopt (delete
   // nothing).
   std::optional<RetentionOptions> retention;
+  // Publish a version whose schema of rows may not follow the newest
+  // complete one's (schema_change.h), recording the change. The default
+  // value is false: refused.
+  bool allow_schema_change = false;
 };
+
+// The MANIFEST of the newest complete version of `table` in `repository`
+// (at `uri`, for messages) older than `before` (when given), and its number
+// in *version; std::nullopt when there is none. A MANIFEST that does not
+// parse is DataLoss naming it.
+absl::StatusOr<std::optional<Manifest>> NewestCompleteManifest(
+    TableRepository* repository, const std::string& uri,
+    const std::string& table, std::optional<uint64_t> before,
+    uint64_t* version);
 
 class RepositoryDestination final : public Destination {
  public:
@@ -94,9 +107,10 @@ class RepositoryDestination final : public Destination {
         repository_(store_.get()) {}
 
   // With options_.max_shrink: InvalidArgument when `keys` is fewer than
-  // the newest complete version's (its MANIFEST read from the repository)
-  // by more than that share.
-  absl::Status CheckShrink(uint64_t keys);
+  // the newest complete version's (`previous`, number `version`) by more
+  // than that share.
+  absl::Status CheckShrink(const Manifest& previous, uint64_t version,
+                           uint64_t keys);
 
   RepositoryDestinationOptions options_;
   std::unique_ptr<ObjectStore> store_;

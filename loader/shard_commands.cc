@@ -10,11 +10,14 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
 #include "loader/flag_values.h"
 #include "loader/repository_commands.h"
+#include "loader/repository_destination.h"
+#include "loader/schema_change.h"
 #include "loader/shard_part.h"
 #include "repository/object_store.h"
 #include "repository/repository.h"
@@ -301,8 +304,21 @@ absl::Status Publisher::Run() {
     return Refuse(merged.status().code(),
                   std::string(merged.status().message()));
   }
-  ROOST_RETURN_IF_ERROR(VerifyFiles(staged));
   Manifest& m = *merged;
+  {
+    uint64_t newest = 0;
+    absl::StatusOr<std::optional<Manifest>> previous = NewestCompleteManifest(
+        &repository_, store_->uri(), f_.table, version_, &newest);
+    ROOST_RETURN_IF_ERROR(Store(previous.status()));
+    if (*previous) {
+      absl::Status s = CheckSchemaChange(
+          **previous,
+          StrCat(store_->uri(), "/", f_.table, "/", VersionDirName(newest)),
+          f_.allow_schema_change, &m);
+      if (!s.ok()) return s;
+    }
+  }
+  ROOST_RETURN_IF_ERROR(VerifyFiles(staged));
   m.build_time = std::chrono::duration_cast<std::chrono::seconds>(
                      std::chrono::system_clock::now().time_since_epoch())
                      .count();
@@ -521,6 +537,12 @@ Command AddPublishCommand(CLI::App& app) {
                    "MANIFEST as data_time: RFC 3339 (2024-05-01T12:00:00Z) "
                    "or Unix seconds")
       ->type_name("TIME");
+  publish->add_flag(
+      "--allow-schema-change", f->allow_schema_change,
+      "Publish even when the version's schema of rows may not follow the "
+      "newest complete version's (a field dropped, renamed, retyped or "
+      "newly required; rows over opaque values or the reverse), recording "
+      "the change in its MANIFEST's schema_change");
   publish->add_flag("--quiet,-q", f->quiet, "No summary on stderr");
   publish->footer(
       "Example:\n"

@@ -48,6 +48,9 @@ struct ShardCommandFlags {
   std::string abandoned_after = "24h";
   std::string data_timestamp;
   bool data_timestamp_given = false;
+  // publish: over a newest complete version whose schema of rows this
+  // one's may not follow (schema_change.h). The default value is false.
+  bool allow_schema_change = false;
   bool quiet = false;
 };
 

@@ -7,6 +7,7 @@
 #include "loader/table_files.h"
 #include "storage/partition.h"
 #include "storage/version/data_dir.h"
+#include "util/json.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -110,6 +111,7 @@ absl::StatusOr<Manifest> MergeShardParts(const std::vector<Manifest>& parts) {
   m.partition = first.partition;
   m.build_options = first.build_options;
   m.loader = first.loader;
+  m.schema = first.schema;
   FileFigures all;
   for (size_t s = 0; s < parts.size(); ++s) {
     const Manifest& p = parts[s];
@@ -141,6 +143,12 @@ absl::StatusOr<Manifest> MergeShardParts(const std::vector<Manifest>& parts) {
     if (p.build_options != first.build_options) {
       return disagree("set of build options", p.build_options.dump(),
                       first.build_options.dump());
+    }
+    if (p.schema != first.schema) {
+      const auto name = [](const std::optional<RowSchema>& q) {
+        return q ? DumpJson(q->ToJson(), false) : std::string("none");
+      };
+      return disagree("schema of rows", name(p.schema), name(first.schema));
     }
     if (p.loader != first.loader) {
       return disagree("roost-load", p.loader, first.loader);

@@ -5,7 +5,10 @@
 #include <filesystem>
 
 #include "storage/partition.h"
+#include "storage/row/row_codec.h"
 #include "storage/version/open_version.h"
+#include "util/escape.h"
+#include "util/status_macros.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -134,6 +137,18 @@ absl::StatusOr<std::string> DescribeShards(const std::string& version_dir,
   return out;
 }
 
+absl::Status CheckRows(const Table& table, const std::string& file,
+                       const RowSchema& schema) {
+  return table.ForEachPair([&](std::string_view key, std::string_view value) {
+    if (absl::Status s = CheckRow(schema, value); !s.ok()) {
+      return absl::DataLossError(StrCat(
+          file, ": key ", PrintableKey(key),
+          ": its value is not a row of the version's schema: ", s.message()));
+    }
+    return absl::OkStatus();
+  });
+}
+
 absl::StatusOr<std::string> VerifyShards(const std::string& version_dir,
                                          const Manifest& manifest,
                                          const ShardSelection& selection) {
@@ -148,10 +163,16 @@ absl::StatusOr<std::string> VerifyShards(const std::string& version_dir,
     auto version = OpenVersion(version_dir, options);
     if (!version.ok()) return version.status();
     const Table& t = *version->file;
+    if (manifest.schema) {
+      ROOST_RETURN_IF_ERROR(CheckRows(
+          t, StrCat(version_dir, "/", version->file_name), *manifest.schema));
+    }
     keys += t.num_keys();
     format = TableFormatName(t.format());
-    out += fmt::format("{}/{}: ok (shard {}, {} table, {} keys)\n", version_dir,
-                       version->file_name, s, format, t.num_keys());
+    out +=
+        fmt::format("{}/{}: ok (shard {}, {} table, {} keys{})\n", version_dir,
+                    version->file_name, s, format, t.num_keys(),
+                    manifest.schema ? ", every value a row of its schema" : "");
   }
   const uint32_t one = selection.shard;
   switch (selection.why) {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "storage/row/row_schema.h"
 #include "storage/table.h"
 #include "storage/version/data_dir.h"
 #include "storage/version/manifest.h"
@@ -83,6 +84,12 @@ absl::StatusOr<std::string> VerifyShards(const std::string& version_dir,
 // get: each key looked up in its shard's file, opened with `read` (and
 // checked as OpenVersion checks it) the first time a key needs it, so that
 // the shards share read's block cache. Not thread-safe.
+// verify of a version of rows: every value of `table` (the file `file`) a
+// row of `schema` (CheckRow), or DataLoss naming the file, the first key
+// whose value is not, and what is wrong with it.
+absl::Status CheckRows(const Table& table, const std::string& file,
+                       const RowSchema& schema);
+
 class ShardRouter {
  public:
   ShardRouter(std::string version_dir, const Manifest& manifest,

@@ -8,6 +8,7 @@
 #include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/partition.h"
 #include "util/escape.h"
+#include "util/json.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
@@ -128,6 +129,31 @@ void WarnAboutInput(const std::string& name, InputFormat format,
   }
 }
 
+// With --rows: the schema of the rows `reader` returned, which is the
+// build's, and must be the same for every input.
+absl::Status TakeRowSchema(const std::string& path, const RecordReader& reader,
+                           BuildSummary* summary) {
+  const RowSchema* schema = reader.row_schema();
+  const std::string name = path == "-" ? "<stdin>" : path;
+  if (schema == nullptr) {
+    return absl::InvalidArgumentError(
+        StrCat(name,
+               ": no row schema (--rows reads csv, jsonl and "
+               "arrow-columns input)"));
+  }
+  if (!summary->schema) {
+    summary->schema = *schema;
+  } else if (!(*summary->schema == *schema)) {
+    return absl::InvalidArgumentError(
+        StrCat(name, ": its rows' schema ", DumpJson(schema->ToJson(), false),
+               " is not the one of the inputs before it, ",
+               DumpJson(summary->schema->ToJson(), false),
+               ": every input of a build of rows has the same columns and "
+               "types"));
+  }
+  return absl::OkStatus();
+}
+
 // Reads every input, calling `sink(key, value)` for each good record.
 template <typename Sink>
 absl::Status ReadInputs(const BuildJob& job,
@@ -188,6 +214,9 @@ absl::Status ReadInputs(const BuildJob& job,
       ++summary->records;
       progress->Update(summary->records,
                        bytes_before + (*reader)->bytes_read());
+    }
+    if (job.reader.rows) {
+      ROOST_RETURN_IF_ERROR(TakeRowSchema(path, **reader, summary));
     }
     origins->Finished((*reader)->spans());
     WarnAboutInput(path == "-" ? "<stdin>" : path, job.reader.format, **reader,

@@ -42,6 +42,14 @@ std::unique_ptr<TableIterator> Table::NewIterator() const {
   return std::make_unique<UnorderedIterator>(format());
 }
 
+absl::Status Table::ForEachPair(const PairVisitor& visit) const {
+  std::unique_ptr<TableIterator> it = NewIterator();
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    ROOST_RETURN_IF_ERROR(visit(it->key(), it->value()));
+  }
+  return it->status();
+}
+
 absl::StatusOr<bool> Table::Get(std::string_view key,
                                 std::string* value) const {
   LookupResult result;

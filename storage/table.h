@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -165,6 +166,17 @@ class Table {
   // table does; a cuckoo table puts each key where its hash says), the
   // iterator is never Valid() and its status() is Unimplemented.
   virtual std::unique_ptr<TableIterator> NewIterator() const;
+
+  // Calls `visit(key, value)` for every pair the table holds, in no
+  // promised order, stopping at the first error `visit` returns (which it
+  // returns). The views are valid during the call. A block table gives its
+  // pairs in key order (its iterator; DataLoss for a damaged block); a
+  // cuckoo table in file order: an inline one every bucket, so that a
+  // filler copy gives a pair again, a heap one each heap record once. For
+  // checks of every value (`roost-load verify` of rows).
+  using PairVisitor =
+      std::function<absl::Status(std::string_view key, std::string_view value)>;
+  virtual absl::Status ForEachPair(const PairVisitor& visit) const;
 
   virtual TableProperties properties() const = 0;
 

@@ -151,6 +151,42 @@ bool CuckooTable::MatchHeapRecord(const char* bucket, std::string_view key,
   return true;
 }
 
+absl::Status CuckooTable::ForEachPair(const PairVisitor& visit) const {
+  if (header_.num_keys == 0) return absl::OkStatus();
+  if (shape_ != kHeapShape) {
+    const uint32_t value_width = bucket_size_ - key_width_;
+    for (uint64_t b = 0; b < num_blocks_; ++b) {
+      for (uint32_t s = 0; s < buckets_per_block_; ++s) {
+        const char* bucket = Block(b) + s * bucket_size_;
+        ROOST_RETURN_IF_ERROR(
+            visit(std::string_view(bucket, key_width_),
+                  std::string_view(bucket + key_width_, value_width)));
+      }
+    }
+    return absl::OkStatus();
+  }
+  // Records back to back from heap offset 0 (docs/format/cuckoo_table.md,
+  // "Heap"), every length bounded by the heap.
+  const char* p = heap_;
+  const char* limit = heap_ + heap_size_;
+  while (p < limit) {
+    const uint64_t at = static_cast<uint64_t>(p - heap_);
+    uint64_t key_length, value_length;
+    p = DecodeVarint64(p, limit, &key_length);
+    if (p != nullptr) p = DecodeVarint64(p, limit, &value_length);
+    const uint64_t room = p == nullptr ? 0 : static_cast<uint64_t>(limit - p);
+    if (p == nullptr || key_length > room || value_length > room - key_length) {
+      return absl::DataLossError(StrCat(file_->path(), ": the heap record at ",
+                                        at, " does not fit the heap"));
+    }
+    ROOST_RETURN_IF_ERROR(
+        visit(std::string_view(p, key_length),
+              std::string_view(p + key_length, value_length)));
+    p += key_length + value_length;
+  }
+  return absl::OkStatus();
+}
+
 template <CuckooTable::Shape kShape>
 ROOST_ALWAYS_INLINE bool CuckooTable::ProbeBlock(
     const char* block, uint32_t fingerprint, std::string_view key,

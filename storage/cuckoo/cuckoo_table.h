@@ -74,6 +74,9 @@ class CuckooTable final : public Table {
 
   // Recomputes the checksum of every region. DataLoss on a mismatch.
   absl::Status VerifyChecksums() const override;
+  // Inline: every bucket (filler copies too); heap: every heap record, in
+  // order. DataLoss for a heap record that does not fit the heap.
+  absl::Status ForEachPair(const PairVisitor& visit) const override;
 
   // Every field of the file header: counts, widths, seeds, utilization and
   // the probe-count distribution.

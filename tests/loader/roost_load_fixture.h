@@ -15,6 +15,8 @@
 //   roost_load_csv_test.cc      --input-format csv and jsonl: tables
 //                               read back, refusals, flags, what is
 //                               recorded
+//   roost_load_rows_test.cc     --rows: rows read back, the schema, its
+//                               evolution checked at publish
 #ifndef ROOST_TESTS_LOADER_ROOST_LOAD_FIXTURE_H_
 #define ROOST_TESTS_LOADER_ROOST_LOAD_FIXTURE_H_
 

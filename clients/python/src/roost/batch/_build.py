@@ -71,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--value-columns", metavar="A,B,C",
                    help="the value is a JSON object of these columns "
                         "(default: every column but the key)")
+    p.add_argument("--rows", action="store_true",
+                   help="store each value as a row of typed fields, one per value "
+                        "column (roost-load build --rows; docs/format/rows.md)")
     p.add_argument("--roost-load", metavar="PATH",
                    help="the roost-load binary (default: $ROOST_LOAD, then PATH)")
     p.add_argument("--batch-rows", type=int, default=65536, metavar="N",
@@ -213,7 +216,8 @@ def run(argv: Sequence[str]) -> int:
               else value_columns if value_columns is not None
               else [n for n in dataset.schema.names if n != args.key_column])
     load = _roost_load(args.roost_load)
-    cmd = [load, "build", "--input-format", "arrow-columns", "-i", "-", *rest]
+    cmd = [load, "build", "--input-format", "arrow-columns", "-i", "-",
+           *(["--rows"] if args.rows else []), *rest]
     # Buffered: a raw pipe's write() may write part of a large buffer.
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, bufsize=1 << 16)
     assert proc.stdin is not None
