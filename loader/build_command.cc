@@ -17,8 +17,11 @@
 #include "repository/aws_credentials.h"
 #include "storage/block/block_format.h"
 #include "storage/partition.h"
+#include "storage/row/row_schema.h"
 #include "storage/table.h"
 #include "util/cli.h"
+#include "util/file.h"
+#include "util/json.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -50,6 +53,7 @@ struct BuildFlags {
   bool no_hash_index = false;
   bool quiet = false;
   std::string output_format = "text";
+  std::string schema_file;  // --schema FILE
 };
 
 // --delimiter: one byte, or "tab" / "\t" for a tab.
@@ -84,6 +88,28 @@ absl::Status CheckInputFlags(const CLI::App& b, const std::string& format) {
   return absl::OkStatus();
 }
 
+// --schema FILE: the rows' schema, as docs/format/rows.md's JSON.
+absl::StatusOr<std::shared_ptr<const RowSchema>> ReadSchemaFile(
+    const std::string& path) {
+  constexpr uint64_t kMaxSchemaFile = 16 << 20;
+  absl::StatusOr<std::string> text = ReadRegularFile(path, kMaxSchemaFile);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("--schema ", path, ": ", text.status().message()));
+  }
+  absl::StatusOr<Json> json = ParseJson(*text);
+  if (!json.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("--schema ", path, ": ", json.status().message()));
+  }
+  absl::StatusOr<RowSchema> schema = RowSchema::FromJson(*json);
+  if (!schema.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat("--schema ", path, ": ", schema.status().message()));
+  }
+  return std::make_shared<const RowSchema>(*std::move(schema));
+}
+
 int RunBuildCommand(BuildFlags& f) {
   const bool json = f.output_format == "json";
   BuildJob& job = f.job;
@@ -106,6 +132,9 @@ int RunBuildCommand(BuildFlags& f) {
   assign(ParseIndexSearch(f.index_search), &job.block.index_search);
   assign(ParseSize(f.memory_limit), &job.memory_limit);
   assign(ParseSize(f.max_value_size), &job.reader.max_value_size);
+  if (!f.schema_file.empty()) {
+    assign(ReadSchemaFile(f.schema_file), &job.reader.schema);
+  }
   {
     uint32_t n = 0;
     auto [end, ec] =
@@ -295,8 +324,13 @@ Command AddBuildCommand(CLI::App& app) {
               "Store each value as a row of typed fields (docs/format/"
               "rows.md) rather than a JSON object, and the rows' schema in "
               "the MANIFEST: arrow-columns input (roost-build --rows), each "
-              "value column a nullable field of its Arrow type. Needs "
-              "--data-dir or --repository");
+              "value column a nullable field of its Arrow type, or csv and "
+              "jsonl input with --schema. Needs --data-dir or --repository");
+  b->add_option("--schema", f.schema_file,
+                "With --rows and csv or jsonl input: FILE holds the rows' "
+                "schema as JSON (docs/format/rows.md); each field is the "
+                "column or member of its name, converted to its type")
+      ->type_name("FILE");
   b->add_option("--delimiter", f.delimiter,
                 "CSV: the field separator, one byte; tab or \\t for a tab")
       ->type_name("C")

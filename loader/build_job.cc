@@ -273,12 +273,34 @@ absl::Status ValidateBuildJob(const BuildJob& job) {
           "--rows goes with --data-dir or --repository: the rows' schema is "
           "written into the version's MANIFEST (a table file has none)");
     }
-    if (job.reader.format != InputFormat::kArrowColumns) {
+    const InputFormat format = job.reader.format;
+    if (format == InputFormat::kArrowColumns) {
+      if (job.reader.schema != nullptr) {
+        return absl::InvalidArgumentError(
+            "--schema goes not with --input-format arrow-columns: the "
+            "stream's column types are the schema");
+      }
+    } else if (format == InputFormat::kCsv ||
+               format == InputFormat::kJsonLines) {
+      if (job.reader.schema == nullptr) {
+        return absl::InvalidArgumentError(
+            StrCat("--rows with --input-format ", InputFormatName(format),
+                   " needs --schema FILE, the rows' schema as JSON "
+                   "(docs/format/rows.md)"));
+      }
+      if (format == InputFormat::kCsv && !job.reader.value_column.empty()) {
+        return absl::InvalidArgumentError(
+            "--value-column goes not with --rows: the row's fields are the "
+            "columns --schema names");
+      }
+    } else {
       return absl::InvalidArgumentError(
-          StrCat("--rows reads --input-format arrow-columns (roost-build "
-                 "--rows), not ",
-                 InputFormatName(job.reader.format)));
+          StrCat("--rows reads --input-format csv, jsonl (with --schema) or "
+                 "arrow-columns (roost-build --rows), not ",
+                 InputFormatName(format)));
     }
+  } else if (job.reader.schema != nullptr) {
+    return absl::InvalidArgumentError("--schema goes with --rows");
   }
   if (job.allow_schema_change && !versioned) {
     return absl::InvalidArgumentError(

@@ -12,11 +12,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "loader/reader_base.h"
+#include "loader/text_rows.h"
+#include "storage/row/row_codec.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
@@ -81,6 +84,9 @@ class CsvRecordReader final : public ReaderBase {
   uint64_t first_empty_key_line() const override {
     return first_empty_key_line_;
   }
+  const RowSchema* row_schema() const override {
+    return options_.rows ? options_.schema.get() : nullptr;
+  }
 
  private:
   // Reads the header (or without one, the first row) and finds the
@@ -117,7 +123,9 @@ class CsvRecordReader final : public ReaderBase {
                              FindColumn(options_.key_column, "--key-column"));
     }
     value_index_ = -1;
-    if (!options_.value_column.empty()) {
+    if (options_.rows) {
+      ROOST_RETURN_IF_ERROR(FindFieldColumns());
+    } else if (!options_.value_column.empty()) {
       ROOST_ASSIGN_OR_RETURN(
           value_index_, FindColumn(options_.value_column, "--value-column"));
     } else {
@@ -189,6 +197,52 @@ class CsvRecordReader final : public ReaderBase {
     return absl::OkStatus();
   }
 
+  // With rows: the column of each field of the schema, by name; -1 for a
+  // field with no column that is nullable or has a default (it is always
+  // that), and a final error for any other.
+  absl::Status FindFieldColumns() {
+    const RowSchema& schema = *options_.schema;
+    field_columns_.assign(schema.size(), -1);
+    for (size_t f = 0; f < schema.size(); ++f) {
+      const roost::Field& field = schema.field(f);
+      for (size_t c = 0; c < names_.size(); ++c) {
+        if (names_[c] == field.name) field_columns_[f] = static_cast<int>(c);
+      }
+      if (field_columns_[f] < 0 && !field.nullable &&
+          field.default_value.is_null()) {
+        std::string has;
+        for (size_t c = 0; c < names_.size() && c < 50; ++c) {
+          has += StrCat(c > 0 ? ", " : "", QuoteName(names_[c]));
+        }
+        return Malformed(StrCat(
+            "--schema field ", QuoteName(field.name),
+            " (not nullable, no default) has no column; the header has ", has));
+      }
+    }
+    row_builder_ = std::make_unique<RowBuilder>(options_.schema.get());
+    return absl::OkStatus();
+  }
+
+  // With rows: the parsed row's fields as a row, into json_.
+  absl::Status MakeRow() {
+    const RowSchema& schema = *options_.schema;
+    row_builder_->Clear();
+    for (size_t f = 0; f < schema.size(); ++f) {
+      if (field_columns_[f] < 0) continue;
+      const size_t c = static_cast<size_t>(field_columns_[f]);
+      std::string_view cell = FieldBytes(c, &value_buffer_);
+      if (absl::Status s =
+              cells_.SetFromCell(schema.field(f), f, cell, row_builder_.get());
+          !s.ok()) {
+        return Malformed(StrCat(ColumnName(c), ": ", s.message()));
+      }
+    }
+    if (absl::Status s = row_builder_->Finish(&json_); !s.ok()) {
+      return Malformed(std::string(s.message()));
+    }
+    return absl::OkStatus();
+  }
+
   std::string ColumnName(size_t i) const {
     if (i < names_.size()) {
       return options_.header ? StrCat("column ", QuoteName(names_[i]))
@@ -227,7 +281,14 @@ class CsvRecordReader final : public ReaderBase {
                               TooLong("key", k.size(), options_.max_key_size)));
     }
     std::string_view v;
-    if (value_index_ >= 0) {
+    if (options_.rows) {
+      ROOST_RETURN_IF_ERROR(MakeRow());
+      if (json_.size() > options_.max_value_size) {
+        return Malformed(
+            TooLong("the row", json_.size(), options_.max_value_size));
+      }
+      v = json_;
+    } else if (value_index_ >= 0) {
       v = FieldBytes(static_cast<size_t>(value_index_), &value_buffer_);
       if (v.size() > options_.max_value_size) {
         return Malformed(
@@ -444,6 +505,11 @@ class CsvRecordReader final : public ReaderBase {
   size_t problem_column_ = 0;
   std::vector<std::string> names_;
   std::vector<std::string> json_names_;
+  // With rows: each field's column (-1: none), the builder, the cells'
+  // parser.
+  std::vector<int> field_columns_;
+  std::unique_ptr<RowBuilder> row_builder_;
+  TextRowParser cells_;
   size_t key_index_ = 0;
   ptrdiff_t value_index_ = -1;
   uint64_t first_empty_key_line_ = 0;

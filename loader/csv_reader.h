@@ -24,7 +24,11 @@
 // field of value_column as it is, or by default a JSON object of every
 // other column, in header order, each value a JSON string (CSV has no
 // types): {"name":"Smith, J","city":"Oslo"}, compact. Such a value must be
-// UTF-8; a field that is not is refused naming its row and column.
+// UTF-8; a field that is not is refused naming its row and column. With
+// options.rows the value is instead a row of options.schema, each field
+// the column of its name converted to its type (text_rows.h); a field
+// that is not nullable, has no default and has no column is a final error
+// at the header, and a cell of the wrong type a malformed row.
 //
 // Errors: each starts with FILE:LINE, the line a row starts on, and names
 // the column. Malformed rows are InvalidArgument, and the reader goes on

@@ -10,10 +10,13 @@
 
 #include <charconv>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <utility>
 
 #include "loader/reader_base.h"
+#include "loader/text_rows.h"
+#include "storage/row/row_codec.h"
 #include "util/status_macros.h"
 #include "util/str_cat.h"
 
@@ -46,7 +49,7 @@ std::string_view TypeName(simdjson::dom::element_type type) {
 // value limit, and a "\r". Else the line holds the key and value and
 // whatever else.
 uint64_t MaxLine(const RecordReaderOptions& options) {
-  return options.value_field.empty()
+  return options.value_field.empty() && !options.rows
              ? SaturatingAdd(options.max_value_size, 1)
              : MaxRowSize(options.max_key_size, options.max_value_size);
 }
@@ -118,7 +121,10 @@ class JsonLinesRecordReader final : public LineReaderBase {
                  TooLong("key", key_bytes.size(), options_.max_key_size)));
     }
     std::string_view value_bytes = line;
-    if (!options_.value_field.empty()) {
+    if (options_.rows) {
+      ROOST_RETURN_IF_ERROR(MakeRow(doc));
+      value_bytes = value_text_;
+    } else if (!options_.value_field.empty()) {
       ROOST_ASSIGN_OR_RETURN(simdjson::dom::element v,
                              Field(doc, options_.value_field, "value"));
       if (v.type() == simdjson::dom::element_type::STRING) {
@@ -143,8 +149,49 @@ class JsonLinesRecordReader final : public LineReaderBase {
   uint64_t first_empty_key_line() const override {
     return first_empty_key_line_;
   }
+  const RowSchema* row_schema() const override {
+    return options_.rows ? options_.schema.get() : nullptr;
+  }
 
  private:
+  // With rows: the fields of the line's object (or value_field's) by name,
+  // as a row into value_text_. A member missing or null is a null field
+  // (or its default); other members are not read.
+  absl::Status MakeRow(simdjson::dom::element doc) {
+    simdjson::dom::element object = doc;
+    if (!options_.value_field.empty()) {
+      ROOST_ASSIGN_OR_RETURN(object, Field(doc, options_.value_field, "value"));
+    }
+    if (object.type() != simdjson::dom::element_type::OBJECT) {
+      return Malformed(
+          StrCat(options_.value_field.empty()
+                     ? std::string("the line")
+                     : StrCat("value field ", Quoted(options_.value_field)),
+                 " is ", TypeName(object.type()),
+                 ", not an object of the --schema fields"));
+    }
+    if (row_builder_ == nullptr) {
+      row_builder_ = std::make_unique<RowBuilder>(options_.schema.get());
+    }
+    const RowSchema& schema = *options_.schema;
+    const simdjson::dom::object members = object.get_object().value_unsafe();
+    row_builder_->Clear();
+    for (size_t f = 0; f < schema.size(); ++f) {
+      const roost::Field& field = schema.field(f);
+      simdjson::dom::element v;
+      if (members.at_key(field.name).get(v) != simdjson::SUCCESS) continue;
+      if (absl::Status s = values_.SetFromJson(field, f, v, row_builder_.get());
+          !s.ok()) {
+        return Malformed(
+            StrCat("field ", Quoted(field.name), ": ", s.message()));
+      }
+    }
+    if (absl::Status s = row_builder_->Finish(&value_text_); !s.ok()) {
+      return Malformed(std::string(s.message()));
+    }
+    return absl::OkStatus();
+  }
+
   static std::string Quoted(std::string_view s) {
     return StrCat("\"", s, "\"");
   }
@@ -180,6 +227,9 @@ class JsonLinesRecordReader final : public LineReaderBase {
   simdjson::dom::parser parser_;
   std::string padded_;
   std::string value_text_;
+  // With rows: the builder and the values' parser.
+  std::unique_ptr<RowBuilder> row_builder_;
+  TextRowParser values_;
   char number_[24];
 };
 

@@ -14,7 +14,12 @@
 // other type is refused naming the field and its type. The value is the
 // whole line as it is (without its "\n" and a "\r" before it) by default;
 // with value_field, a string's bytes (unescaped) or any other value's JSON
-// text, minified (simdjson's serialization).
+// text, minified (simdjson's serialization). With options.rows the value
+// is instead a row of options.schema: each field the member of its name
+// (of the line's object, or of value_field's), converted to its type
+// (text_rows.h); a missing or null member is a null field (or its
+// default), and a value of the wrong type a malformed line naming the
+// field.
 //
 // Each line is parsed whole (simdjson's DOM parser, which checks UTF-8 and
 // the whole grammar): invalid JSON is refused naming the line and the

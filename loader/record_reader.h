@@ -35,6 +35,10 @@
 //                    value columns (loader/column_stream_reader.h,
 //                    docs/format/column_stream.md); what roost-build writes.
 //
+// With options.rows, the value is a roost-row-1 row (docs/format/rows.md)
+// instead, of the schema row_schema() gives: kArrowColumns's from the
+// stream's column types, kCsv's and kJsonLines's options.schema.
+//
 // Errors: a malformed record is InvalidArgument whose message starts with
 // Location() ("FILE:LINE: " for TSV, CSV and JSON Lines, "FILE@OFFSET: "
 // for binary input) and says what is wrong (no tab, bad hex, bad base64, a
@@ -124,8 +128,12 @@ struct RecordReaderOptions {
   std::string value_field;
   // Values as rows of typed fields (docs/format/rows.md) rather than JSON
   // objects: arrow-columns takes each value column's type from the stream
-  // (column_rows.h). The default value is false.
+  // (column_rows.h); CSV and JSON Lines take `schema`'s fields by name,
+  // each converted to its type (text_rows.h). The default value is false.
   bool rows = false;
+  // CSV and JSON Lines with rows: the schema (--schema FILE). The default
+  // value is nullptr.
+  std::shared_ptr<const RowSchema> schema;
   // Bytes read (and decompressed) at a time, and the first size of the window
   // records are returned from; a larger record grows the window. At least
   // 1: tests and fuzz/record_reader_fuzz.cc make it small, so that short

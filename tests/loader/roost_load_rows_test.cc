@@ -130,7 +130,7 @@ TEST_F(RoostLoadRowsTest, RowsAreReadBackAsJsonAndTheSchemaIsRecorded) {
   }
 }
 
-TEST_F(RoostLoadRowsTest, RowsGoWithAVersionAndArrowColumns) {
+TEST_F(RoostLoadRowsTest, RowsGoWithAVersionAndTypedInput) {
   const std::string in = Write("in.cols", RowStream({Int64s("n")}));
   Result r = RoostLoad(
       StrCat("build --input-format arrow-columns --rows -i ", in, " -o t.sst"));
@@ -140,7 +140,9 @@ TEST_F(RoostLoadRowsTest, RowsGoWithAVersionAndArrowColumns) {
   r = RoostLoad(
       StrCat("build --rows -i ", tsv, " --data-dir ", DataDir(), " --table t"));
   EXPECT_EQ(r.exit_code, 64);
-  EXPECT_THAT(r.out, HasSubstr("--rows reads --input-format arrow-columns"));
+  EXPECT_THAT(
+      r.out, HasSubstr("--rows reads --input-format csv, jsonl (with --schema) "
+                       "or arrow-columns (roost-build --rows), not tsv"));
   EXPECT_TRUE(Versions(DataDir() + "/t").empty());
 }
 
@@ -295,6 +297,147 @@ TEST_F(RoostLoadRowsTest, VerifyNamesTheKeyOfARowThatIsNotOfTheSchema) {
   r = RoostLoad(StrCat("get ", DataDir(), "/t 0"));
   EXPECT_EQ(r.exit_code, 65) << r.out;
   EXPECT_THAT(r.out, HasSubstr(": key \"0\": its value is not a row"));
+}
+
+// CSV and JSON Lines with --schema FILE: each field the column or member
+// of its name, converted to its type.
+const char kSchema[] = R"({"encoding": "roost-row-1", "fields": [
+    {"name": "ok", "type": "bool", "nullable": false},
+    {"name": "n", "type": "int32", "nullable": true},
+    {"name": "big", "type": "int64", "nullable": false, "default": 9},
+    {"name": "f", "type": "float32", "nullable": true},
+    {"name": "d", "type": "float64", "nullable": true},
+    {"name": "s", "type": "string", "nullable": false},
+    {"name": "b", "type": "bytes", "nullable": true},
+    {"name": "e", "type": "float32_list", "nullable": true},
+    {"name": "ids", "type": "int64_list", "nullable": true},
+    {"name": "tags", "type": "string_list", "nullable": true}]})";
+
+TEST_F(RoostLoadRowsTest, CsvCellsBecomeTypedFields) {
+  const std::string schema = Write("schema.json", kSchema);
+  const std::string csv = Write(
+      "in.csv",
+      "id,ok,n,big,f,d,s,b,e,ids,tags,extra\n"
+      "a,true,-5,9000000000,0.5,1e300,\"x, y\",AAH/,\"[1.5,-2]\",\"[1,2]\","
+      "\"[\"\"p\"\",\"\"q\"\"]\",ignored\n"
+      "b,False,,,,nan,,,,[],[],\n");
+  Result r = RoostLoad(
+      StrCat("build -q --input-format csv --key-column id "
+             "--rows --schema ",
+             schema, " -i ", csv, " --data-dir ", DataDir(), " --table t"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(Manifest(DataDir() + "/t/v000001")["schema"]["fields"].size(), 10u);
+  r = RoostLoadStdout(StrCat("get ", DataDir(), "/t a b"));
+  EXPECT_EQ(r.out,
+            "a\t{\"ok\":true,\"n\":-5,\"big\":9000000000,\"f\":0.5,"
+            "\"d\":1e+300,\"s\":\"x, y\",\"b\":\"AAH/\",\"e\":[1.5,-2.0],"
+            "\"ids\":[1,2],\"tags\":[\"p\",\"q\"]}\n"
+            "b\t{\"ok\":false,\"n\":null,\"big\":9,\"f\":null,\"d\":null,"
+            "\"s\":\"\",\"b\":null,\"e\":null,\"ids\":[],\"tags\":[]}\n")
+      << r.out;
+}
+
+TEST_F(RoostLoadRowsTest, JsonLinesMembersBecomeTypedFields) {
+  const std::string schema = Write("schema.json", kSchema);
+  const std::string jsonl = Write(
+      "in.jsonl",
+      "{\"id\": \"a\", \"ok\": true, \"n\": 7, \"f\": 2, \"s\": \"\\u00e9\", "
+      "\"b\": null, \"e\": [0.25], \"ids\": [-1], \"tags\": [\"t\"], "
+      "\"other\": {}}\n"
+      "{\"id\": \"b\", \"ok\": false, \"s\": \"\", \"big\": -3}\n");
+  Result r = RoostLoad(
+      StrCat("build -q --input-format jsonl --key-field id "
+             "--rows --schema ",
+             schema, " -i ", jsonl, " --data-dir ", DataDir(), " --table t"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = RoostLoadStdout(StrCat("get ", DataDir(), "/t a b"));
+  EXPECT_EQ(r.out,
+            "a\t{\"ok\":true,\"n\":7,\"big\":9,\"f\":2.0,\"d\":null,"
+            "\"s\":\"\xc3\xa9\",\"b\":null,\"e\":[0.25],\"ids\":[-1],"
+            "\"tags\":[\"t\"]}\n"
+            "b\t{\"ok\":false,\"n\":null,\"big\":-3,\"f\":null,\"d\":null,"
+            "\"s\":\"\",\"b\":null,\"e\":null,\"ids\":null,\"tags\":null}\n")
+      << r.out;
+}
+
+TEST_F(RoostLoadRowsTest, AValueOfTheWrongTypeIsRefusedNamingWhereAndTheType) {
+  const std::string schema = Write("schema.json", kSchema);
+  struct Case {
+    std::string format, line, message;
+  };
+  const std::string head = "id,ok,n,big,f,d,s,b,e,ids,tags\n";
+  const std::vector<Case> cases = {
+      {"csv", head + "a,yes,1,1,1,1,s,,,,\n",
+       ":2: column \"ok\": \"yes\" is not a bool"},
+      {"csv", head + "a,true,x1,1,1,1,s,,,,\n",
+       ":2: column \"n\": \"x1\" is not an int32"},
+      {"csv", head + "a,true,3000000000,1,1,1,s,,,,\n",
+       ":2: column \"n\": \"3000000000\" is out of int32's range"},
+      {"csv", head + "a,true,1,1.5,1,1,s,,,,\n",
+       ":2: column \"big\": \"1.5\" is not an int64"},
+      {"csv", head + "a,true,1,1,1e39,1,s,,,,\n",
+       ":2: column \"f\": \"1e39\" is out of float32's range"},
+      {"csv", head + "a,true,1,1,1,1,s,%%%,,,\n",
+       ":2: column \"b\": \"%%%\" (bytes are base64) is not a bytes"},
+      {"csv", head + "a,true,1,1,1,1,s,,1;2,,\n",
+       ":2: column \"e\": \"1;2\" (a list is a JSON array) is not a "
+       "float32_list"},
+      {"csv", head + "a,true,1,1,1,1,s,,,\"[1,\"\"x\"\"]\",\n",
+       ":2: column \"ids\": element 1: a string is not an int64"},
+      {"csv", head + "a,,1,1,1,1,s,,,,\n",
+       ":2: column \"ok\": empty, but field \"ok\" is bool, not nullable"},
+      {"jsonl", "{\"id\": \"a\", \"ok\": true, \"s\": 5}\n",
+       ":1: field \"s\": an integer is not a string"},
+      {"jsonl", "{\"id\": \"a\", \"ok\": 1, \"s\": \"\"}\n",
+       ":1: field \"ok\": an integer is not a bool"},
+      {"jsonl",
+       "{\"id\": \"a\", \"ok\": true, \"s\": \"\", \"tags\": [null]}\n",
+       ":1: field \"tags\": element 0: null is not a string"},
+      {"jsonl", "{\"id\": \"a\", \"ok\": true}\n",
+       ":1: field \"s\" has no value, no default and is not nullable"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.line);
+    const std::string in = Write("bad." + c.format, c.line);
+    Result r = RoostLoad(
+        StrCat("build -q --input-format ", c.format,
+               c.format == "csv" ? " --key-column id" : " --key-field id",
+               " --rows --schema ", schema, " -i ", in, " --data-dir ",
+               DataDir(), " --table t"));
+    EXPECT_EQ(r.exit_code, 65) << r.out;
+    EXPECT_THAT(r.out, HasSubstr(in + c.message));
+    EXPECT_TRUE(Versions(DataDir() + "/t").empty());
+  }
+}
+
+TEST_F(RoostLoadRowsTest, TheSchemaFlagIsCheckedBeforeAnyInput) {
+  const std::string csv = Write("in.csv", "id,n\na,1\n");
+  const std::string base = StrCat("build --input-format csv -i ", csv,
+                                  " --data-dir ", DataDir(), " --table t ");
+  Result r = RoostLoad(base + "--rows");
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.out, HasSubstr("--rows with --input-format csv needs "
+                               "--schema FILE"));
+  const std::string bad = Write("bad.json", R"({"encoding": "roost-row-1",
+      "fields": [{"name": "n", "type": "int8", "nullable": true}]})");
+  r = RoostLoad(base + "--rows --schema " + bad);
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.out, HasSubstr(StrCat("--schema ", bad, ": ")));
+  EXPECT_THAT(r.out, HasSubstr("int8"));
+  const std::string good = Write("good.json", kSchema);
+  r = RoostLoad(base + "--schema " + good);
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.out, HasSubstr("--schema goes with --rows"));
+  r = RoostLoad(base + "--rows --value-column n --schema " + good);
+  EXPECT_EQ(r.exit_code, 64);
+  EXPECT_THAT(r.out, HasSubstr("--value-column goes not with --rows"));
+  // A field with no column, not nullable and with no default.
+  r = RoostLoad(base + "--rows --schema " + good);
+  EXPECT_EQ(r.exit_code, 65);
+  EXPECT_THAT(r.out, HasSubstr("--schema field \"ok\" (not nullable, no "
+                               "default) has no column; the header has "
+                               "\"id\", \"n\""));
+  EXPECT_TRUE(Versions(DataDir() + "/t").empty());
 }
 
 }  // namespace
