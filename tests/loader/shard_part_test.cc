@@ -14,6 +14,7 @@
 
 #include "loader/build_manifest.h"
 #include "storage/partition.h"
+#include "storage/row/row_schema.h"
 #include "tests/harness/status_matchers.h"
 #include "util/str_cat.h"
 
@@ -114,6 +115,27 @@ TEST(ShardPartTest, PartsThatDisagreeOrLieAreRefused) {
   merged = MergeShardParts({zero, PartOf(other, 1, Figures({{5, 3}}))});
   EXPECT_THAT(merged.status().message(),
               HasSubstr("another set of build options"));
+
+  // Parts of rows: the schema goes into the merge, and must agree.
+  BuildJob rows = job;
+  rows.reader.rows = true;
+  auto schema = [](FieldType type) {
+    auto s = RowSchema::Make({{"n", type, true}});
+    EXPECT_OK(s);
+    return *s;
+  };
+  Manifest rows0 = PartOf(rows, 0, Figures({{5, 3}}));
+  Manifest rows1 = PartOf(rows, 1, Figures({{5, 3}}));
+  rows0.schema = rows1.schema = schema(FieldType::kInt64);
+  merged = MergeShardParts({rows0, rows1});
+  ASSERT_OK(merged);
+  EXPECT_TRUE(merged->schema == schema(FieldType::kInt64));
+  rows1.schema = schema(FieldType::kString);
+  merged = MergeShardParts({rows0, rows1});
+  EXPECT_THAT(merged.status().message(),
+              HasSubstr("shard 1 of users v000007 was built with another "
+                        "schema of rows than shard 0 ("));
+  EXPECT_THAT(merged.status().message(), HasSubstr("\"type\":\"string\""));
 
   const std::string json = MakeShardPart(zero);
   EXPECT_THAT(ParseShardPart(json, "shard-0001-of-0002.json", "users", 7)
