@@ -2,7 +2,7 @@
 # Runs roost's libFuzzer targets. Usage:
 #   fuzz/run.sh [--parallel N] SECONDS [TARGET...]
 # Builds them (scripts/build.sh --fuzz, clang with ASan and UBSan), then for
-# each TARGET (default: all seven):
+# each TARGET (default: all eight):
 #   1. replays every input in fuzz/regressions/TARGET/ (crashes found before,
 #      each also a unit test): any failure fails the run;
 #   2. fuzzes for SECONDS, starting from the committed seeds in
@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 all=(cuckoo_table_fuzz block_table_fuzz manifest_fuzz record_reader_fuzz
-     column_stream_fuzz request_fuzz differential_fuzz)
+     column_stream_fuzz request_fuzz differential_fuzz row_fuzz)
 parallel=1
 if [ "${1:-}" = "--parallel" ]; then
   parallel=${2:?--parallel needs a number}
