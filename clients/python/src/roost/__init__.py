@@ -14,7 +14,7 @@ Example:
 """
 
 from roost._aio import AsyncClient
-from roost._calls import BatchResult, ScanResult
+from roost._calls import BatchResult, ScanResult, ScoreResult
 from roost._errors import (
     InconsistentVersionsError,
     LayoutError,
@@ -41,6 +41,7 @@ __all__ = [
     "PARTITION_SEED",
     "RoostError",
     "ScanResult",
+    "ScoreResult",
     "StaleLayoutError",
     "TlsConfig",
     "VersionUnavailableError",

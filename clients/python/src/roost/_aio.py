@@ -28,9 +28,11 @@ import grpc.aio
 
 from roost import _calls
 from roost._attempts import Attempts, ShardReplicas
-from roost._calls import BatchResult, ScanPart, ScanResult
+from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
+from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
+from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, Outcome, consistent_rounds
 from roost._wait import WaitPlan
 from roost.v1 import lookup_pb2
@@ -89,6 +91,7 @@ class AsyncClient:
         self._hedge_after = hedge_after
         self._max_batch = max_batch
         self._coalescer = _Coalescer(self, coalesce_in_flight) if coalesce else None
+        self._schemas = _calls.SchemaCache()
 
     @classmethod
     def from_layout_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> "AsyncClient":
@@ -134,21 +137,43 @@ class AsyncClient:
                                  timeout: Optional[float] = None,
                                  version: Optional[str] = None) -> BatchResult:
         _calls.check_table(table)
+        return await self._many(table, keys_bytes(keys), self._deadline(timeout), version, ())
+
+    async def get_rows(self, table: str, keys: Sequence[Key],
+                       fields: Optional[Sequence[str]] = None, *,
+                       timeout: Optional[float] = None,
+                       version: Optional[str] = None) -> list[Optional[dict[str, Any]]]:
+        schema, result = await self._rows(table, keys, fields, timeout, version)
+        return decode_rows(schema, result.values)
+
+    async def get_rows_table(self, table: str, keys: Sequence[Key],
+                             fields: Optional[Sequence[str]] = None, *,
+                             timeout: Optional[float] = None,
+                             version: Optional[str] = None) -> Any:
+        schema, result = await self._rows(table, keys, fields, timeout, version)
+        return rows_to_table(schema, result.values)
+
+    async def score(self, table: str, keys: Sequence[Key], field: str,
+                    query: Sequence[float], similarity: str = "dot", top_k: int = 0, *,
+                    timeout: Optional[float] = None,
+                    version: Optional[str] = None) -> ScoreResult:
+        _calls.check_table(table)
+        message = _calls.score_message(field, query, similarity, top_k)
         batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        if len(batch) <= self._max_batch:
-            return await self._batch(table, batch, deadline, version)
-        # Larger than a server takes (--max-batch): in pieces, the first
-        # read as any batch, the others pinned to the version it answered.
-        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
-        first = await self._batch(table, pieces[0], deadline, version)
-        pin = version if version is not None else (first.version or None)
-        rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin)
-                                      for piece in pieces[1:]))
-        values = list(first.values)
-        for result in rest:
-            values += result.values
-        return BatchResult(values, first.version)
+        scored: list[tuple[int, float]] = []
+        pin, first_version = version, ""
+        for start in range(0, len(batch), self._max_batch):
+            piece = batch[start:start + self._max_batch]
+            split, responses = await self._batch_responses(table, piece, deadline, pin, (),
+                                                           message)
+            answered = _calls.common_version(list(responses.values()))
+            if start == 0:
+                first_version = answered
+                pin = version if version is not None else (answered or None)
+            scored += _calls.scores_of(split, len(piece), responses, top_k, start)
+        scores, top = _calls.merge_scores(scored, len(batch), top_k)
+        return ScoreResult(scores, top, first_version)
 
     async def scan(self, table: str, *, start: Key = b"", end: Key = b"",
                    prefix: Key = b"", limit: int = 0, timeout: Optional[float] = None,
@@ -205,23 +230,90 @@ class AsyncClient:
         return time.monotonic() + (self._timeout if timeout is None else timeout)
 
     async def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
-                     version: Optional[str]) -> BatchResult:
+                     version: Optional[str], fields: Sequence[str] = ()) -> BatchResult:
         """One batch of at most max_batch keys."""
+        split, responses = await self._batch_responses(table, keys, deadline, version, fields)
+        values = _calls.reassemble(split, len(keys), responses)
+        return BatchResult(values, _calls.common_version(list(responses.values())))
+
+    async def _batch_responses(self, table: str, keys: Sequence[bytes], deadline: float,
+                               version: Optional[str], fields: Sequence[str] = (),
+                               score: Any = None) -> tuple[Split, dict[int, Any]]:
         split = Split(keys, self._n)
         if not split.keys:
-            return BatchResult([], "")
+            return split, {}
         requests: dict[str, dict[int, Any]] = {}
 
         def request(part: int, pinned: str) -> Any:
             by_version = requests.get(pinned)
             if by_version is None:
-                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
+                by_version = requests[pinned] = _calls.multi_get_requests(
+                    table, split, pinned, fields, score)
             return by_version[part]
 
-        responses = await self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
-                                           deadline, version)
-        values = _calls.reassemble(split, len(keys), responses)
-        return BatchResult(values, _calls.common_version(list(responses.values())))
+        return split, await self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+                                             deadline, version)
+
+    async def _many(self, table: str, batch: Sequence[bytes], deadline: float,
+                    version: Optional[str], fields: Sequence[str]) -> BatchResult:
+        if len(batch) <= self._max_batch:
+            return await self._batch(table, batch, deadline, version, fields)
+        # Larger than a server takes (--max-batch): in pieces, the first
+        # read as any batch, the others pinned to the version it answered.
+        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
+        first = await self._batch(table, pieces[0], deadline, version, fields)
+        pin = version if version is not None else (first.version or None)
+        rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin, fields)
+                                      for piece in pieces[1:]))
+        values = list(first.values)
+        for result in rest:
+            values += result.values
+        return BatchResult(values, first.version)
+
+    async def _rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]],
+                    timeout: Optional[float],
+                    version: Optional[str]) -> tuple[Schema, BatchResult]:
+        """As Client._rows."""
+        _calls.check_table(table)
+        names = _calls.check_fields(fields)
+        batch = keys_bytes(keys)
+        deadline = self._deadline(timeout)
+        result = await self._many(table, batch, deadline, version, names)
+        want = result.version or version or ""
+        known, schema = self._schemas.get(table, want)
+        if not known:
+            served = await self._learn_schemas(table, deadline)
+            known, schema = self._schemas.get(table, want)
+            if not known and served and version is None:
+                want = served[0]
+                result = await self._many(table, batch, deadline, want, names)
+                known, schema = self._schemas.get(table, want)
+            if not known:
+                raise RoostError(f"no replica of table {table!r} serves version "
+                                 f"{want or '(any)'} to read its row schema from "
+                                 f"(ListTables: {', '.join(served) or 'none'})")
+        return _calls.row_schema(table, schema, want, names), result
+
+    async def _learn_schemas(self, table: str, deadline: float) -> list[str]:
+        served: list[str] = []
+        last: Optional[grpc.aio.AioRpcError] = None
+        for replicas in self._replicas:
+            for replica in replicas:
+                try:
+                    response = await replica.calls[_calls.LIST_TABLES](
+                        lookup_pb2.ListTablesRequest(),
+                        timeout=max(0.001, deadline - time.monotonic()),
+                        metadata=self._metadata)
+                except grpc.aio.AioRpcError as e:
+                    last = e
+                    continue
+                served += [v for v in self._schemas.learn(table, response) if v not in served]
+                if served:
+                    return served
+        if last is not None and not served:
+            raise RoostError(f"ListTables, to read the row schema of table {table!r}: "
+                             f"{last.code()} {last.details()}", last.code())
+        return served
 
     async def _get(self, table: str, key: bytes, timeout: Optional[float],
                    version: Optional[str]) -> Any:

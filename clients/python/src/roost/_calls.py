@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 import operator
 import struct
+import threading
 from itertools import accumulate
 from typing import Any, NoReturn, Optional, Sequence
 
@@ -16,6 +18,7 @@ import grpc
 from roost._errors import RoostError, StaleLayoutError, VersionUnavailableError
 from roost._layout import TlsConfig
 from roost._partition import Split
+from roost._rows import Schema
 from roost._versions import Failure, Versioned
 from roost.v1 import lookup_pb2
 
@@ -121,11 +124,128 @@ def common_version(results: Sequence[Versioned]) -> str:
     return ""
 
 
-def multi_get_requests(table: str, split: Split, version: str) -> dict[int, Any]:
+def multi_get_requests(table: str, split: Split, version: str, fields: Sequence[str] = (),
+                       score: Any = None) -> dict[int, Any]:
     # packed: the values come back as one bytes object and their sizes,
     # which values_of() slices without a protobuf message per key.
-    return {s: lookup_pb2.MultiGetRequest(table=table, keys=keys, version=version, packed=True)
+    return {s: lookup_pb2.MultiGetRequest(table=table, keys=keys, version=version, packed=True,
+                                          fields=fields, score=score)
             for s, keys in split.keys.items()}
+
+
+# ---- typed rows (docs/format/rows.md) ----
+
+SIMILARITIES = {"dot": lookup_pb2.Score.DOT_PRODUCT, "cosine": lookup_pb2.Score.COSINE}
+
+
+def check_fields(fields: Optional[Sequence[str]]) -> list[str]:
+    """The field names to project to ([]: whole rows)."""
+    if fields is None:
+        return []
+    if isinstance(fields, (str, bytes)):
+        raise TypeError("fields is a list of field names, not one string")
+    names = list(fields)
+    for name in names:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a field name is a non-empty string, not {name!r}")
+    return names
+
+
+def score_message(field: str, query: Sequence[float], similarity: str, top_k: int) -> Any:
+    if not isinstance(field, str) or not field:
+        raise ValueError("score needs the name of a float32_list field")
+    if similarity not in SIMILARITIES:
+        raise ValueError(f"similarity is \"dot\" or \"cosine\", not {similarity!r}")
+    if not 0 <= top_k < 2**32:
+        raise ValueError(f"top_k is 0 (every key) or more, not {top_k}")
+    return lookup_pb2.Score(field=field, similarity=SIMILARITIES[similarity],
+                            query=list(query), top_k=top_k)
+
+
+@dataclasses.dataclass(frozen=True)
+class ScoreResult:
+    """A batch scored on the servers. Without top_k: `scores[i]` is key i's
+    score (NaN: the key is missing, its field null, or its vector not the
+    query's dimension) and `top` is empty. With top_k: `top` holds the
+    indexes (in the request) of the best keys, best first (ties: the lower
+    index first), at most top_k of them, and `scores[j]` is the score of
+    key `top[j]`. `version` answered the whole batch."""
+
+    scores: list[float]
+    top: list[int]
+    version: str
+
+
+def scores_of(split: Split, n: int, responses: dict[int, Any], top_k: int,
+              offset: int = 0) -> list[tuple[int, float]]:
+    """(request index, score) from each shard's answer: every key without
+    top_k, else the shards' best (each at most top_k), not yet merged."""
+    out: list[tuple[int, float]] = []
+    for s, response in responses.items():
+        positions = split.positions[s] if split.positions is not None else None
+        size = len(split.keys[s])
+        scores = list(response.scores)
+        if top_k:
+            top = list(response.top)
+            if len(top) != len(scores) or len(top) > top_k or any(t >= size for t in top):
+                raise RoostError(f"shard {s}: a top {top_k} answer of {len(top)} indexes and "
+                                 f"{len(scores)} scores for {size} keys", shard=s)
+            out += [(offset + (positions[t] if positions is not None else t), v)
+                    for t, v in zip(top, scores)]
+        else:
+            if len(scores) != size:
+                raise _count_mismatch(s, size, len(scores))
+            out += [(offset + (positions[i] if positions is not None else i), v)
+                    for i, v in enumerate(scores)]
+    return out
+
+
+def merge_scores(scored: list[tuple[int, float]], n: int, top_k: int) -> tuple[list[float],
+                                                                               list[int]]:
+    """scores_of()'s pairs as ScoreResult's scores and top."""
+    if not top_k:
+        scores = [math.nan] * n
+        for i, v in scored:
+            scores[i] = v
+        return scores, []
+    best = sorted((p for p in scored if not math.isnan(p[1])), key=lambda p: (-p[1], p[0]))
+    best = best[:top_k]
+    return [v for _, v in best], [i for i, _ in best]
+
+
+class SchemaCache:
+    """Each table version's row schema, from ListTables (TableInfo.schema_json),
+    kept per (table, version): a version's schema never changes."""
+
+    def __init__(self) -> None:
+        self._schemas: dict[tuple[str, str], Optional[Schema]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, table: str, version: str) -> tuple[bool, Optional[Schema]]:
+        with self._lock:
+            key = (table, version)
+            return (key in self._schemas), self._schemas.get(key)
+
+    def learn(self, table: str, response: Any) -> list[str]:
+        """The versions of `table` a ListTablesResponse serves, cached."""
+        versions = []
+        for info in response.tables:
+            if info.name != table or not info.serving_version:
+                continue
+            schema = Schema.from_json(info.schema_json) if info.schema_json else None
+            with self._lock:
+                self._schemas[(table, info.serving_version)] = schema
+            versions.append(info.serving_version)
+        return versions
+
+
+def row_schema(table: str, schema: Optional[Schema], version: str,
+               fields: Sequence[str]) -> Schema:
+    if schema is None:
+        raise RoostError(f"table {table!r} (version {version}) holds opaque values, not rows: "
+                         f"build it with roost-load build --rows for get_rows and score",
+                         grpc.StatusCode.INVALID_ARGUMENT)
+    return schema.project(fields) if fields else schema
 
 
 def values_of(response: Any, n: int, shard: int) -> list[Optional[bytes]]:

@@ -25,9 +25,11 @@ import grpc
 
 from roost import _calls
 from roost._attempts import Attempts, ShardReplicas
-from roost._calls import BatchResult, ScanPart, ScanResult
+from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
+from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
+from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, Outcome, Versioned, consistent_rounds
 from roost._wait import WaitPlan
 from roost.v1 import lookup_pb2
@@ -127,6 +129,7 @@ class Client:
         self._max_batch = max_batch
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._pool_lock = threading.Lock()
+        self._schemas = _calls.SchemaCache()
 
     @classmethod
     def from_layout_file(cls, path: str | os.PathLike[str], **kwargs: Any) -> "Client":
@@ -179,19 +182,48 @@ class Client:
         batch to that version (FAILED_PRECONDITION: VersionUnavailableError
         when a shard no longer serves it)."""
         _calls.check_table(table)
+        return self._many(table, keys_bytes(keys), self._deadline(timeout), version, ())
+
+    def get_rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]] = None,
+                 *, timeout: Optional[float] = None,
+                 version: Optional[str] = None) -> list[Optional[dict[str, Any]]]:
+        """The rows of `keys` of a table of rows (roost-load build --rows) as
+        dicts of field name to value, in request order (None: the key is
+        missing), all from one version. `fields` reads only those fields, in
+        that order, projected on the server."""
+        schema, result = self._rows(table, keys, fields, timeout, version)
+        return decode_rows(schema, result.values)
+
+    def get_rows_table(self, table: str, keys: Sequence[Key],
+                       fields: Optional[Sequence[str]] = None, *,
+                       timeout: Optional[float] = None, version: Optional[str] = None) -> Any:
+        """get_rows as a pyarrow.Table: one column per field, one row per
+        key (all null for a missing key). Needs pyarrow (the [batch] extra)."""
+        schema, result = self._rows(table, keys, fields, timeout, version)
+        return rows_to_table(schema, result.values)
+
+    def score(self, table: str, keys: Sequence[Key], field: str, query: Sequence[float],
+              similarity: str = "dot", top_k: int = 0, *, timeout: Optional[float] = None,
+              version: Optional[str] = None) -> ScoreResult:
+        """Scores the float32_list `field` of each key's row against `query`
+        on the servers ("dot" product or "cosine" similarity); with top_k,
+        only the best top_k keys (ScoreResult)."""
+        _calls.check_table(table)
+        message = _calls.score_message(field, query, similarity, top_k)
         batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        if len(batch) <= self._max_batch:
-            return self._batch(table, batch, deadline, version)
-        # Larger than a server takes (--max-batch): in pieces, the first
-        # read as any batch, the others pinned to the version it answered.
-        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
-        first = self._batch(table, pieces[0], deadline, version)
-        pin = version if version is not None else (first.version or None)
-        values = list(first.values)
-        for piece in pieces[1:]:
-            values += self._batch(table, piece, deadline, pin).values
-        return BatchResult(values, first.version)
+        scored: list[tuple[int, float]] = []
+        pin, first_version = version, ""
+        for start in range(0, len(batch), self._max_batch):
+            piece = batch[start:start + self._max_batch]
+            split, responses = self._batch_responses(table, piece, deadline, pin, (), message)
+            answered = _calls.common_version(list(responses.values()))
+            if start == 0:
+                first_version = answered
+                pin = version if version is not None else (answered or None)
+            scored += _calls.scores_of(split, len(piece), responses, top_k, start)
+        scores, top = _calls.merge_scores(scored, len(batch), top_k)
+        return ScoreResult(scores, top, first_version)
 
     def scan(self, table: str, *, start: Key = b"", end: Key = b"", prefix: Key = b"",
              limit: int = 0, timeout: Optional[float] = None,
@@ -247,23 +279,92 @@ class Client:
         return time.monotonic() + (self._timeout if timeout is None else timeout)
 
     def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
-               version: Optional[str]) -> BatchResult:
+               version: Optional[str], fields: Sequence[str] = ()) -> BatchResult:
         """One batch of at most max_batch keys."""
+        split, responses = self._batch_responses(table, keys, deadline, version, fields)
+        values = _calls.reassemble(split, len(keys), responses)
+        return BatchResult(values, _calls.common_version(list(responses.values())))
+
+    def _batch_responses(self, table: str, keys: Sequence[bytes], deadline: float,
+                         version: Optional[str], fields: Sequence[str] = (),
+                         score: Any = None) -> tuple[Split, dict[int, Any]]:
         split = Split(keys, self._n)
         if not split.keys:
-            return BatchResult([], "")
+            return split, {}
         requests: dict[str, dict[int, Any]] = {}
 
         def request(part: int, pinned: str) -> Any:
             by_version = requests.get(pinned)
             if by_version is None:
-                by_version = requests[pinned] = _calls.multi_get_requests(table, split, pinned)
+                by_version = requests[pinned] = _calls.multi_get_requests(
+                    table, split, pinned, fields, score)
             return by_version[part]
 
-        responses = self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
-                                     deadline, version)
-        values = _calls.reassemble(split, len(keys), responses)
-        return BatchResult(values, _calls.common_version(list(responses.values())))
+        return split, self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+                                       deadline, version)
+
+    def _many(self, table: str, batch: Sequence[bytes], deadline: float,
+              version: Optional[str], fields: Sequence[str]) -> BatchResult:
+        if len(batch) <= self._max_batch:
+            return self._batch(table, batch, deadline, version, fields)
+        # Larger than a server takes (--max-batch): in pieces, the first
+        # read as any batch, the others pinned to the version it answered.
+        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
+        first = self._batch(table, pieces[0], deadline, version, fields)
+        pin = version if version is not None else (first.version or None)
+        values = list(first.values)
+        for piece in pieces[1:]:
+            values += self._batch(table, piece, deadline, pin, fields).values
+        return BatchResult(values, first.version)
+
+    def _rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]],
+              timeout: Optional[float], version: Optional[str]) -> tuple[Schema, BatchResult]:
+        """The rows of `keys` (bytes, None: missing) and the schema they are
+        in: the answering version's, projected to `fields`."""
+        _calls.check_table(table)
+        names = _calls.check_fields(fields)
+        batch = keys_bytes(keys)
+        deadline = self._deadline(timeout)
+        result = self._many(table, batch, deadline, version, names)
+        want = result.version or version or ""
+        known, schema = self._schemas.get(table, want)
+        if not known:
+            served = self._learn_schemas(table, deadline)
+            known, schema = self._schemas.get(table, want)
+            if not known and served and version is None:
+                # Mid-rollout, the replicas asked serve another version:
+                # read the batch again from the one they serve.
+                want = served[0]
+                result = self._many(table, batch, deadline, want, names)
+                known, schema = self._schemas.get(table, want)
+            if not known:
+                raise RoostError(f"no replica of table {table!r} serves version "
+                                 f"{want or '(any)'} to read its row schema from "
+                                 f"(ListTables: {', '.join(served) or 'none'})")
+        return _calls.row_schema(table, schema, want, names), result
+
+    def _learn_schemas(self, table: str, deadline: float) -> list[str]:
+        """Asks ListTables of each replica until one answers; the versions
+        of `table` the replicas asked serve, their schemas cached."""
+        served: list[str] = []
+        last: Optional[grpc.RpcError] = None
+        for replicas in self._replicas:
+            for replica in replicas:
+                try:
+                    response = replica.calls[_calls.LIST_TABLES](
+                        lookup_pb2.ListTablesRequest(),
+                        timeout=max(0.001, deadline - time.monotonic()),
+                        metadata=self._metadata)
+                except grpc.RpcError as e:
+                    last = e
+                    continue
+                served += [v for v in self._schemas.learn(table, response) if v not in served]
+                if served:
+                    return served
+        if last is not None and not served:
+            raise RoostError(f"ListTables, to read the row schema of table {table!r}: "
+                             f"{last.code()} {last.details()}", last.code())
+        return served
 
     def _list_tables_stub(self, target: str) -> tuple[Any, Any]:
         tls = self.layout.tls
