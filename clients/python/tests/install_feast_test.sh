@@ -29,8 +29,8 @@ rm -rf "$copy/python/build" "$copy/python"/src/*.egg-info
 cd /
 "$venv/bin/python" - <<'PY'
 import feast, pandas, pyarrow
-import roost, roost.v1.lookup_pb2 as pb
+import roost.feast, roost.v1.lookup_pb2 as pb
 assert pb.MultiGetRequest.FromString(pb.MultiGetRequest(table="t").SerializeToString()).table == "t"
-print(f"roost with Feast {feast.__version__}, pandas {pandas.__version__}, "
+print(f"roost.feast with Feast {feast.__version__}, pandas {pandas.__version__}, "
       f"pyarrow {pyarrow.__version__} installed: 1 passed, 0 failed")
 PY
