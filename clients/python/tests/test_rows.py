@@ -206,3 +206,26 @@ def test_table_no_bitmap_no_var():
     t = rows_to_table(s, [struct.pack("<qf", i, i / 2) for i in range(1000)])
     assert t.column("a").to_pylist() == list(range(1000))
     assert t.column("b").to_pylist() == [i / 2 for i in range(1000)]
+
+
+def test_golden_row_of_rows_md():
+    # docs/format/rows.md's worked example (format_golden_test builds the
+    # same bytes in C++), and its projection onto ["embedding", "visits"].
+    s = Schema.from_json({"encoding": "roost-row-1", "fields": [
+        {"name": "ltv", "type": "float64", "nullable": True},
+        {"name": "visits", "type": "int32", "nullable": False},
+        {"name": "segments", "type": "string_list", "nullable": False},
+        {"name": "embedding", "type": "float32_list", "nullable": False},
+        {"name": "active", "type": "bool", "nullable": False},
+        {"name": "country", "type": "string", "nullable": True}]})
+    dump = bytes.fromhex("2000 0000 0000 0029 4007 0000 000f 0000"
+                         "0017 0000 0001 1700 0000 0200 0000 0100"
+                         "0000 0300 0000 6162 6300 0080 3f00 0000"
+                         "bf")
+    want = {"ltv": 12.5, "visits": 7, "segments": ["a", "bc"], "embedding": [1.0, -0.5],
+            "active": True, "country": None}
+    assert decode_row(s, dump) == want
+    assert rows_to_table(s, [dump]).to_pylist() == [want]
+    projected = bytes.fromhex("08 00 00 00 07 00 00 00 00 00 80 3f 00 00 00 bf")
+    assert decode_row(s.project(["embedding", "visits"]), projected) == {
+        "embedding": [1.0, -0.5], "visits": 7}
