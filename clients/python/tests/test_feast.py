@@ -14,6 +14,7 @@ Runs in the [feast] venv (python_feast_install)."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import subprocess
@@ -160,10 +161,12 @@ def check_online(repo: Path, drivers: pd.DataFrame) -> None:
     features = ["driver_stats:conv_rate", "driver_stats:acc_rate", "driver_stats:trips",
                 "driver_stats:city", "driver_stats:embedding",
                 "customer_profile:ltv", "customer_profile:segments", "customer_profile:active"]
-    got = store.get_online_features(
-        features=features,
-        entity_rows=[{"driver_id": d, "customer_id": c}
-                     for d, c in zip(driver_ids, customer_ids)]).to_dict()
+    entity_rows = [{"driver_id": d, "customer_id": c} for d, c in zip(driver_ids, customer_ids)]
+    got = store.get_online_features(features=features, entity_rows=entity_rows).to_dict()
+    # get_online_features_async (online_read_async) answers the same.
+    got_async = asyncio.run(store.get_online_features_async(
+        features=features, entity_rows=entity_rows)).to_dict()
+    assert repr(got_async) == repr(got)
     checked = 0
     for i, d in enumerate(driver_ids):
         row = want_d.get(d)

@@ -229,3 +229,42 @@ def test_golden_row_of_rows_md():
     projected = bytes.fromhex("08 00 00 00 07 00 00 00 00 00 80 3f 00 00 00 bf")
     assert decode_row(s.project(["embedding", "visits"]), projected) == {
         "embedding": [1.0, -0.5], "visits": 7}
+
+
+class _Answer:
+    def __init__(self, scores, top=()):
+        self.scores, self.top = list(scores), list(top)
+
+
+def test_scores_merged_over_shards():
+    from roost._calls import merge_scores, scores_of
+    from roost._partition import Split
+    keys = [b"k%d" % i for i in range(40)]
+    split = Split(keys, 4)
+    assert split.positions is not None
+    # Every key scored: each shard's scores land at their keys' indexes.
+    answers = {s: _Answer([float(i) for i in pos]) for s, pos in split.positions.items()}
+    scores, top = merge_scores(scores_of(split, 40, answers, 0), 40, 0)
+    assert scores == [float(i) for i in range(40)] and top == []
+    # top 3 of each shard, merged: best first, ties to the lower index, NaN never.
+    value = {i: (1.0 if i in (5, 30) else math.nan if i == 7 else -i) for i in range(40)}
+    answers = {}
+    for s, pos in split.positions.items():
+        best = sorted((j for j, i in enumerate(pos) if not math.isnan(value[i])),
+                      key=lambda j: (-value[pos[j]], pos[j]))[:3]
+        answers[s] = _Answer([value[pos[j]] for j in best], best)
+    scores, top = merge_scores(scores_of(split, 40, answers, 3), 40, 3)
+    assert top == [5, 30, 0] and scores == [1.0, 1.0, 0.0]
+
+
+def test_score_answers_checked():
+    from roost._calls import scores_of
+    from roost._errors import RoostError
+    from roost._partition import Split
+    split = Split([b"a", b"b"], 1)
+    with pytest.raises(RoostError, match="asked for 2 keys"):
+        scores_of(split, 2, {0: _Answer([1.0])}, 0)
+    with pytest.raises(RoostError, match="top 1 answer of 2 indexes"):
+        scores_of(split, 2, {0: _Answer([1.0, 2.0], [0, 1])}, 1)
+    with pytest.raises(RoostError, match="top 2 answer"):
+        scores_of(split, 2, {0: _Answer([1.0], [5])}, 2)

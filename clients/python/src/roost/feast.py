@@ -37,6 +37,7 @@ replaces "<project>.").
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -268,6 +269,21 @@ class RoostOnlineStore(OnlineStore):
                   if micros is not None else None)
             out.append((ts, values))
         return out
+
+    @property
+    def async_supported(self) -> Any:
+        from feast.infra.supported_async_methods import SupportedAsyncMethods
+        return SupportedAsyncMethods(read=True)
+
+    async def online_read_async(self, config: RepoConfig, table: FeatureView,
+                                entity_keys: List[EntityKeyProto],
+                                requested_features: Optional[List[str]] = None
+                                ) -> List[Tuple[Optional[datetime],
+                                                Optional[Dict[str, ValueProto]]]]:
+        # get_online_features_async: the sync client's call on a worker
+        # thread (its channels are not tied to an event loop).
+        return await asyncio.to_thread(self.online_read, config, table, entity_keys,
+                                       requested_features)
 
     def _read_features_per_fv(self, config: RepoConfig, grouped_refs: List[Any],
                               join_key_values: Any, entity_name_to_join_key_map: Any,
