@@ -13,6 +13,8 @@
 # pandas<3 (the batch set's pandas is 3.1) and protobuf>=4.24 (Debian 12's
 # python3-protobuf is 4.21, so the Feast venv has PyPI's, which shadows it;
 # roost's generated code runs on it). The two sets share pyarrow and numpy.
+# redis (redis-py) is for Feast's Redis online store, which
+# bench/feast_bench.py measures roost's against.
 # Each set has its own stamp, so a machine whose wheelhouse has the batch
 # set fetches only the Feast set (about 130 MB of wheels, 8 s on a fresh
 # pip cache here; installing them into a venv takes 13 s).
@@ -25,7 +27,7 @@ tools_dir=${ROOST_TOOLS_DIR:-$HOME/.cache/roost/tools}
 wheels=$tools_dir/wheels
 pins=(pyarrow==26.0.1 pandas==3.1.1 numpy==2.4.6 pyspark==4.1.1)
 # clients/python/tests/install_feast_test.sh installs exactly these.
-feast_pins=(feast==0.67.0 pandas==2.3.3 protobuf==7.36.2 pyarrow==26.0.1 numpy==2.4.6)
+feast_pins=(feast==0.67.0 pandas==2.3.3 protobuf==7.36.2 pyarrow==26.0.1 numpy==2.4.6 redis==7.4.1)
 stamp_of() { echo "$wheels/.complete-$1-$(printf '%s\n' "${@:2}" | md5sum | cut -c1-12)"; }
 # The batch set's stamp keeps its old name (no "batch-" in it), so that
 # machines that have it do not fetch it again.
