@@ -113,6 +113,7 @@ def main() -> None:
     ap.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     ap.add_argument("--entities", type=int, default=10000)
     ap.add_argument("--calls", type=int, default=1000)
+    ap.add_argument("--stores", default="roost,redis", help="which online stores to measure")
     args = ap.parse_args()
     feast_cli = str(Path(sys.executable).parent / "feast")
     now = datetime.now(timezone.utc).replace(microsecond=0)
@@ -151,6 +152,8 @@ def main() -> None:
             }
             results = {}
             for name, online in stores.items():
+                if name not in args.stores.split(","):
+                    continue
                 repo = root / name
                 write_data(repo, args.entities, now)
                 (repo / "feature_store.yaml").write_text(
