@@ -1,6 +1,6 @@
 """get_rows, get_rows_table and score against real roost-servers serving a
-table of typed rows built by the real roost-load (build --rows, from Arrow
-columns): every row read back equal to what was built, projections,
+table of typed rows (encoded here, published by the real roost-load, the
+schema written into the MANIFEST as roost-load build --rows does): every row read back equal to what was built, projections,
 missing and repeated keys, two shards, the schema following a new version,
 an unknown field and an opaque table refused, and the servers' dot
 products, cosine similarities and top k equal to NumPy's; the asyncio
@@ -9,9 +9,11 @@ client the same. Runs in the [batch] venv (pyarrow, numpy)."""
 from __future__ import annotations
 
 import asyncio
+import itertools
+import json
 import math
-import subprocess
-from pathlib import Path
+import os
+import struct
 
 import pytest
 
@@ -19,7 +21,6 @@ pa = pytest.importorskip("pyarrow")
 np = pytest.importorskip("numpy")
 
 import roost  # noqa: E402
-from roost.batch import ColumnStreamWriter  # noqa: E402
 
 DIM = 16
 
@@ -43,19 +44,66 @@ def source(n: int, generation: int = 0) -> pa.Table:
     return pa.table(rows)
 
 
+FIELDS = [("ltv", "float64", True), ("visits", "int32", False),
+          ("segments", "string_list", False), ("embedding", "float32_list", True),
+          ("active", "bool", False), ("country", "string", True), ("score", "float64", True)]
+
+
+def schema_json(data: pa.Table) -> dict:
+    return {"encoding": "roost-row-1",
+            "fields": [{"name": n, "type": t, "nullable": nullable}
+                       for n, t, nullable in FIELDS if n in data.schema.names]}
+
+
+def encode(fields: list[dict], row: dict) -> bytes:
+    """roost-row-1 (docs/format/rows.md), written out here independently of
+    roost._rows: bitmap, slots, variable bytes."""
+    fixed = {"bool": "<B", "int32": "<i", "int64": "<q", "float32": "<f", "float64": "<d"}
+    bitmap = bytearray((len(fields) + 7) // 8 if any(f["nullable"] for f in fields) else 0)
+    slots, var = b"", b""
+    for i, f in enumerate(fields):
+        v = row[f["name"]]
+        if v is None:
+            bitmap[i // 8] |= 1 << (i % 8)
+        if f["type"] in fixed:
+            slots += struct.pack(fixed[f["type"]], v or 0)
+            continue
+        if v is not None:
+            if f["type"] == "string":
+                var += v.encode()
+            elif f["type"] == "float32_list":
+                var += struct.pack(f"<{len(v)}f", *v)
+            else:  # string_list
+                data = [x.encode() for x in v]
+                ends = list(itertools.accumulate(len(d) for d in data))
+                var += struct.pack(f"<I{len(ends)}I", len(ends), *ends) + b"".join(data)
+        slots += struct.pack("<I", len(var))
+    return bytes(bitmap) + slots + var
+
+
 def build_rows(cluster, table: str, data: pa.Table, shards: int) -> None:
-    cmd = [cluster.load, "build", "-q", "--rows", "--input-format", "arrow-columns", "-i", "-",
-           "--data-dir", str(cluster.data), "--table", table, "--shards", str(shards)]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdin is not None
-    writer = ColumnStreamWriter(proc.stdin, data.schema, "id")
-    for batch in data.to_batches(max_chunksize=64):
-        writer.write_batch(batch, "test")
-    writer.close()
-    proc.stdin.close()
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if proc.wait() != 0:
-        pytest.fail(f"roost-load build --rows failed: {err}")
+    """Publishes `data` (an "id" column, the rest fields) as the next
+    version of a table of rows: rows encoded here, built by the real
+    roost-load as values into a staging folder, the schema written into the
+    MANIFEST (what roost-load build --rows writes there, as the server's own
+    rows test does), then renamed into the served data folder."""
+    schema = schema_json(data)
+    stage = cluster.scratch / f"stage-{table}-{len(list(cluster.scratch.glob('stage-*')))}"
+    stage.mkdir()
+    cluster.build(table, {row.pop("id").encode(): encode(schema["fields"], row)
+                          for row in data.to_pylist()}, shards=shards, data=stage)
+    built = stage / table / "v000001"
+    served = cluster.data / table
+    served.mkdir(exist_ok=True)
+    number = 1 + len(list(served.glob("v*")))
+    manifest = built / "MANIFEST"
+    os.chmod(built, 0o755)
+    os.chmod(manifest, 0o644)
+    doc = json.loads(manifest.read_text())
+    doc["schema"] = schema
+    doc["version"] = number
+    manifest.write_text(json.dumps(doc, indent=2))
+    os.rename(built, served / f"v{number:06d}")
 
 
 def expected(data: pa.Table) -> dict[str, dict]:
