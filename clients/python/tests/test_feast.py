@@ -3,8 +3,9 @@ Feast from PyPI with its local provider and a Parquet file offline store,
 `feast apply` and `feast materialize` as commands (roost.feast's compute
 engine piping each feature view into the real roost-load build --rows), a
 real roost-server serving what they published, and get_online_features
-for two feature views and several entities in one call, every value
-checked against the latest row of its entity in the Parquet files. Also:
+for three feature views (one keyed by two join keys) and several entities
+in one call, every value checked against the latest row of its entity in
+the Parquet files. Also:
 a second materialize publishes the next version; rows written one by one
 (write_to_online_store, as push sources do) are refused saying roost is
 batch-published; a feature type roost rows cannot hold is refused by
@@ -52,6 +53,17 @@ driver_stats = FeatureView(
             Field(name="embedding", dtype=Array(Float32))],
     source=FileSource(path="data/driver_stats.parquet", timestamp_field="event_timestamp",
                       created_timestamp_column="created"),
+)
+
+# A key of two join keys.
+driver_customer = FeatureView(
+    name="driver_customer",
+    entities=[driver, customer],
+    ttl=timedelta(0),
+    schema=[Field(name="driver_id", dtype=Int64), Field(name="customer_id", dtype=String),
+            Field(name="orders", dtype=Int64)],
+    source=FileSource(path="data/driver_customer.parquet",
+                      timestamp_field="event_timestamp"),
 )
 
 customer_profile = FeatureView(
@@ -118,6 +130,12 @@ def customer_rows() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def pair_rows() -> pd.DataFrame:
+    return pd.DataFrame([{"driver_id": d, "customer_id": f"c{c}",
+                          "event_timestamp": NOW - timedelta(days=1), "orders": d * 100 + c}
+                         for d in (1001, 1004, 1008) for c in (0, 3)])
+
+
 def latest(df: pd.DataFrame, key: str, since: datetime | None) -> dict:
     df = df[df["event_timestamp"] <= NOW]
     if since is not None:
@@ -138,6 +156,7 @@ def repo(cluster, tmp_path: Path):
     (repo / "data").mkdir(parents=True)
     driver_rows(0).to_parquet(repo / "data" / "driver_stats.parquet")
     customer_rows().to_parquet(repo / "data" / "customer_profile.parquet")
+    pair_rows().to_parquet(repo / "data" / "driver_customer.parquet")
     (repo / "features.py").write_text(FEATURES_PY)
     (repo / "feature_store.yaml").write_text(STORE_YAML.format(
         data_dir=cluster.data, address=server.address, roost_load=cluster.load))
@@ -160,7 +179,8 @@ def check_online(repo: Path, drivers: pd.DataFrame) -> None:
     customer_ids = ["c0", "c3", "nobody", "c5", "c1", "c2", "c0"]
     features = ["driver_stats:conv_rate", "driver_stats:acc_rate", "driver_stats:trips",
                 "driver_stats:city", "driver_stats:embedding",
-                "customer_profile:ltv", "customer_profile:segments", "customer_profile:active"]
+                "customer_profile:ltv", "customer_profile:segments", "customer_profile:active",
+                "driver_customer:orders"]
     entity_rows = [{"driver_id": d, "customer_id": c} for d, c in zip(driver_ids, customer_ids)]
     got = store.get_online_features(features=features, entity_rows=entity_rows).to_dict()
     # get_online_features_async (online_read_async) answers the same.
@@ -197,13 +217,16 @@ def check_online(repo: Path, drivers: pd.DataFrame) -> None:
                 assert value == row[name], (c, name, value)
             checked += 1
     assert checked == 5 * 5 + 5 * 3  # the missing and stale entities aside
+    pairs = {(r["driver_id"], r["customer_id"]): r["orders"] for _, r in pair_rows().iterrows()}
+    assert got["orders"] == [pairs.get(p) for p in zip(driver_ids, customer_ids)]
+    assert sum(v is not None for v in got["orders"]) == 3
 
 
 def test_apply_materialize_read(repo: Path, cluster) -> None:
     materialize(repo)
     # One table per feature view, a version each, rows typed.
-    assert sorted(p.name for p in cluster.data.iterdir()) == ["shop.customer_profile",
-                                                              "shop.driver_stats"]
+    assert sorted(p.name for p in cluster.data.iterdir()) == [
+        "shop.customer_profile", "shop.driver_customer", "shop.driver_stats"]
     check_online(repo, driver_rows(0))
     # New data, materialized again: the next version, served.
     driver_rows(1).to_parquet(repo / "data" / "driver_stats.parquet")
