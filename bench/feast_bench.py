@@ -115,6 +115,9 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--stores", default="roost,redis", help="which online stores to measure")
     args = ap.parse_args()
+    # feast runs in each feature repository: absolute paths.
+    args.roost_load = str(Path(args.roost_load).resolve())
+    args.roost_server = str(Path(args.roost_server).resolve())
     feast_cli = str(Path(sys.executable).parent / "feast")
     now = datetime.now(timezone.utc).replace(microsecond=0)
     procs = []

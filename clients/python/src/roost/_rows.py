@@ -85,6 +85,7 @@ class Schema:
         self._by_name = {f.name: i for i, f in enumerate(parsed)}
         self._fixed_structs = {f.name: struct.Struct(_FIXED[f.type][1])
                                for f in parsed if f.type in _FIXED}
+        self._projections: dict[tuple[str, ...], Schema] = {}
 
     @classmethod
     def from_json(cls, schema: Union[str, bytes, Mapping[str, Any]]) -> "Schema":
@@ -111,8 +112,15 @@ class Schema:
                              f"{', '.join(self.names)})") from None
 
     def project(self, names: Sequence[str]) -> "Schema":
-        """The schema of a row projected to these fields, in this order."""
-        return Schema([self.raw[self._by_name[self.field(n).name]] for n in names])
+        """The schema of a row projected to these fields, in this order
+        (kept: a reader asks for the same fields again and again)."""
+        key = tuple(names)
+        projected = self._projections.get(key)
+        if projected is None:
+            projected = Schema([self.raw[self._by_name[self.field(n).name]] for n in names])
+            if len(self._projections) < 256:
+                self._projections[key] = projected
+        return projected
 
     # -- one row ------------------------------------------------------------
 
