@@ -6,7 +6,9 @@ real roost-server serving what they published, and get_online_features
 for three feature views (one keyed by two join keys) and several entities
 in one call, every value checked against the latest row of its entity in
 the Parquet files. Also:
-a second materialize publishes the next version; rows written one by one
+a second materialize publishes the next version, a third with a feature
+retyped is refused naming it (the version before stays served); rows
+written one by one
 (write_to_online_store, as push sources do) are refused saying roost is
 batch-published; a feature type roost rows cannot hold is refused by
 `feast apply`, naming the feature.
@@ -241,6 +243,19 @@ def test_apply_materialize_read(repo: Path, cluster) -> None:
         rows = client.get_rows("shop.driver_stats", ["1004", "4242"], fields=["trips"])
         assert rows == [{"trips": int(latest(driver_rows(1), "driver_id", None)[1004]["trips"])},
                         None]
+    # A feature retyped: its next version is refused at publish, naming the
+    # field, and the servers keep serving the one before.
+    (repo / "features.py").write_text(FEATURES_PY.replace(
+        'Field(name="trips", dtype=Int64)', 'Field(name="trips", dtype=Float64)'))
+    r = feast_cli(repo, "apply")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = feast_cli(repo, "materialize", (NOW - timedelta(days=1)).isoformat(), NOW.isoformat())
+    assert r.returncode != 0
+    assert 'field "trips" changes type from int64 to float64' in r.stderr, r.stderr
+    assert sorted(p.name for p in (cluster.data / "shop.driver_stats").iterdir()) == [
+        "v000001", "v000002"]
+    with roost.Client([[address]]) as client:
+        assert client.get_rows("shop.driver_stats", ["1004"], fields=["trips"]) == rows[:1]
 
 
 def test_row_writes_refused(repo: Path) -> None:
