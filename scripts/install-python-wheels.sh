@@ -16,8 +16,9 @@
 # redis (redis-py) is for Feast's Redis online store, which
 # bench/feast_bench.py measures roost's against.
 # Each set has its own stamp, so a machine whose wheelhouse has the batch
-# set fetches only the Feast set (about 130 MB of wheels, 8 s on a fresh
-# pip cache here; installing them into a venv takes 13 s).
+# set fetches only the Feast set (66 wheels, about 130 MB: 8 to 12 s on a
+# fresh pip cache here; python_feast_install, a venv and the install into
+# it, 20 to 36 s on a loaded 2-core machine).
 # Idempotent: does nothing (and needs no network) when the wheelhouse is
 # complete. Prints the wheelhouse's path as its last line of output.
 # Usage: scripts/install-python-wheels.sh [--force]
