@@ -235,6 +235,10 @@ class SchemaCache:
             schema = Schema.from_json(info.schema_json) if info.schema_json else None
             with self._lock:
                 self._schemas[(table, info.serving_version)] = schema
+                # A long-lived client sees version after version: keep the
+                # newest few hundred (dicts keep insertion order).
+                while len(self._schemas) > 256:
+                    del self._schemas[next(iter(self._schemas))]
             versions.append(info.serving_version)
         return versions
 
