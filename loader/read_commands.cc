@@ -207,9 +207,11 @@ int RunGet(const GetFlags& f) {
                    ": its value is not a row of the version's schema: ",
                    s.message())));
       }
-      const std::string json = DumpJson(RowToJson(*schema, value), false);
-      std::fwrite(f.keys[i].data(), 1, f.keys[i].size(), stdout);
-      std::fputc('\t', stdout);
+      // As roost-get --rows prints it.
+      OrderedJson line;
+      line["key"] = f.keys[i];
+      line["row"] = RowToJson(*schema, value);
+      const std::string json = DumpJson(line, false);
       std::fwrite(json.data(), 1, json.size(), stdout);
       std::fputc('\n', stdout);
     } else if (*found) {
@@ -305,8 +307,9 @@ Command AddGetCommand(CLI::App& app) {
       "Look keys up offline; exit 1 if any is missing. Output as roost-get's: "
       "KEY<TAB>VALUE on stdout for each key found (KEY as given), "
       "`roost-load: \"KEY\": not found` on stderr for each one not found. "
-      "A version of rows (build --rows) prints each row as a JSON object on "
-      "one line (--value-encoding hex or base64: its bytes).");
+      "A version of rows (build --rows) prints each row found as a line of "
+      "JSON, as roost-get --rows: {\"key\": KEY, \"row\": {FIELD: VALUE, "
+      "...}} (--value-encoding hex or base64: KEY<TAB>its bytes).");
   get->add_option("table", g->path, "Table file or directory")->required();
   get->add_option("keys", g->keys, "Keys, in --key-encoding")->required();
   get->add_option("--key-encoding", g->key_encoding,
@@ -315,8 +318,8 @@ Command AddGetCommand(CLI::App& app) {
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
       ->capture_default_str();
   get->add_option("--value-encoding", g->value_encoding,
-                  "How values are printed: raw bytes (a row: its JSON "
-                  "object), hex (lowercase) or base64 (standard alphabet, "
+                  "How values are printed: raw bytes (a row: a line of "
+                  "JSON), hex (lowercase) or base64 (standard alphabet, "
                   "padded)")
       ->check(CLI::IsMember({"raw", "hex", "base64"}))
       ->capture_default_str();

@@ -108,10 +108,11 @@ TEST_F(RoostLoadRowsTest, RowsAreReadBackAsJsonAndTheSchemaIsRecorded) {
 
     r = RoostLoadStdout(StrCat("get ", data, "/t 0 1 2"));
     EXPECT_EQ(r.exit_code, 0) << r.out;
-    EXPECT_EQ(r.out,
-              "0\t{\"n\":5,\"s\":\"hi\",\"e\":[1.5,-2.0]}\n"
-              "1\t{\"n\":null,\"s\":null,\"e\":null}\n"
-              "2\t{\"n\":-7,\"s\":\"abc\",\"e\":[0.25]}\n");
+    EXPECT_EQ(
+        r.out,
+        "{\"key\":\"0\",\"row\":{\"n\":5,\"s\":\"hi\",\"e\":[1.5,-2.0]}}\n"
+        "{\"key\":\"1\",\"row\":{\"n\":null,\"s\":null,\"e\":null}}\n"
+        "{\"key\":\"2\",\"row\":{\"n\":-7,\"s\":\"abc\",\"e\":[0.25]}}\n");
     // Its bytes, as before, with --value-encoding.
     r = RoostLoadStdout(StrCat("get --value-encoding hex ", data, "/t 1"));
     EXPECT_EQ(r.out, "1\t07" + std::string(32, '0') + "\n");
@@ -266,7 +267,10 @@ TEST_F(RoostLoadRowsTest, EvolutionAtPublishOfShardsBuiltApart) {
   EXPECT_THAT(m["schema_change"].dump(), HasSubstr("is gone"));
   EXPECT_EQ(m["schema"]["fields"].size(), 1u);
   r = RoostLoadStdout(StrCat("get ", repo, "/t/v000002 0 2"));
-  EXPECT_EQ(r.out, "0\t{\"n\":5}\n2\t{\"n\":-7}\n") << r.out;
+  EXPECT_EQ(r.out,
+            "{\"key\":\"0\",\"row\":{\"n\":5}}\n"
+            "{\"key\":\"2\",\"row\":{\"n\":-7}}\n")
+      << r.out;
   // --allow-schema-change is publish's, not a shard build's.
   r = RoostLoad(StrCat("build --input-format arrow-columns --rows -i ", in,
                        " --repository ", repo,
@@ -329,11 +333,13 @@ TEST_F(RoostLoadRowsTest, CsvCellsBecomeTypedFields) {
   EXPECT_EQ(Manifest(DataDir() + "/t/v000001")["schema"]["fields"].size(), 10u);
   r = RoostLoadStdout(StrCat("get ", DataDir(), "/t a b"));
   EXPECT_EQ(r.out,
-            "a\t{\"ok\":true,\"n\":-5,\"big\":9000000000,\"f\":0.5,"
+            "{\"key\":\"a\",\"row\":{\"ok\":true,\"n\":-5,\"big\":9000000000,"
+            "\"f\":0.5,"
             "\"d\":1e+300,\"s\":\"x, y\",\"b\":\"AAH/\",\"e\":[1.5,-2.0],"
-            "\"ids\":[1,2],\"tags\":[\"p\",\"q\"]}\n"
-            "b\t{\"ok\":false,\"n\":null,\"big\":9,\"f\":null,\"d\":null,"
-            "\"s\":\"\",\"b\":null,\"e\":null,\"ids\":[],\"tags\":[]}\n")
+            "\"ids\":[1,2],\"tags\":[\"p\",\"q\"]}}\n"
+            "{\"key\":\"b\",\"row\":{\"ok\":false,\"n\":null,\"big\":9,\"f\":"
+            "null,\"d\":null,"
+            "\"s\":\"\",\"b\":null,\"e\":null,\"ids\":[],\"tags\":[]}}\n")
       << r.out;
 }
 
@@ -352,11 +358,13 @@ TEST_F(RoostLoadRowsTest, JsonLinesMembersBecomeTypedFields) {
   ASSERT_EQ(r.exit_code, 0) << r.out;
   r = RoostLoadStdout(StrCat("get ", DataDir(), "/t a b"));
   EXPECT_EQ(r.out,
-            "a\t{\"ok\":true,\"n\":7,\"big\":9,\"f\":2.0,\"d\":null,"
+            "{\"key\":\"a\",\"row\":{\"ok\":true,\"n\":7,\"big\":9,\"f\":2.0,"
+            "\"d\":null,"
             "\"s\":\"\xc3\xa9\",\"b\":null,\"e\":[0.25],\"ids\":[-1],"
-            "\"tags\":[\"t\"]}\n"
-            "b\t{\"ok\":false,\"n\":null,\"big\":-3,\"f\":null,\"d\":null,"
-            "\"s\":\"\",\"b\":null,\"e\":null,\"ids\":null,\"tags\":null}\n")
+            "\"tags\":[\"t\"]}}\n"
+            "{\"key\":\"b\",\"row\":{\"ok\":false,\"n\":null,\"big\":-3,\"f\":"
+            "null,\"d\":null,"
+            "\"s\":\"\",\"b\":null,\"e\":null,\"ids\":null,\"tags\":null}}\n")
       << r.out;
 }
 

@@ -108,9 +108,9 @@ def get_rows(table_dir: Path, keys: list[bytes]) -> dict[bytes, dict[str, Any]]:
                         *[k.hex() for k in keys]], capture_output=True, timeout=120)
     assert r.returncode == 0, r.stderr.decode()
     out = {}
-    for line in r.stdout.decode().splitlines():
-        k, _, v = line.partition("\t")
-        out[bytes.fromhex(k)] = json.loads(v)
+    for line in r.stdout.decode().splitlines():  # JSON Lines, as roost-get --rows
+        found = json.loads(line)
+        out[bytes.fromhex(found["key"])] = found["row"]
     return out
 
 
