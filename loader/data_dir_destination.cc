@@ -14,14 +14,17 @@ namespace roost {
 namespace {
 
 // The newest complete version of the table in `table_dir` (its number in
-// *version), if there is one.
+// *version), if there is one. A MANIFEST that does not parse is an error,
+// unless `skip_unreadable`: then that directory is not a version (as the
+// server sees it) and the one before is looked at.
 absl::StatusOr<std::optional<Manifest>> NewestManifest(
-    const std::string& table_dir, uint64_t* version) {
+    const std::string& table_dir, bool skip_unreadable, uint64_t* version) {
   auto versions = ListVersions(table_dir);
   if (!versions.ok()) return versions.status();
   for (auto it = versions->rbegin(); it != versions->rend(); ++it) {
     if (!it->complete) continue;
     auto previous = ReadManifest(it->path + "/" + std::string(kManifestName));
+    if (!previous.ok() && skip_unreadable) continue;
     if (!previous.ok()) return previous.status();
     *version = it->version;
     return std::optional<Manifest>(*std::move(previous));
@@ -59,12 +62,20 @@ absl::StatusOr<std::unique_ptr<DataDirDestination>> DataDirDestination::Stage(
 
 absl::StatusOr<Publication> DataDirDestination::Publish(Manifest manifest) {
   uint64_t newest = 0;
-  ROOST_ASSIGN_OR_RETURN(std::optional<Manifest> previous,
-                         NewestManifest(publisher_->table_dir(), &newest));
-  if (previous && max_shrink_) {
-    ROOST_RETURN_IF_ERROR(
-        CheckShrink(table_, *max_shrink_, *previous, newest, manifest.keys));
+  if (max_shrink_) {
+    ROOST_ASSIGN_OR_RETURN(
+        std::optional<Manifest> previous,
+        NewestManifest(publisher_->table_dir(), false, &newest));
+    if (previous) {
+      ROOST_RETURN_IF_ERROR(
+          CheckShrink(table_, *max_shrink_, *previous, newest, manifest.keys));
+    }
   }
+  // The schema follows the newest version a server could serve: a version
+  // whose MANIFEST does not parse is none.
+  ROOST_ASSIGN_OR_RETURN(
+      std::optional<Manifest> previous,
+      NewestManifest(publisher_->table_dir(), true, &newest));
   if (previous) {
     ROOST_RETURN_IF_ERROR(CheckSchemaChange(
         *previous, StrCat(table_, " ", VersionDirName(newest)),
