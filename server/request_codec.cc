@@ -521,8 +521,10 @@ void PackedMultiGet::Start(char* out) {
 
 void PackedMultiGet::Write(const EncodedResult& result) {
   if (result.found) {
-    std::memcpy(values_out_, result.value.data(), result.value.size());
-    values_out_ += result.value.size();
+    if (!result.value.empty()) {  // memcpy takes no null pointer
+      std::memcpy(values_out_, result.value.data(), result.value.size());
+      values_out_ += result.value.size();
+    }
   } else {
     missing_out_ = WriteVarint(keys_, missing_out_);
   }

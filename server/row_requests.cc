@@ -33,7 +33,10 @@ absl::Status RowAnswer::Apply(const LookupRequest& request,
       return s;
     }
     if (request.fields.empty()) {
-      for (LookupResult& r : *results) r.value = {};
+      // No value, but a view that still points into the table: the
+      // encodings copy a found value's bytes, 0 of them here, and memcpy
+      // takes no null pointer even then.
+      for (LookupResult& r : *results) r.value = r.value.substr(0, 0);
       return absl::OkStatus();
     }
   }

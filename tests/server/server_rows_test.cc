@@ -208,6 +208,23 @@ TEST_F(RowsTest, ScoresAreTheDoubleReferences) {
       EXPECT_EQ(r.results(k).value(), "");
     }
     EXPECT_EQ(r.top_size(), 0);
+    // The packed form too: every found key's value empty, the same scores.
+    // (A found value of no bytes once reached memcpy as a null pointer:
+    // UBSan, in the Python client's tests of the sanitized server.)
+    request.set_packed(true);
+    v1::MultiGetResponse packed;
+    ASSERT_OK(Call(request, &packed));
+    EXPECT_EQ(packed.packed_values(), "");
+    ASSERT_EQ(packed.missing_size(), 1);
+    EXPECT_EQ(packed.missing(0), keys.size() - 1);
+    ASSERT_EQ(packed.scores_size(), r.scores_size());
+    for (int k = 0; k < r.scores_size(); ++k) {
+      if (std::isnan(r.scores(k))) {
+        EXPECT_TRUE(std::isnan(packed.scores(k)));
+      } else {
+        EXPECT_EQ(packed.scores(k), r.scores(k));
+      }
+    }
   }
 }
 
