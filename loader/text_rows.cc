@@ -16,6 +16,13 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
+// Whether the integer `n` fits a field of `type` (int32 or int64).
+bool Fits(int64_t n, FieldType type) {
+  return type != FieldType::kInt32 ||
+         (n >= std::numeric_limits<int32_t>::min() &&
+          n <= std::numeric_limits<int32_t>::max());
+}
+
 std::string_view JsonTypeName(element_type type) {
   switch (type) {
     case element_type::ARRAY:
@@ -137,11 +144,7 @@ absl::Status TextRowParser::SetFromJson(const Field& f, size_t i, element v,
         }
         return JsonNotOf(v, f.type);
       }
-      if (f.type == FieldType::kInt32 &&
-          (n < std::numeric_limits<int32_t>::min() ||
-           n > std::numeric_limits<int32_t>::max())) {
-        return OutOfRange(StrCat(n), f.type);
-      }
+      if (!Fits(n, f.type)) return OutOfRange(StrCat(n), f.type);
       b->SetInt(i, n);
       return absl::OkStatus();
     }
@@ -253,11 +256,7 @@ absl::Status TextRowParser::SetFromCell(const Field& f, size_t i,
         if (ParseWhole(cell, &u)) return OutOfRange(ShortText(cell), f.type);
         return NotOf(ShortText(cell), f.type);
       }
-      if (f.type == FieldType::kInt32 &&
-          (n < std::numeric_limits<int32_t>::min() ||
-           n > std::numeric_limits<int32_t>::max())) {
-        return OutOfRange(ShortText(cell), f.type);
-      }
+      if (!Fits(n, f.type)) return OutOfRange(ShortText(cell), f.type);
       b->SetInt(i, n);
       return absl::OkStatus();
     }
