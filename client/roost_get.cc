@@ -343,10 +343,10 @@ int RunGet(const Flags& f) {
       keys.push_back(*std::move(key));
     }
     ++batches;
+    CallOptions call;  // for the routing client
+    call.version = version;
+    call.fields = f.fields;
     if (cluster && f.rows) {
-      CallOptions call;
-      call.version = version;
-      call.fields = f.fields;
       absl::StatusOr<RowsResult> r = cluster->MultiGetRows(f.table, keys, call);
       if (!r.ok()) return ReportClusterError(f, r.status(), tls);
       version = r->version;
@@ -356,9 +356,6 @@ int RunGet(const Flags& f) {
       continue;
     }
     if (cluster) {
-      CallOptions call;
-      call.version = version;
-      call.fields = f.fields;
       absl::StatusOr<MultiGetResult> r = cluster->MultiGet(f.table, keys, call);
       if (!r.ok()) return ReportClusterError(f, r.status(), tls);
       version = r->version;
