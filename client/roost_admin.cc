@@ -156,11 +156,15 @@ int RunWait(const Flags& f) {
       Clock::now() +
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
           std::min(f.wait_timeout_seconds, 365.0 * 86400)));
-  while (true) {
+  // The first round's calls have the whole main --timeout, so that
+  // `--timeout 0` (ask once) gets a fair answer on a slow link rather than
+  // a deadline of nothing; later rounds end by the wait's deadline.
+  for (bool first = true;; first = false) {
     const double left =
         std::chrono::duration<double>(deadline - Clock::now()).count();
     const std::vector<ReplicaState> states = waiter.Poll(
-        f.table, f.version, std::clamp(left, 0.05, f.timeout_seconds));
+        f.table, f.version,
+        first ? f.timeout_seconds : std::clamp(left, 0.05, f.timeout_seconds));
     const size_t ready = std::count_if(states.begin(), states.end(),
                                        [](const auto& s) { return s.ready; });
     if (ready == states.size()) {
@@ -327,8 +331,9 @@ int main(int argc, char** argv) {
       ->type_name("VERSION")
       ->required();
   wait->add_option("--timeout", f.wait_timeout_seconds,
-                   "Give up after this long (each ListTables call also "
-                   "has the main --timeout as its deadline)")
+                   "Give up after this long; 0 asks once (each ListTables "
+                   "call also has the main --timeout as its deadline, and "
+                   "the first round all of it)")
       ->type_name("SECONDS")
       ->capture_default_str();
   wait->add_option("--interval", f.interval_seconds,

@@ -1,6 +1,12 @@
 // roost-get --cluster / --scan and roost-admin wait end to end, against a
 // real sharded cluster on loopback (tests/client/cluster_fixture.h).
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+
 #include "client/cluster_client.h"
 #include "client/rpc_util.h"
 #include "tests/client/cluster_fixture.h"
@@ -194,6 +200,37 @@ TEST_F(ClusterToolsTest, WaitNamesAReplicaThatIsDown) {
   EXPECT_THAT(r.err, HasSubstr("roost-admin: shard 0 127.0.0.1:1: "
                                "UNAVAILABLE: "));
   EXPECT_THAT(r.err, HasSubstr("1 of 4 replicas do not serve t 1\n"));
+}
+
+// `wait --timeout 0` asks once, and that round's calls have the whole main
+// --timeout: a loaded CI machine once gave a plaintext call to a TLS port
+// 50 ms, and the answer was "Deadline Exceeded" instead of the hint. A
+// listening socket that never answers holds the call to the main --timeout.
+TEST_F(ClusterToolsTest, WaitForNothingStillGivesEachCallTheMainTimeout) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string silent = StrCat("127.0.0.1:", ntohs(addr.sin_port));
+  const std::string path = scratch_->File("silent.json");
+  WriteFile(path, StrCat("{\"shards\": [[\"", silent, "\"]]}"));
+  const auto start = std::chrono::steady_clock::now();
+  const ProcessResult r =
+      Admin({"--timeout", "1.5", "wait", "--cluster", path, "--table", "t",
+             "--version", "1", "--timeout", "0"});
+  const double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_THAT(r.err, HasSubstr(StrCat("roost-admin: shard 0 ", silent,
+                                      ": DEADLINE_EXCEEDED")));
+  EXPECT_GE(took, 1.4) << "the call was cut short of the main --timeout";
 }
 
 // Mutual TLS from the layout file's "tls", its files named relative to it.
