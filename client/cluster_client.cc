@@ -65,6 +65,7 @@ CallPolicy ClusterClient::Policy(const CallOptions& call) const {
   policy.backoff = Seconds(options_.backoff_seconds);
   policy.max_backoff = Seconds(options_.max_backoff_seconds);
   policy.token = layout_.security.token;
+  policy.partial = options_.partial_answers;
   return policy;
 }
 
@@ -149,13 +150,25 @@ absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
         for (size_t i : which) {
           if (parts[i].answered) {
             consensus.Answered(i, parts[i].response.version());
+          } else if (!parts[i].failure.ok()) {
+            consensus.Dropped(i);
           }
         }
         return status;
       },
       &consensus));
 
+  if (policy.partial &&
+      std::all_of(parts.begin(), parts.end(),
+                  [](const Part& p) { return !p.failure.ok(); })) {
+    return parts[0].failure;  // no shard answered: nothing partial about it
+  }
   for (Part& part : parts) {
+    if (!part.failure.ok()) {
+      for (uint32_t i : part.indices) out.results[i].error = part.failure;
+      out.failed_keys += part.indices.size();
+      continue;
+    }
     const absl::Status read =
         ReadMultiGetAnswer(part.response, part.indices.size(),
                            [&](size_t j, bool found, std::string_view value) {
@@ -235,6 +248,9 @@ absl::StatusOr<RowsResult> ClusterClient::MultiGetRows(
       continue;  // the version went away between the two calls
     }
     if (!r.ok()) return r.status();
+    for (const LookupResult& result : r->results) {
+      if (!result.error.ok()) return result.error;  // rows are not partial
+    }
     RowsResult out;
     if (call.fields.empty()) {
       out.schema = std::move(schema);

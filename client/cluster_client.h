@@ -72,6 +72,14 @@ struct ClusterClientOptions {
   uint32_t coalesce_max_in_flight = 4;
   // GetCoalescer's max_batch. The default value is 1000.
   uint32_t coalesce_max_batch = 1000;
+  // Partial answers: a MultiGet whose shard cannot answer (every replica
+  // UNAVAILABLE or RESOURCE_EXHAUSTED until the deadline, or the deadline
+  // itself) answers the keys of the other shards, from one version, and
+  // marks each key of that shard with its error (LookupResult::error);
+  // the call fails only when no shard answered. Any other failure (a stale
+  // layout, no such table, a bad request) fails the call as without it.
+  // Scan and MultiGetRows are not partial. The default value is false.
+  bool partial_answers = false;
 };
 
 // Per call.
@@ -102,7 +110,12 @@ struct RowsResult {
 
 struct MultiGetResult {
   std::vector<LookupResult> results;  // one per key, in request order
-  std::string version;  // the one version every shard answered from
+  // The one version every shard answered from (every shard that answered,
+  // with partial answers).
+  std::string version;
+  // With partial answers: how many keys' shards could not answer (each
+  // such result holds its error).
+  size_t failed_keys = 0;
 };
 
 struct ScanOptions {

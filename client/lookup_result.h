@@ -4,11 +4,17 @@
 
 #include <string>
 
+#include "absl/status/status.h"
+
 namespace roost {
 
 struct LookupResult {
   bool found = false;
   std::string value;
+  // With partial answers (ClusterClientOptions::partial_answers): the error
+  // of the key's shard when it could not answer (then found is false);
+  // otherwise OK.
+  absl::Status error;
 };
 
 struct GetResult {

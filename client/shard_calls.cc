@@ -176,16 +176,28 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
         retryable ||
         (a->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED &&
          !s.last_failure.ok());
-    failure = cut_short
-                  ? ShardError(part.shard,
+    absl::Status error =
+        cut_short ? ShardError(part.shard,
                                shard.replicas[s.last_failure_replica].target,
                                GaveUp(s))
                   : ShardError(part.shard, shard.replicas[a->replica].target,
                                a->status);
+    if (policy.partial &&
+        (cut_short ||
+         a->status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)) {
+      part.failure = std::move(error);
+      s.done = true;
+      for (Attempt* other : s.attempts) other->context.TryCancel();
+      return;
+    }
+    failure = std::move(error);
     cancel_all();
   };
 
-  for (size_t i : which) parts[i].answered = false;
+  for (size_t i : which) {
+    parts[i].answered = false;
+    parts[i].failure = absl::OkStatus();
+  }
   for (size_t i = 0; i < which.size(); ++i) start(i);
   while (true) {
     // The next timer: a retry after its backoff, or a hedge.

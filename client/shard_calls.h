@@ -68,6 +68,11 @@ struct CallPolicy {
   Clock::duration max_backoff = std::chrono::milliseconds(500);
   // Sent as "authorization: Bearer TOKEN" when not empty.
   std::string token;
+  // Partial answers: a part whose shard cannot answer (every replica
+  // UNAVAILABLE or RESOURCE_EXHAUSTED until the deadline, or the deadline
+  // itself) ends with its Part::failure and the others go on; any other
+  // failure still ends the whole Run.
+  bool partial = false;
 };
 
 // `t` on the clock gRPC deadlines are set in.
@@ -89,6 +94,9 @@ struct Part {
   v1::MultiGetRequest request;
   v1::MultiGetResponse response;  // its answer (kept when a Run fails)
   bool answered = false;          // Run got it a new answer
+  // With CallPolicy::partial: why its shard could not answer in the last
+  // Run that sent it (ShardError); OK otherwise.
+  absl::Status failure;
 };
 
 struct Replica {
@@ -116,7 +124,9 @@ class Shards {
   // shard, retrying and hedging as `policy` says, and returns when every
   // one has answered (its response replaced, `answered` set) or one has
   // failed for good: then the others are cancelled (keeping the response
-  // they had, `answered` false) and its error (ShardError) returned.
+  // they had, `answered` false) and its error (ShardError) returned. With
+  // policy.partial, a part whose shard cannot answer ends with its
+  // `failure` instead, and the others go on.
   absl::Status Run(std::span<Part> parts, std::span<const size_t> which,
                    const CallPolicy& policy) const;
 

@@ -56,6 +56,12 @@ class VersionConsensus {
   // re-opened, then failed): it is sent again in every round until it
   // answers.
   void Lost(size_t part) { lost_[part] = true; }
+  // Part `part` is left out of the batch (its shard could not answer, and
+  // the caller takes partial answers): never compared nor re-sent.
+  void Dropped(size_t part) {
+    answers_[part].clear();
+    lost_[part] = false;
+  }
 
   // Whether every part has an answer, and every one that named a version
   // named the same one.

@@ -98,7 +98,16 @@ class Runner {
           client_->MultiGet(request.at("table").get<std::string>(), keys, call);
       if (!r.ok()) return Error(r.status());
       Json results = Json::array();
-      for (const LookupResult& result : r->results) {
+      for (size_t i = 0; i < keys.size(); ++i) {
+        const LookupResult& result = r->results[i];
+        if (!result.error.ok()) {
+          results.push_back(
+              {{"error",
+                {{"code", absl::StatusCodeToString(result.error.code())},
+                 {"message", std::string(result.error.message())},
+                 {"shard", client_->ShardOf(keys[i])}}}});
+          continue;
+        }
         results.push_back(
             {{"found", result.found}, {"value", Base64(result.value)}});
       }
@@ -126,6 +135,8 @@ class Runner {
         options.hedge_delay_seconds = value.get<double>();
       } else if (name == "token") {
         layout->security.token = value.get<std::string>();
+      } else if (name == "partial") {
+        options.partial_answers = value.get<bool>();
       } else if (name == "coalesce") {
         options.coalesce_gets = value.get<bool>();
       } else {

@@ -17,7 +17,8 @@ from typing import Any, Optional
 
 import roost
 
-_OPTIONS = {"timeout_s": "timeout", "hedge_s": "hedge_after", "token": "token"}
+_OPTIONS = {"timeout_s": "timeout", "hedge_s": "hedge_after", "token": "token",
+            "partial": "partial"}
 
 
 def _b64(data: bytes) -> str:
@@ -71,9 +72,16 @@ class Runner:
             batch = self.client.get_many_versioned(
                 request["table"], [_unb64(k) for k in request["keys"]],
                 version=request.get("version"))
-            return {"results": [{"found": v is not None, "value": _b64(v or b"")}
-                                for v in batch.values],
-                    "version": batch.version}
+            results: list[dict[str, Any]] = []
+            for i, v in enumerate(batch.values):
+                error = batch.errors.get(i)
+                if error is not None:
+                    code = error.code.name if error.code is not None else "UNKNOWN"
+                    results.append({"error": {"code": code, "message": str(error),
+                                              "shard": error.shard}})
+                else:
+                    results.append({"found": v is not None, "value": _b64(v or b"")})
+            return {"results": results, "version": batch.version}
         if op == "scan":
             _members(request, {"table", "start", "end", "prefix", "limit"})
             result = self.client.scan(request["table"], start=_unb64(request.get("start", "")),

@@ -318,6 +318,9 @@ def check(step: dict[str, Any], answer: dict[str, Any]) -> None:
                 if "error" in r or value != w:
                     raise Failure(f"result {i}: expected {w!r}, got {r}")
             continue
+        elif name == "partial":
+            check_partial(step, answer, want)
+            continue
         elif name == "entry_keys":
             entries = answer.get("entries")
             if not isinstance(entries, list):
@@ -334,6 +337,39 @@ def check(step: dict[str, Any], answer: dict[str, Any]) -> None:
             got = answer.get(name)
         if got != want:
             raise Failure(f"{name}: expected {want!r}, got {got!r} (answer {json.dumps(answer)[:300]})")
+
+
+def partition_of(key: bytes, shards: int) -> int:
+    """docs/format/partitioning.md, computed here rather than by the runner."""
+    try:
+        import xxhash
+    except ImportError:
+        raise Failure("the harness needs the Python package xxhash (Debian: python3-xxhash)")
+    return (xxhash.xxh3_64_intdigest(key, seed=0x726F6F7374) * shards) >> 64
+
+
+def check_partial(step: dict[str, Any], answer: dict[str, Any], want: dict[str, Any]) -> None:
+    """Keys of the shards in want["down"] carry an error of one of
+    want["codes"] naming their shard; every other key its value."""
+    results = answer.get("results")
+    keys = expand_keys(step)
+    if not isinstance(results, list) or len(results) != len(keys):
+        raise Failure(f"expected {len(keys)} results: {json.dumps(answer)[:400]}")
+    down = 0
+    for i, (key, r) in enumerate(zip(keys, results)):
+        shard = partition_of(key.encode(), SHARDS)
+        if shard in want["down"]:
+            down += 1
+            error = r.get("error")
+            if (not isinstance(error, dict) or error.get("code") not in want["codes"]
+                    or error.get("shard") != shard):
+                raise Failure(f"result {i} (key {key!r}, shard {shard}, down): expected an "
+                              f"error of {want['codes']} naming shard {shard}, got {r}")
+        elif not r.get("found") or unb64(r["value"]).decode() != want["value"].format(key=key):
+            raise Failure(f"result {i} (key {key!r}, shard {shard}): expected "
+                          f"{want['value'].format(key=key)!r}, got {r}")
+    if down == 0:
+        raise Failure("no key of the case is in a shard that is down: the case tests nothing")
 
 
 def vector_steps(path: Path) -> list[dict[str, Any]]:

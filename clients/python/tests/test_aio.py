@@ -1,6 +1,7 @@
 """roost.AsyncClient against real roost-servers: the same cases as the
 sync client's (every key, misses and order, the empty batch, a stale
-layout, a killed replica, a dead shard, hedging, wait)."""
+layout, a killed replica, a dead shard, partial answers, hedging, wait);
+the sync client's partial answers are in tests/conformance."""
 
 from __future__ import annotations
 
@@ -100,6 +101,30 @@ def test_a_killed_replica_costs_no_call_and_a_dead_shard_fails(cluster: Cluster)
                 await client.get_many("t", keys)
             assert e.value.code == grpc.StatusCode.UNAVAILABLE and e.value.shard == 0
             assert "no replica answered before the deadline" in str(e.value)
+        # Partial answers: shard 1's keys answered, shard 0's marked, in
+        # pieces too (max_batch), and get_many raises what it cannot say.
+        for max_batch in (10_000, 70):
+            async with roost.AsyncClient(layout, timeout=1.5, partial=True,
+                                         max_batch=max_batch) as client:
+                result = await client.get_many_versioned("t", keys)
+                down = {i for i, k in enumerate(keys) if roost.partition_of(k, 2) == 0}
+                assert down and set(result.errors) == down
+                assert all(e.code == grpc.StatusCode.UNAVAILABLE and e.shard == 0
+                           for e in result.errors.values())
+                assert result.values == [None if i in down else kvs[k]
+                                         for i, k in enumerate(keys)]
+                assert result.version == "v000001"
+                with pytest.raises(roost.RoostError) as e:
+                    await client.get_many("t", keys)
+                assert e.value.shard == 0
+                only_up = [k for i, k in enumerate(keys) if i not in down][:50]
+                assert await client.get_many("t", only_up) == [kvs[k] for k in only_up]
+        replicas[1][0].kill()
+        replicas[1][1].kill()
+        async with roost.AsyncClient(layout, timeout=1, partial=True) as client:
+            with pytest.raises(roost.RoostError) as e:
+                await client.get_many_versioned("t", keys)
+            assert e.value.code == grpc.StatusCode.UNAVAILABLE
     run(main())
 
 

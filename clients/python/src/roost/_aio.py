@@ -73,6 +73,7 @@ class AsyncClient:
         timeout: float = _calls.DEFAULT_TIMEOUT,
         hedge_after: Optional[float] = None,
         max_batch: int = _calls.DEFAULT_MAX_BATCH,
+        partial: bool = False,
         coalesce: bool = False,
         coalesce_in_flight: int = 4,
     ) -> None:
@@ -90,6 +91,7 @@ class AsyncClient:
         self._timeout = timeout
         self._hedge_after = hedge_after
         self._max_batch = max_batch
+        self._partial = partial
         self._coalescer = _Coalescer(self, coalesce_in_flight) if coalesce else None
         self._schemas = _calls.SchemaCache()
 
@@ -131,13 +133,15 @@ class AsyncClient:
                        timeout: Optional[float] = None,
                        version: Optional[str] = None) -> list[Optional[bytes]]:
         result = await self.get_many_versioned(table, keys, timeout=timeout, version=version)
+        result.raise_errors()
         return result.values
 
     async def get_many_versioned(self, table: str, keys: Sequence[Key], *,
                                  timeout: Optional[float] = None,
                                  version: Optional[str] = None) -> BatchResult:
         _calls.check_table(table)
-        return await self._many(table, keys_bytes(keys), self._deadline(timeout), version, ())
+        return await self._many(table, keys_bytes(keys), self._deadline(timeout), version, (),
+                             self._partial)
 
     async def get_rows(self, table: str, keys: Sequence[Key],
                        fields: Optional[Sequence[str]] = None, *,
@@ -230,15 +234,17 @@ class AsyncClient:
         return time.monotonic() + (self._timeout if timeout is None else timeout)
 
     async def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
-                     version: Optional[str], fields: Sequence[str] = ()) -> BatchResult:
+                     version: Optional[str], fields: Sequence[str] = (),
+                     partial: bool = False) -> BatchResult:
         """One batch of at most max_batch keys."""
-        split, responses = await self._batch_responses(table, keys, deadline, version, fields)
-        values = _calls.reassemble(split, len(keys), responses)
-        return BatchResult(values, _calls.common_version(list(responses.values())))
+        split, responses = await self._batch_responses(table, keys, deadline, version, fields,
+                                                     partial=partial)
+        return _calls.reassemble_batch(split, len(keys), responses)
 
     async def _batch_responses(self, table: str, keys: Sequence[bytes], deadline: float,
                                version: Optional[str], fields: Sequence[str] = (),
-                               score: Any = None) -> tuple[Split, dict[int, Any]]:
+                               score: Any = None,
+                               partial: bool = False) -> tuple[Split, dict[int, Any]]:
         split = Split(keys, self._n)
         if not split.keys:
             return split, {}
@@ -252,23 +258,21 @@ class AsyncClient:
             return by_version[part]
 
         return split, await self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
-                                             deadline, version)
+                                             deadline, version, partial)
 
     async def _many(self, table: str, batch: Sequence[bytes], deadline: float,
-                    version: Optional[str], fields: Sequence[str]) -> BatchResult:
+                    version: Optional[str], fields: Sequence[str],
+                    partial: bool = False) -> BatchResult:
         if len(batch) <= self._max_batch:
-            return await self._batch(table, batch, deadline, version, fields)
+            return await self._batch(table, batch, deadline, version, fields, partial)
         # Larger than a server takes (--max-batch): in pieces, the first
         # read as any batch, the others pinned to the version it answered.
         pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
-        first = await self._batch(table, pieces[0], deadline, version, fields)
+        first = await self._batch(table, pieces[0], deadline, version, fields, partial)
         pin = version if version is not None else (first.version or None)
-        rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin, fields)
+        rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin, fields, partial)
                                       for piece in pieces[1:]))
-        values = list(first.values)
-        for result in rest:
-            values += result.values
-        return BatchResult(values, first.version)
+        return _calls.join_pieces([first, *rest])
 
     async def _rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]],
                     timeout: Optional[float],
@@ -327,13 +331,15 @@ class AsyncClient:
                                        self._deadline(timeout), version))[shard]
 
     async def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
-                          deadline: float, pin: Optional[str]) -> dict[int, Any]:
-        plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin)
+                          deadline: float, pin: Optional[str],
+                          partial: bool = False) -> dict[int, Any]:
+        plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
+                                 partial)
         round_ = next(plan)
         while True:
             if round_.delay:
                 await asyncio.sleep(max(0.0, min(round_.delay, deadline - time.monotonic())))
-            outcomes = await self._run_round(method, round_.pins, request, deadline)
+            outcomes = await self._run_round(method, round_.pins, request, deadline, partial)
             try:
                 round_ = plan.send(outcomes)
             except StopIteration as done:
@@ -352,8 +358,8 @@ class AsyncClient:
 
     async def _run_round(self, method: str, pins: Mapping[int, str],
                          request: Callable[[int, str], Any],
-                         deadline: float) -> dict[int, Outcome]:
-        attempts = Attempts(pins, self._shards, deadline, self._hedge_after)
+                         deadline: float, partial: bool = False) -> dict[int, Outcome]:
+        attempts = Attempts(pins, self._shards, deadline, self._hedge_after, partial)
         tasks: dict[asyncio.Task[Any], tuple[int, int, int]] = {}  # attempt, part, replica
 
         def issue(issues: Any) -> None:

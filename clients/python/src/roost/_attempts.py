@@ -19,7 +19,9 @@ The policy, per part:
   after its first attempt started gets a second attempt on another replica;
   the first answer wins and the other is cancelled;
 - any other status ends the part at once with that Failure; a Failure that
-  is not FAILED_PRECONDITION ends the whole round (the call will fail).
+  is not FAILED_PRECONDITION ends the whole round (the call will fail),
+  except, with `partial`, one that says the shard could not answer
+  (`shard_down`): that part ends with it and the others go on.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from typing import Mapping, Optional, Sequence
 
 import grpc
 
-from roost._versions import Failure, Outcome
+from roost._versions import Failure, Outcome, shard_down
 
 # After a replica failed, other replicas are preferred for this long.
 PENALTY_SECONDS = 0.5
@@ -110,9 +112,11 @@ class Attempts:
         shards: Sequence[ShardReplicas],
         deadline: float,
         hedge_after: Optional[float],
+        partial: bool = False,
     ) -> None:
         self.deadline = deadline
         self.hedge_after = hedge_after
+        self.partial = partial
         self.outcomes: dict[int, Outcome] = {}
         self.fatal: Optional[Failure] = None
         self._parts = {p: _Part(shards[p], v) for p, v in pins.items()}
@@ -159,6 +163,8 @@ class Attempts:
                 return [], []
             outcome = self._give_up(part)
         cancel = self._settle(p, outcome)
+        if self.partial and shard_down(outcome):
+            return [], cancel
         if outcome.code != grpc.StatusCode.FAILED_PRECONDITION:
             self.fatal = outcome
             cancel = self.in_flight()
@@ -180,6 +186,12 @@ class Attempts:
         """Starts retries and hedges that are due; past the deadline, ends
         every unanswered part with its last failure (or DEADLINE_EXCEEDED)."""
         issues: list[Issue] = []
+        if now >= self.deadline and self.partial:
+            cancel: list[int] = []
+            for p, part in self._parts.items():
+                if p not in self.outcomes:
+                    cancel += self._settle(p, self._give_up(part))
+            return [], cancel
         for p, part in self._parts.items():
             if p in self.outcomes:
                 continue

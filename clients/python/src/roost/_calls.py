@@ -19,7 +19,7 @@ from roost._errors import RoostError, StaleLayoutError, VersionUnavailableError
 from roost._layout import TlsConfig
 from roost._partition import Split
 from roost._rows import Schema
-from roost._versions import Failure, Versioned
+from roost._versions import Failure
 from roost.v1 import lookup_pb2
 
 GET = "/roost.v1.Lookup/Get"
@@ -69,17 +69,22 @@ def metadata(token: Optional[str]) -> Optional[tuple[tuple[str, str], ...]]:
     return (("authorization", f"Bearer {token}"),) if token else None
 
 
-def raise_failure(failure: Failure) -> NoReturn:
-    """Raises the exception of a part that failed for good."""
+def failure_error(failure: Failure) -> RoostError:
+    """The exception of a part that failed for good."""
     text = failure.describe()
     if failure.code == grpc.StatusCode.FAILED_PRECONDITION:
         if "belongs to shard" in failure.details:
-            raise StaleLayoutError(
+            return StaleLayoutError(
                 f"{text} (the cluster layout does not match the table's shards: reload it)",
                 failure.code, failure.shard)
         if "version" in failure.details:
-            raise VersionUnavailableError(text, failure.code, failure.shard)
-    raise RoostError(text, failure.code, failure.shard)
+            return VersionUnavailableError(text, failure.code, failure.shard)
+    return RoostError(text, failure.code, failure.shard)
+
+
+def raise_failure(failure: Failure) -> NoReturn:
+    """Raises the exception of a part that failed for good."""
+    raise failure_error(failure)
 
 
 def check_table(table: str) -> None:
@@ -91,10 +96,19 @@ def check_table(table: str) -> None:
 class BatchResult:
     """The values of a batch in request order (None for a missing key) and
     the table version that answered every one of them ("" when the servers
-    are too old to say, or the batch was empty)."""
+    are too old to say, or the batch was empty). With partial answers
+    (`partial=True`), `errors` maps the position of each key whose shard
+    could not answer to that shard's RoostError (its value is None); it is
+    empty otherwise."""
 
     values: list[Optional[bytes]]
     version: str
+    errors: dict[int, RoostError] = dataclasses.field(default_factory=dict)
+
+    def raise_errors(self) -> None:
+        """Raises the error of the first key whose shard could not answer."""
+        if self.errors:
+            raise self.errors[min(self.errors)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,10 +131,12 @@ class ScanPart:
     more: bool
 
 
-def common_version(results: Sequence[Versioned]) -> str:
+def common_version(results: Sequence[Any]) -> str:
+    """The version the parts answered (a dropped part's Failure names none)."""
     for r in results:
-        if r.version:
-            return r.version
+        if not isinstance(r, Failure) and r.version:
+            version: str = r.version
+            return version
     return ""
 
 
@@ -318,6 +334,36 @@ def reassemble(split: Split, n: int, responses: dict[int, Any]) -> list[Optional
         for i, v in zip(positions, values_of(responses[s], len(positions), s)):
             out[i] = v
     return out
+
+
+def join_pieces(pieces: Sequence[BatchResult]) -> BatchResult:
+    """The pieces of a batch larger than --max-batch as one, in order; the
+    first piece's version (the others were pinned to it)."""
+    values: list[Optional[bytes]] = []
+    errors: dict[int, RoostError] = {}
+    for piece in pieces:
+        errors.update((len(values) + i, e) for i, e in piece.errors.items())
+        values += piece.values
+    return BatchResult(values, pieces[0].version, errors)
+
+
+def reassemble_batch(split: Split, n: int, responses: dict[int, Any]) -> BatchResult:
+    """reassemble, where a shard's response may be the Failure of a part
+    dropped by partial answers: its keys get that error."""
+    errors: dict[int, RoostError] = {}
+    failed = {s: failure_error(r) for s, r in responses.items() if isinstance(r, Failure)}
+    if failed:
+        answered = {s: r for s, r in responses.items() if s not in failed}
+        values: list[Optional[bytes]] = [None] * n
+        for s, positions in (split.positions or {0: list(range(n))}).items():
+            if s in failed:
+                errors.update((i, failed[s]) for i in positions)
+                continue
+            for i, v in zip(positions, values_of(answered[s], len(positions), s)):
+                values[i] = v
+    else:
+        values = reassemble(split, n, responses)
+    return BatchResult(values, common_version(list(responses.values())), errors)
 
 
 def _count_mismatch(shard: int, asked: int, got: int) -> RoostError:

@@ -104,6 +104,8 @@ class Client:
     not answered by then. `max_batch` is the servers' --max-batch (default
     10,000): a larger get_many goes in pieces of that many keys, the first
     read as any batch and the others pinned to the version it answered.
+    `partial` (default False) turns partial answers on for
+    get_many_versioned (see there).
     """
 
     def __init__(
@@ -115,6 +117,7 @@ class Client:
         timeout: float = _calls.DEFAULT_TIMEOUT,
         hedge_after: Optional[float] = None,
         max_batch: int = _calls.DEFAULT_MAX_BATCH,
+        partial: bool = False,
     ) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be 1 or more")
@@ -127,6 +130,7 @@ class Client:
         self._timeout = timeout
         self._hedge_after = hedge_after
         self._max_batch = max_batch
+        self._partial = partial
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._pool_lock = threading.Lock()
         self._schemas = _calls.SchemaCache()
@@ -172,17 +176,27 @@ class Client:
                  timeout: Optional[float] = None,
                  version: Optional[str] = None) -> list[Optional[bytes]]:
         """The values of `keys` in request order (None for a missing key),
-        all from one version of the table."""
-        return self.get_many_versioned(table, keys, timeout=timeout, version=version).values
+        all from one version of the table. With partial=True, a key whose
+        shard could not answer raises its error here: get_many_versioned
+        returns the others (BatchResult.errors)."""
+        result = self.get_many_versioned(table, keys, timeout=timeout, version=version)
+        result.raise_errors()
+        return result.values
 
     def get_many_versioned(self, table: str, keys: Sequence[Key], *,
                            timeout: Optional[float] = None,
                            version: Optional[str] = None) -> BatchResult:
         """get_many, with the version that answered. `version` pins the
         batch to that version (FAILED_PRECONDITION: VersionUnavailableError
-        when a shard no longer serves it)."""
+        when a shard no longer serves it). With partial=True, the keys of a
+        shard that could not answer (every replica down, busy or slow until
+        the deadline) are None in `values` and in `errors` with that shard's
+        RoostError; the others come from one version. It raises only when
+        no shard answered, or for any other failure (a stale layout, no
+        such table)."""
         _calls.check_table(table)
-        return self._many(table, keys_bytes(keys), self._deadline(timeout), version, ())
+        return self._many(table, keys_bytes(keys), self._deadline(timeout), version, (),
+                             self._partial)
 
     def get_rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]] = None,
                  *, timeout: Optional[float] = None,
@@ -279,15 +293,17 @@ class Client:
         return time.monotonic() + (self._timeout if timeout is None else timeout)
 
     def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
-               version: Optional[str], fields: Sequence[str] = ()) -> BatchResult:
+               version: Optional[str], fields: Sequence[str] = (),
+               partial: bool = False) -> BatchResult:
         """One batch of at most max_batch keys."""
-        split, responses = self._batch_responses(table, keys, deadline, version, fields)
-        values = _calls.reassemble(split, len(keys), responses)
-        return BatchResult(values, _calls.common_version(list(responses.values())))
+        split, responses = self._batch_responses(table, keys, deadline, version, fields,
+                                               partial=partial)
+        return _calls.reassemble_batch(split, len(keys), responses)
 
     def _batch_responses(self, table: str, keys: Sequence[bytes], deadline: float,
                          version: Optional[str], fields: Sequence[str] = (),
-                         score: Any = None) -> tuple[Split, dict[int, Any]]:
+                         score: Any = None,
+                         partial: bool = False) -> tuple[Split, dict[int, Any]]:
         split = Split(keys, self._n)
         if not split.keys:
             return split, {}
@@ -301,21 +317,20 @@ class Client:
             return by_version[part]
 
         return split, self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
-                                       deadline, version)
+                                       deadline, version, partial)
 
     def _many(self, table: str, batch: Sequence[bytes], deadline: float,
-              version: Optional[str], fields: Sequence[str]) -> BatchResult:
+              version: Optional[str], fields: Sequence[str],
+              partial: bool = False) -> BatchResult:
         if len(batch) <= self._max_batch:
-            return self._batch(table, batch, deadline, version, fields)
+            return self._batch(table, batch, deadline, version, fields, partial)
         # Larger than a server takes (--max-batch): in pieces, the first
         # read as any batch, the others pinned to the version it answered.
         pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
-        first = self._batch(table, pieces[0], deadline, version, fields)
+        first = self._batch(table, pieces[0], deadline, version, fields, partial)
         pin = version if version is not None else (first.version or None)
-        values = list(first.values)
-        for piece in pieces[1:]:
-            values += self._batch(table, piece, deadline, pin, fields).values
-        return BatchResult(values, first.version)
+        rest = [self._batch(table, piece, deadline, pin, fields, partial) for piece in pieces[1:]]
+        return _calls.join_pieces([first, *rest])
 
     def _rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]],
               timeout: Optional[float], version: Optional[str]) -> tuple[Schema, BatchResult]:
@@ -389,13 +404,14 @@ class Client:
                                 version)[shard]
 
     def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
-                    deadline: float, pin: Optional[str]) -> dict[int, Any]:
-        plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin)
+                    deadline: float, pin: Optional[str], partial: bool = False) -> dict[int, Any]:
+        plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
+                                 partial)
         round_ = next(plan)
         while True:
             if round_.delay:
                 time.sleep(max(0.0, min(round_.delay, deadline - time.monotonic())))
-            outcomes = self._run_round(method, round_.pins, request, deadline)
+            outcomes = self._run_round(method, round_.pins, request, deadline, partial)
             try:
                 round_ = plan.send(outcomes)
             except StopIteration as done:
@@ -403,10 +419,11 @@ class Client:
                 return result
 
     def _run_round(self, method: str, pins: Mapping[int, str],
-                   request: Callable[[int, str], Any], deadline: float) -> dict[int, Outcome]:
+                   request: Callable[[int, str], Any], deadline: float,
+                   partial: bool = False) -> dict[int, Outcome]:
         if len(pins) == 1 and self._hedge_after is None and method != _calls.SCAN:
-            return self._run_blocking(method, pins, request, deadline)
-        attempts = Attempts(pins, self._shards, deadline, self._hedge_after)
+            return self._run_blocking(method, pins, request, deadline, partial)
+        attempts = Attempts(pins, self._shards, deadline, self._hedge_after, partial)
         ended: "queue.SimpleQueue[int]" = queue.SimpleQueue()
         handles: dict[int, tuple[Any, int, int]] = {}  # attempt: future, part, replica
 
@@ -455,12 +472,13 @@ class Client:
         return attempts.outcomes
 
     def _run_blocking(self, method: str, pins: Mapping[int, str],
-                      request: Callable[[int, str], Any], deadline: float) -> dict[int, Outcome]:
+                      request: Callable[[int, str], Any], deadline: float,
+                      partial: bool = False) -> dict[int, Outcome]:
         """_run_round for one part and no hedging: one call at a time, each
         a blocking call in this thread. A gRPC future would start a thread
         to poll its channel whenever none of that channel's calls is in
         flight, which, measured, costs a get() more than its call does."""
-        attempts = Attempts(pins, self._shards, deadline, None)
+        attempts = Attempts(pins, self._shards, deadline, None, partial)
         pending = attempts.start(time.monotonic())
         while not attempts.finished():
             if not pending:

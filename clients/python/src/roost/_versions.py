@@ -14,7 +14,9 @@ server too old to say: such parts are accepted as they are.
 a Round (which parts to send, pinned to which version, after what delay);
 the client runs it (sync or asyncio, with its retries over replicas) and
 sends back each part's outcome, a response or a Failure. Its return value
-is the response of every part.
+is the response of every part. With `partial`, a part whose shard could not
+answer (`shard_down`) is left out of the batch: never compared nor re-sent,
+and its Failure is its result; the call fails only when no part answered.
 
 Example (what a client's driver does):
     plan = consistent_rounds(parts, deadline, time.monotonic, fail)
@@ -106,15 +108,55 @@ def consistent_rounds(
     clock: Callable[[], float],
     fail: Callable[[Failure], NoReturn],
     pin: Optional[str] = None,
-) -> Generator[Round, Mapping[int, Outcome], dict[int, Versioned]]:
+    partial: bool = False,
+) -> Generator[Round, Mapping[int, Outcome], dict[int, Outcome]]:
     """The consistency algorithm over `parts` (see the module comment).
     `fail` raises the error of a failed part. With `pin`, every part is
-    sent pinned to that version once, and its failures are the caller's."""
+    sent pinned to that version once, and its failures are the caller's.
+    With `partial`, parts whose shard could not answer are dropped (their
+    Failure is their result)."""
+    dropped: dict[int, Failure] = {}
+
+    def answered(outcomes: Mapping[int, Outcome]) -> dict[int, Outcome]:
+        kept: dict[int, Outcome] = {}
+        for p, o in outcomes.items():
+            if partial and isinstance(o, Failure) and shard_down(o):
+                dropped[p] = o
+            else:
+                kept[p] = o
+        return kept
+
+    rounds = _rounds(parts, deadline, clock, fail, pin, answered)
+    results: dict[int, Outcome] = dict((yield from rounds))
+    # A part dropped in a later round loses the answer it gave before.
+    results.update(dropped)
+    if dropped and len(dropped) == len(results):
+        fail(dropped[min(dropped)])  # no shard answered: nothing partial
+    return results
+
+
+def shard_down(failure: Failure) -> bool:
+    """Whether a part's final failure says its shard could not answer (every
+    replica down, busy or too slow until the deadline): what partial
+    answers mark a key with rather than fail the call for."""
+    return failure.code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+                            grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.CANCELLED)
+
+
+def _rounds(
+    parts: Iterable[int],
+    deadline: float,
+    clock: Callable[[], float],
+    fail: Callable[[Failure], NoReturn],
+    pin: Optional[str],
+    answered: Callable[[Mapping[int, Outcome]], dict[int, Outcome]],
+) -> Generator[Round, Mapping[int, Outcome], dict[int, Versioned]]:
+    """consistent_rounds over the parts `answered` keeps."""
     parts = list(parts)
     if pin is not None:
-        outcomes = yield Round({p: pin for p in parts})
+        outcomes = answered((yield Round({p: pin for p in parts})))
         return _all_answered(outcomes, fail, pin)
-    first = _all_answered((yield Round({p: "" for p in parts})), fail, None)
+    first = _all_answered(answered((yield Round({p: "" for p in parts}))), fail, None)
     numbers = {p: _number_of(r.version, p) for p, r in first.items() if r.version}
     if len(set(numbers.values())) <= 1:
         return first
@@ -123,7 +165,7 @@ def consistent_rounds(
 
     # Step 2: the newer parts, pinned to the oldest version.
     pinned = version_name(oldest)
-    outcomes = yield Round({p: pinned for p, n in numbers.items() if n > oldest})
+    outcomes = answered((yield Round({p: pinned for p, n in numbers.items() if n > oldest})))
     if not any(isinstance(o, Failure) and o.version_gone() for o in outcomes.values()):
         results = dict(first)
         results.update(_all_answered(outcomes, fail, pinned))
@@ -144,7 +186,12 @@ def consistent_rounds(
                 f"(versions seen: {', '.join(seen)}){detail}",
                 seen,
             )
-        outcomes = yield Round(dict(todo), backoff)
+        sent = yield Round(dict(todo), backoff)
+        outcomes = answered(sent)
+        for p in sent:
+            if p not in outcomes:  # dropped
+                results.pop(p, None)
+                del todo[p]
         backoff = min(backoff * 2, _MAX_BACKOFF)
         for p, o in outcomes.items():
             if isinstance(o, Failure):
