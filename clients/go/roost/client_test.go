@@ -327,3 +327,55 @@ func TestRollout(t *testing.T) {
 	wantCode(t, err, codes.DeadlineExceeded, "serves v000002")
 	wantCode(t, client.Wait(ctx, "users", "x7", 0), codes.InvalidArgument, "not a version")
 }
+
+// Scan of a block table over 3 shards: merged in key order, a prefix, a
+// range with a limit (more), the whole table; a cuckoo table refused.
+func TestScan(t *testing.T) {
+	c := newCluster(t)
+	var kvs []kv
+	for i := 0; i < 120; i++ {
+		kvs = append(kvs, kv{[]byte(fmt.Sprintf("b%03d", i)), []byte(fmt.Sprintf("value %d", i))})
+	}
+	c.buildFormat("b", kvs, 3, "block")
+	c.build("t", kvs, 3)
+	_, layout := c.startCluster(3, 2)
+	client := mustClient(t, layout, Options{})
+	ctx := context.Background()
+	keysOf := func(r *ScanResult) string {
+		var keys []string
+		for _, e := range r.Entries {
+			keys = append(keys, string(e.Key))
+		}
+		return strings.Join(keys, " ")
+	}
+
+	r, err := client.Scan(ctx, "b", ScanOptions{Prefix: []byte("b01")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keysOf(r) != "b010 b011 b012 b013 b014 b015 b016 b017 b018 b019" || r.More || r.Version != "v000001" {
+		t.Fatalf("prefix b01: %q more=%v %q", keysOf(r), r.More, r.Version)
+	}
+	if string(r.Entries[3].Value) != "value 13" {
+		t.Fatalf("b013's value %q", r.Entries[3].Value)
+	}
+	r, err = client.Scan(ctx, "b", ScanOptions{Start: []byte("b100"), End: []byte("b110"), Limit: 4})
+	if err != nil || keysOf(r) != "b100 b101 b102 b103" || !r.More {
+		t.Fatalf("b100..b110 limit 4: %q more=%v %v", keysOf(r), r.More, err)
+	}
+	r, err = client.Scan(ctx, "b", ScanOptions{Start: []byte("b117")})
+	if err != nil || keysOf(r) != "b117 b118 b119" || r.More {
+		t.Fatalf("from b117: %q more=%v %v", keysOf(r), r.More, err)
+	}
+	r, err = client.Scan(ctx, "b", ScanOptions{})
+	if err != nil || len(r.Entries) != 120 || r.More {
+		t.Fatalf("the whole table: %d entries, more=%v, %v", len(r.Entries), r.More, err)
+	}
+	for i, e := range r.Entries {
+		if !bytes.Equal(e.Key, kvs[i].key) || !bytes.Equal(e.Value, kvs[i].value) {
+			t.Fatalf("entry %d: %q=%q", i, e.Key, e.Value)
+		}
+	}
+	_, err = client.Scan(ctx, "t", ScanOptions{})
+	wantCode(t, err, codes.FailedPrecondition, "shard ")
+}

@@ -133,6 +133,11 @@ func newCluster(t testing.TB) *testCluster {
 
 // build publishes the next version of table with roost-load build.
 func (c *testCluster) build(table string, kvs []kv, shards int) {
+	c.buildFormat(table, kvs, shards, "cuckoo")
+}
+
+// buildFormat is build with a table format: "cuckoo" or "block".
+func (c *testCluster) buildFormat(table string, kvs []kv, shards int, format string) {
 	c.inputs++
 	var b strings.Builder
 	for _, e := range kvs {
@@ -142,7 +147,7 @@ func (c *testCluster) build(table string, kvs []kv, shards int) {
 	if err := os.WriteFile(input, []byte(b.String()), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
-	out, err := exec.Command(c.load, "build", "-q", "--format", "cuckoo", "--key-encoding", "hex",
+	out, err := exec.Command(c.load, "build", "-q", "--format", format, "--key-encoding", "hex",
 		"--value-encoding", "hex", "--data-dir", c.data, "--table", table,
 		"--shards", fmt.Sprint(shards), "-i", input).CombinedOutput()
 	if err != nil {

@@ -5,8 +5,8 @@
 //	python3 tests/conformance/run_conformance.py --runner go -- \
 //	    clients/go/roost-conformance-runner
 //
-// Ops: partition, open, get, multi_get, wait. Options: timeout_s, hedge_s,
-// token; any other (monotonic, partial, coalesce) and the ops scan and
+// Ops: partition, open, get, multi_get, scan, wait. Options: timeout_s,
+// hedge_s, token; any other (monotonic, partial, coalesce) and the op
 // metrics are refused with a USAGE error, as the protocol asks.
 package main
 
@@ -195,6 +195,34 @@ func (r *runner) handle(req request) (any, error) {
 			return nil, err
 		}
 		return map[string]any{}, nil
+	case "scan":
+		if err := req.members(op, "table", "start", "end", "prefix", "limit"); err != nil {
+			return nil, err
+		}
+		if err := req.get("table", &table, false); err != nil {
+			return nil, err
+		}
+		var scan roost.ScanOptions
+		for name, out := range map[string]*[]byte{"start": &scan.Start, "end": &scan.End, "prefix": &scan.Prefix} {
+			if _, ok := req[name]; ok {
+				var err error
+				if *out, err = req.bytes(name); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if err := req.get("limit", &scan.Limit, true); err != nil {
+			return nil, err
+		}
+		s, err := r.client.Scan(context.Background(), table, scan)
+		if err != nil {
+			return nil, err
+		}
+		entries := make([][2]string, len(s.Entries))
+		for i, e := range s.Entries {
+			entries[i] = [2]string{base64.StdEncoding.EncodeToString(e.Key), base64.StdEncoding.EncodeToString(e.Value)}
+		}
+		return map[string]any{"entries": entries, "more": s.More, "version": s.Version}, nil
 	}
 	return nil, usage("the Go runner has no op %q", op)
 }
