@@ -57,6 +57,17 @@ type Options struct {
 	Token string
 	// DialOptions are appended to the client's own for every connection.
 	DialOptions []grpc.DialOption
+	// CoalesceGets sends concurrent Gets of one shard together as
+	// MultiGets: a Get goes out at once while fewer than
+	// CoalesceMaxInFlight MultiGets of its table are on the wire, else it
+	// waits for one of them to answer and goes out with the others that
+	// waited (at most CoalesceMaxBatch keys, the servers' --max-batch or
+	// less). Such a Get's version is the one that answered its key (a
+	// single key is read from one shard). A Get with AtVersion is never
+	// coalesced. Defaults: off, 4, 1000.
+	CoalesceGets        bool
+	CoalesceMaxInFlight int
+	CoalesceMaxBatch    int
 }
 
 // DefaultTimeout is a call's deadline when neither its context nor
@@ -69,6 +80,8 @@ type Client struct {
 	opts   Options
 	creds  credentials.TransportCredentials
 	shards []*shard
+	// One per shard, with Options.CoalesceGets.
+	coalescers []*coalescer
 }
 
 // Result is one key's answer.
@@ -155,6 +168,12 @@ func New(layout Layout, opts Options) (*Client, error) {
 		}
 		c.shards = append(c.shards, sh)
 	}
+	if opts.CoalesceGets {
+		if err := c.checkCoalescing(); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
 	return c, nil
 }
 
@@ -234,8 +253,14 @@ func (c *Client) call(ctx context.Context) (context.Context, context.CancelFunc,
 	}
 }
 
-// Get looks key up in its shard: a batch of one, retries and all.
+// Get looks key up in its shard: a batch of one, retries and all, or
+// with Options.CoalesceGets, together with other callers' Gets of its
+// shard (then ctx bounds the wait, and the batch's deadline is Timeout
+// from its first Get).
 func (c *Client) Get(ctx context.Context, table string, key []byte, opts ...CallOption) (GetResult, error) {
+	if c.coalescers != nil && len(opts) == 0 {
+		return c.coalescers[c.ShardOf(key)].get(ctx, table, key)
+	}
 	r, err := c.MultiGet(ctx, table, [][]byte{key}, opts...)
 	if err != nil {
 		return GetResult{}, err

@@ -382,3 +382,54 @@ func TestScan(t *testing.T) {
 	_, err = client.Scan(ctx, "t", ScanOptions{})
 	wantCode(t, err, codes.FailedPrecondition, "shard ")
 }
+
+// Concurrent Gets coalesced into MultiGets: every answer right, far fewer
+// calls than Gets; a Get that names a version goes on its own.
+func TestCoalescedGets(t *testing.T) {
+	c := newCluster(t)
+	kvs := keysAndValues(300, "")
+	c.build("users", kvs, 3)
+	_, layout := c.startCluster(3, 2)
+	client := mustClient(t, layout, Options{CoalesceGets: true, CoalesceMaxInFlight: 1})
+	values := valueMap(kvs)
+	errs := make(chan error, 64)
+	var wg sync.WaitGroup
+	for g := 0; g < 64; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 30; i++ {
+				key := kvs[(g*31+i*7)%len(kvs)].key
+				if i%5 == 0 {
+					key = []byte(fmt.Sprintf("missing %d %d", g, i))
+				}
+				r, err := client.Get(context.Background(), "users", key)
+				want, ok := values[string(key)]
+				if err != nil || r.Found != ok || !bytes.Equal(r.Value, want) || r.Version != "v000001" {
+					errs <- fmt.Errorf("Get(%q) = %+v, %v; want %q", key, r, err, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var batches, gets uint64
+	for _, q := range client.coalescers {
+		batches += q.batches.Load()
+		gets += q.gets.Load()
+	}
+	t.Logf("%d Gets in %d MultiGets", gets, batches)
+	if gets != 64*30 || batches >= gets/2 {
+		t.Fatalf("%d Gets in %d MultiGets", gets, batches)
+	}
+	g, err := client.Get(context.Background(), "users", kvs[0].key, AtVersion("1"))
+	if err != nil || !bytes.Equal(g.Value, kvs[0].value) {
+		t.Fatalf("a pinned Get: %+v, %v", g, err)
+	}
+	_, err = client.Get(context.Background(), "nosuchtable", kvs[0].key)
+	wantCode(t, err, codes.NotFound, "shard ")
+}

@@ -6,7 +6,7 @@
 //	    clients/go/roost-conformance-runner
 //
 // Ops: partition, open, get, multi_get, scan, wait. Options: timeout_s,
-// hedge_s, token; any other (monotonic, partial, coalesce) and the op
+// hedge_s, token, coalesce; any other (monotonic, partial) and the op
 // metrics are refused with a USAGE error, as the protocol asks.
 package main
 
@@ -255,6 +255,8 @@ func (r *runner) open(req request) (any, error) {
 			}
 		case "token":
 			err = json.Unmarshal(raw, &opts.Token)
+		case "coalesce":
+			err = json.Unmarshal(raw, &opts.CoalesceGets)
 		default:
 			return nil, usage("the Go client has no option %s", name)
 		}
