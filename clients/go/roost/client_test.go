@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -432,4 +434,43 @@ func TestCoalescedGets(t *testing.T) {
 	}
 	_, err = client.Get(context.Background(), "nosuchtable", kvs[0].key)
 	wantCode(t, err, codes.NotFound, "shard ")
+}
+
+// Shards that serve different versions and keep no other (--version-grace
+// 0): the batch pins the newer part to the older version (refused), then
+// moves forward to the newer (refused too) until the deadline: ABORTED,
+// naming both. Once the lagging shard has the newer version, the same
+// batch is read from it, all of it.
+func TestNoVersionAgreedIsAborted(t *testing.T) {
+	c := newCluster(t)
+	v1 := keysAndValues(100, "v1 ")
+	v2 := keysAndValues(100, "v2 ")
+	behind := filepath.Join(c.dir, "behind")
+	if err := os.Mkdir(behind, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c.build("users", v1, 2)
+	c.build("users", v2, 2)
+	c.buildAt(behind, "users", v1, 2, "cuckoo")
+	ahead := c.start(0, "127.0.0.1:0", "--version-grace", "0")
+	late := c.startAt(behind, 1, "127.0.0.1:0", "--version-grace", "0")
+	client := mustClient(t, Layout{Shards: [][]string{{ahead.address}, {late.address}}}, Options{})
+	var keys [][]byte
+	for _, e := range v1 {
+		keys = append(keys, e.key)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	_, err := client.MultiGet(ctx, "users", keys)
+	wantCode(t, err, codes.Aborted, "versions seen: v000001, v000002")
+	t.Log(err)
+
+	c.buildAt(behind, "users", v2, 2, "cuckoo") // shard 1 catches up
+	r, err := client.MultiGet(context.Background(), "users", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := checkBatch(keys, r, valueMap(v2)); err != nil || r.Version != "v000002" {
+		t.Fatalf("after the catch-up: %q, %v", r.Version, err)
+	}
 }

@@ -138,6 +138,11 @@ func (c *testCluster) build(table string, kvs []kv, shards int) {
 
 // buildFormat is build with a table format: "cuckoo" or "block".
 func (c *testCluster) buildFormat(table string, kvs []kv, shards int, format string) {
+	c.buildAt(c.data, table, kvs, shards, format)
+}
+
+// buildAt is buildFormat into another data directory.
+func (c *testCluster) buildAt(data, table string, kvs []kv, shards int, format string) {
 	c.inputs++
 	var b strings.Builder
 	for _, e := range kvs {
@@ -148,7 +153,7 @@ func (c *testCluster) buildFormat(table string, kvs []kv, shards int, format str
 		c.t.Fatal(err)
 	}
 	out, err := exec.Command(c.load, "build", "-q", "--format", format, "--key-encoding", "hex",
-		"--value-encoding", "hex", "--data-dir", c.data, "--table", table,
+		"--value-encoding", "hex", "--data-dir", data, "--table", table,
 		"--shards", fmt.Sprint(shards), "-i", input).CombinedOutput()
 	if err != nil {
 		c.t.Fatalf("roost-load build failed (%v): %s", err, out)
@@ -158,7 +163,12 @@ func (c *testCluster) buildFormat(table string, kvs []kv, shards int, format str
 // start starts a roost-server of shard (-1: unsharded) on listen
 // ("127.0.0.1:0": any port) and waits until it is ready.
 func (c *testCluster) start(shard int, listen string, extra ...string) *testServer {
-	args := []string{"--data-dir", c.data, "--listen", listen, "--admin-listen", "",
+	return c.startAt(c.data, shard, listen, extra...)
+}
+
+// startAt is start on another data directory.
+func (c *testCluster) startAt(data string, shard int, listen string, extra ...string) *testServer {
+	args := []string{"--data-dir", data, "--listen", listen, "--admin-listen", "",
 		"--metrics-listen", "", "--poll-interval", "0.2", "--drain-period", "0"}
 	if shard >= 0 {
 		args = append(args, "--shard", fmt.Sprint(shard))
