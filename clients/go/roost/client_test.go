@@ -459,7 +459,7 @@ func TestNoVersionAgreedIsAborted(t *testing.T) {
 	for _, e := range v1 {
 		keys = append(keys, e.key)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, err := client.MultiGet(ctx, "users", keys)
 	wantCode(t, err, codes.Aborted, "versions seen: v000001, v000002")

@@ -115,7 +115,7 @@ func TestTLSAndToken(t *testing.T) {
 	_, err = wrong.Get(ctx, "users", keys[0])
 	wantCode(t, err, codes.Unauthenticated, "")
 
-	short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	_, err = mustClient(t, layout, Options{Token: token}).Get(short, "users", keys[0]) // plaintext
 	wantCode(t, err, codes.Unavailable, "shard ")
@@ -123,7 +123,7 @@ func TestTLSAndToken(t *testing.T) {
 	// A server name the certificate does not hold.
 	layout.TLS = &TLSConfig{CA: filepath.Join(pki, "ca.pem"), Cert: filepath.Join(pki, "client.pem"),
 		Key: filepath.Join(pki, "client.key"), ServerName: "other.name"}
-	short2, cancel2 := context.WithTimeout(ctx, 500*time.Millisecond)
+	short2, cancel2 := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel2()
 	_, err = mustClient(t, layout, Options{Token: token}).Get(short2, "users", keys[0])
 	if err == nil || !strings.Contains(err.Error(), "shard ") {
