@@ -1,0 +1,156 @@
+package roost
+
+import (
+	"sort"
+	"strings"
+)
+
+// The client consistency algorithm (docs/operations/cluster.md, "Routing
+// client (C++)"; client/version_consensus.h), as state: which version each
+// part of a batch answered, and what to send next so that the whole batch
+// is read from one table version:
+//
+//  1. Send every part with no version.
+//  2. If every part names the same version, done.
+//  3. Otherwise re-send the parts that answered a newer version, pinned to
+//     the oldest one answered (servers keep the version they replaced for
+//     --version-grace).
+//  4. If a pinned part is refused (FAILED_PRECONDITION: that version is
+//     gone there), re-send instead the parts that answered older, pinned
+//     to the newest, after a short backoff, until the caller's deadline;
+//     then the batch fails ABORTED naming the versions seen.
+//
+// A part that answered an empty version (a server too old to say) is
+// accepted as it is: it is never compared nor re-sent.
+
+// versionNumber returns the number of a version as a server names it:
+// "v000007" and "7" are both 7; ok is false for "" and anything else.
+func versionNumber(v string) (n uint64, ok bool) {
+	v = strings.TrimPrefix(v, "v")
+	if v == "" || len(v) > 19 {
+		return 0, false
+	}
+	for _, c := range []byte(v) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	return n, true
+}
+
+// sameVersion reports whether a and b name the same version ("v000007"
+// and "7" do).
+func sameVersion(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, ok := versionNumber(a)
+	y, ok2 := versionNumber(b)
+	return ok && ok2 && x == y
+}
+
+// older orders versions by number; one that is not a number (no roost
+// server sends one) sorts before every number, by its text.
+func older(a, b string) bool {
+	x, okA := versionNumber(a)
+	y, okB := versionNumber(b)
+	if okA != okB {
+		return !okA
+	}
+	if okA && x != y {
+		return x < y
+	}
+	return !okA && a < b
+}
+
+type consensus struct {
+	answers []string
+	lost    []bool
+	seen    []string // distinct, in the order answered
+	forward bool
+}
+
+func newConsensus(parts int) *consensus {
+	return &consensus{answers: make([]string, parts), lost: make([]bool, parts)}
+}
+
+// answered records that part answered from version ("" from a server too
+// old to say).
+func (c *consensus) answered(part int, version string) {
+	if version != "" {
+		known := false
+		for _, v := range c.seen {
+			if sameVersion(v, version) {
+				known = true
+				break
+			}
+		}
+		if !known {
+			c.seen = append(c.seen, version)
+		}
+	}
+	c.answers[part] = version
+	c.lost[part] = false
+}
+
+// extreme returns the oldest (newest when newest) version the parts name.
+func (c *consensus) extreme(newest bool) string {
+	best := ""
+	for i, v := range c.answers {
+		if v == "" || c.lost[i] {
+			continue
+		}
+		if best == "" || (newest && older(best, v)) || (!newest && older(v, best)) {
+			best = v
+		}
+	}
+	return best
+}
+
+// agreed reports whether every part has an answer and every one that named
+// a version named the same one.
+func (c *consensus) agreed() bool {
+	for _, l := range c.lost {
+		if l {
+			return false
+		}
+	}
+	oldest := c.extreme(false)
+	for _, v := range c.answers {
+		if v != "" && !sameVersion(v, oldest) {
+			return false
+		}
+	}
+	return true
+}
+
+// version is the version the batch was read from, once agreed: "" when no
+// part named one.
+func (c *consensus) version() string { return c.extreme(false) }
+
+// next returns the parts to re-send and the version to pin them to: before
+// any refusal, the parts newer than the oldest, pinned to the oldest; after
+// one, the parts older than the newest, pinned to the newest; and the lost
+// parts.
+func (c *consensus) next() (pin string, parts []int) {
+	pin = c.extreme(c.forward)
+	for i, v := range c.answers {
+		if c.lost[i] || (v != "" && !sameVersion(v, pin)) {
+			parts = append(parts, i)
+		}
+	}
+	return pin, parts
+}
+
+// pinRefused: a part pinned by next was refused; from now on the batch
+// moves forward to the newest version instead.
+func (c *consensus) pinRefused() { c.forward = true }
+
+// seenList is every version answered so far, oldest first, for the
+// ABORTED message: "v000001, v000002".
+func (c *consensus) seenList() string {
+	sorted := append([]string(nil), c.seen...)
+	sort.SliceStable(sorted, func(i, j int) bool { return older(sorted[i], sorted[j]) })
+	return strings.Join(sorted, ", ")
+}
