@@ -75,6 +75,8 @@ esac
 # The batch path's PyPI packages (pyarrow, pandas, PySpark) as a local
 # wheelhouse, which the Python tests install from offline.
 "$(dirname "$0")/install-python-wheels.sh" >/dev/null
+# The Go client's protoc plugins and module dependencies (clients/go).
+"$(dirname "$0")/install-client-tools.sh" >/dev/null
 # podman, runc and mmdebstrap, and podman's settings, for deploy/image/.
 "$(dirname "$0")/install-podman.sh"
 # helm, kubeconform and Kubernetes' schemas for tests/deploy/helm_test.sh: a
