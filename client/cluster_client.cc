@@ -4,6 +4,7 @@
 
 #include "client/multiget_answer.h"
 #include "client/read_one_version.h"
+#include "client/version_consensus.h"
 #include "storage/partition.h"
 #include "storage/row/row_codec.h"
 #include "util/json.h"
@@ -73,35 +74,101 @@ uint32_t ClusterClient::ShardOf(std::string_view key) const {
   return PartitionOf(key, static_cast<uint32_t>(shards_.size()));
 }
 
+void ClusterClient::Record(std::string_view method, std::string_view table,
+                           size_t keys, const AttemptCounts& counts,
+                           size_t partial_keys, Clock::time_point start,
+                           const absl::Status& status,
+                           std::string_view version) const {
+  CallRecord record;
+  record.method = method;
+  record.table = table;
+  record.keys = keys;
+  record.hedges = counts.hedges;
+  record.retries = counts.retries;
+  record.partial_keys = partial_keys;
+  record.code = status.code();
+  record.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  record.version = version;
+  if (!version.empty()) {
+    std::lock_guard lock(versions_mu_);
+    auto it = last_versions_.find(record.table);
+    if (it == last_versions_.end()) {
+      last_versions_.emplace(std::string(record.table), std::string(version));
+    } else if (!SameVersion(it->second, version)) {
+      record.version_switched = true;
+      it->second.assign(version);
+    }
+  }
+  options_.on_call(record);
+}
+
 absl::StatusOr<GetResult> ClusterClient::Get(std::string_view table,
                                              std::string_view key,
                                              const CallOptions& call) const {
+  const Clock::time_point start = Clock::now();
+  AttemptCounts counts;
+  absl::StatusOr<GetResult> out;
   if (options_.coalesce_gets && call.version.empty() &&
       call.timeout_seconds == 0 && call.fields.empty()) {
-    return coalescers_[ShardOf(key)]->Get(table, key);
+    out = coalescers_[ShardOf(key)]->Get(table, key);
+  } else {
+    // One key is a batch of one: the same path, retries and all.
+    const std::string keys[1] = {std::string(key)};
+    absl::StatusOr<MultiGetResult> r =
+        ReadBatch(table, keys, call, options_.on_call ? &counts : nullptr);
+    if (r.ok()) {
+      out.emplace();
+      out->found = r->results[0].found;
+      out->value = std::move(r->results[0].value);
+      out->version = std::move(r->version);
+    } else {
+      out = r.status();
+    }
   }
-  // One key is a batch of one: the same path, retries and all.
-  const std::string keys[1] = {std::string(key)};
-  ROOST_ASSIGN_OR_RETURN(MultiGetResult r, MultiGet(table, keys, call));
-  GetResult out;
-  out.found = r.results[0].found;
-  out.value = std::move(r.results[0].value);
-  out.version = std::move(r.version);
+  if (options_.on_call) {
+    Record("get", table, 1, counts, 0, start, out.status(),
+           out.ok() ? out->version : "");
+  }
   return out;
 }
 
 void ClusterClient::GetAsync(std::string_view table, std::string_view key,
                              GetCoalescer::Done done) const {
-  coalescers_[ShardOf(key)]->Get(table, key, std::move(done));
+  if (!options_.on_call) {
+    coalescers_[ShardOf(key)]->Get(table, key, std::move(done));
+    return;
+  }
+  const Clock::time_point start = Clock::now();
+  coalescers_[ShardOf(key)]->Get(
+      table, key,
+      [this, start, table = std::string(table),
+       done = std::move(done)](absl::StatusOr<GetResult> r) mutable {
+        Record("get", table, 1, AttemptCounts(), 0, start, r.status(),
+               r.ok() ? r->version : "");
+        done(std::move(r));
+      });
 }
 
 absl::StatusOr<MultiGetResult> ClusterClient::MultiGet(
     std::string_view table, std::span<const std::string> keys,
     const CallOptions& call) const {
+  if (!options_.on_call) return ReadBatch(table, keys, call, nullptr);
+  const Clock::time_point start = Clock::now();
+  AttemptCounts counts;
+  absl::StatusOr<MultiGetResult> r = ReadBatch(table, keys, call, &counts);
+  Record("multi_get", table, keys.size(), counts, r.ok() ? r->failed_keys : 0,
+         start, r.status(), r.ok() ? r->version : "");
+  return r;
+}
+
+absl::StatusOr<MultiGetResult> ClusterClient::ReadBatch(
+    std::string_view table, std::span<const std::string> keys,
+    const CallOptions& call, AttemptCounts* counts) const {
   MultiGetResult out;
   out.results.resize(keys.size());
   if (keys.empty()) return out;
-  const CallPolicy policy = Policy(call);
+  CallPolicy policy = Policy(call);
+  policy.counts = counts;
 
   // One part per shard that has keys, built from index lists: the shard
   // of each key is computed once, and no key is copied but into its

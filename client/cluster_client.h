@@ -33,7 +33,9 @@
 #define ROOST_CLIENT_CLUSTER_CLIENT_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,6 +43,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "client/call_record.h"
 #include "client/cluster_layout.h"
 #include "client/get_coalescer.h"
 #include "client/lookup_result.h"
@@ -80,6 +83,11 @@ struct ClusterClientOptions {
   // layout, no such table, a bad request) fails the call as without it.
   // Scan and MultiGetRows are not partial. The default value is false.
   bool partial_answers = false;
+  // Called with a CallRecord after each Get, GetAsync, MultiGet (and
+  // MultiGetRows' MultiGet) and Scan: the client metrics of
+  // tests/conformance/README.md, for the program to count in the metrics
+  // library it uses. Empty: nothing is recorded (and nothing costs).
+  CallObserver on_call;
 };
 
 // Per call.
@@ -186,6 +194,20 @@ class ClusterClient {
   ClusterClient(ClusterLayout layout, ClusterClientOptions options,
                 Shards shards);
   CallPolicy Policy(const CallOptions& call) const;
+  // MultiGet's work, its attempts counted in `counts` (when not null).
+  absl::StatusOr<MultiGetResult> ReadBatch(std::string_view table,
+                                           std::span<const std::string> keys,
+                                           const CallOptions& call,
+                                           AttemptCounts* counts) const;
+  absl::StatusOr<ScanResult> ScanShards(std::string_view table,
+                                        const ScanOptions& scan,
+                                        const CallOptions& call) const;
+  // Hands the CallRecord of a call that began at `start` to
+  // options_.on_call, with its version switch.
+  void Record(std::string_view method, std::string_view table, size_t keys,
+              const AttemptCounts& counts, size_t partial_keys,
+              Clock::time_point start, const absl::Status& status,
+              std::string_view version) const;
   // The schema of `table` and the version it is of, from ListTables.
   absl::StatusOr<std::pair<RowSchema, std::string>> ServedSchema(
       std::string_view table, const CallPolicy& policy) const;
@@ -195,6 +217,10 @@ class ClusterClient {
   Shards shards_;
   // One per shard, over shards_'s replicas (so declared after them).
   std::vector<std::unique_ptr<GetCoalescer>> coalescers_;
+  // The version of each table's last answer, for CallRecord's
+  // version_switched (only with options_.on_call).
+  mutable std::mutex versions_mu_;
+  mutable std::map<std::string, std::string, std::less<>> last_versions_;
 };
 
 }  // namespace roost

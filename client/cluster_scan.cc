@@ -173,6 +173,17 @@ class ScanRun {
 absl::StatusOr<ScanResult> ClusterClient::Scan(std::string_view table,
                                                const ScanOptions& scan,
                                                const CallOptions& call) const {
+  if (!options_.on_call) return ScanShards(table, scan, call);
+  const Clock::time_point start = Clock::now();
+  absl::StatusOr<ScanResult> r = ScanShards(table, scan, call);
+  Record("scan", table, 0, AttemptCounts(), 0, start, r.status(),
+         r.ok() ? r->version : "");
+  return r;
+}
+
+absl::StatusOr<ScanResult> ClusterClient::ScanShards(
+    std::string_view table, const ScanOptions& scan,
+    const CallOptions& call) const {
   const CallPolicy policy = Policy(call);
   ScanRun run(shards_, policy);
   std::vector<ShardStream>& streams = run.streams();

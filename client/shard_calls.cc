@@ -158,6 +158,7 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
     }
     if (retryable && now < policy.deadline) {
       if (s.tries % n != 0) {
+        if (policy.counts != nullptr) ++policy.counts->retries;
         start(a->part);  // the next replica, at once
         return;
       }
@@ -228,11 +229,13 @@ absl::Status Shards::Run(std::span<Part> parts, std::span<const size_t> which,
       if (s.done) continue;
       if (s.retry_at <= now) {
         s.retry_at = Clock::time_point::max();
+        if (policy.counts != nullptr) ++policy.counts->retries;
         start(i);
       } else if (policy.hedge_delay > Clock::duration::zero() && !s.hedged &&
                  s.in_flight == 1 && s.retry_at == Clock::time_point::max() &&
                  now >= s.last_start + policy.hedge_delay) {
         s.hedged = true;
+        if (policy.counts != nullptr) ++policy.counts->hedges;
         start(i);
       }
     }

@@ -55,6 +55,12 @@ namespace roost {
 
 using Clock = std::chrono::steady_clock;
 
+// What the attempts of one client call were, for its CallRecord.
+struct AttemptCounts {
+  uint32_t hedges = 0;
+  uint32_t retries = 0;
+};
+
 // How the calls of one client call are made.
 struct CallPolicy {
   // Every attempt ends by then.
@@ -73,6 +79,8 @@ struct CallPolicy {
   // itself) ends with its Part::failure and the others go on; any other
   // failure still ends the whole Run.
   bool partial = false;
+  // When not null, Run counts its hedges and retries here.
+  AttemptCounts* counts = nullptr;
 };
 
 // `t` on the clock gRPC deadlines are set in.

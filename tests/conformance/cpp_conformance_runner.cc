@@ -8,7 +8,9 @@
 //       build/release/tests/conformance/cpp_conformance_runner
 #include <chrono>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -114,6 +116,17 @@ class Runner {
       return {{"results", results}, {"version", r->version}};
     }
     if (op == "scan") return Scan(request);
+    if (op == "metrics") {
+      Members(request, {});
+      std::lock_guard lock(metrics_->mu);
+      return {{"requests", metrics_->requests},
+              {"keys", metrics_->keys},
+              {"errors", metrics_->errors},
+              {"partial_keys", metrics_->partial_keys},
+              {"hedges", metrics_->hedges},
+              {"retries", metrics_->retries},
+              {"version_switches", metrics_->version_switches}};
+    }
     if (op == "wait") return Wait(request);
     throw UsageError{StrCat("unknown op ", request.value("op", Json()).dump())};
   }
@@ -144,6 +157,20 @@ class Runner {
       }
     }
     layout_ = *layout;
+    // The client metrics, summed as the protocol's `metrics` answer.
+    metrics_ = std::make_shared<Metrics>();
+    options.on_call = [metrics = metrics_](const CallRecord& r) {
+      std::lock_guard lock(metrics->mu);
+      ++metrics->requests;
+      metrics->keys += r.keys;
+      if (r.code != absl::StatusCode::kOk) {
+        ++metrics->errors[absl::StatusCodeToString(r.code)];
+      }
+      metrics->partial_keys += r.partial_keys;
+      metrics->hedges += r.hedges;
+      metrics->retries += r.retries;
+      metrics->version_switches += r.version_switched ? 1 : 0;
+    };
     absl::StatusOr<std::unique_ptr<ClusterClient>> client =
         ClusterClient::Create(*std::move(layout), options);
     if (!client.ok())
@@ -199,7 +226,15 @@ class Runner {
     }
   }
 
+  struct Metrics {
+    std::mutex mu;
+    uint64_t requests = 0, keys = 0, partial_keys = 0, hedges = 0, retries = 0,
+             version_switches = 0;
+    std::map<std::string, uint64_t> errors;
+  };
+
   std::unique_ptr<ClusterClient> client_;
+  std::shared_ptr<Metrics> metrics_ = std::make_shared<Metrics>();
   ClusterLayout layout_;
   double timeout_seconds_ = 10;
 };
