@@ -31,7 +31,7 @@ import java.util.regex.Pattern;
  * }
  * }</pre>
  */
-final class Cluster implements AutoCloseable {
+public final class Cluster implements AutoCloseable {
   static final long WAIT_SECONDS = 60;
   private static final Pattern LISTENING = Pattern.compile("lookup service listening on (\\S+)\n");
 
@@ -42,7 +42,7 @@ final class Cluster implements AutoCloseable {
   final List<Server> servers = new ArrayList<>();
   private int inputs;
 
-  Cluster(Path scratch) throws IOException {
+  public Cluster(Path scratch) throws IOException {
     this.scratch = scratch;
     this.data = Files.createDirectories(scratch.resolve("data"));
     this.load = binary("ROOST_LOAD_BINARY", "loader/roost-load");
@@ -65,7 +65,7 @@ final class Cluster implements AutoCloseable {
   }
 
   /** n keys, some binary (zero and high bytes, the empty key), each with its own value. */
-  static Map<String, byte[]> keysAndValues(int n, String tag) {
+  public static Map<String, byte[]> keysAndValues(int n, String tag) {
     Map<String, byte[]> kvs = new LinkedHashMap<>();
     for (int i = 0; i < n; ++i) {
       kvs.put(hex(bytes(String.format("key%05d", i))), bytes(tag + " value of key " + i));
@@ -85,7 +85,7 @@ final class Cluster implements AutoCloseable {
   }
 
   /** Publishes the next version of {@code table}: keys in hex, values. */
-  void build(String table, Map<String, byte[]> kvs, int shards) throws Exception {
+  public void build(String table, Map<String, byte[]> kvs, int shards) throws Exception {
     ++inputs;
     Path tsv = scratch.resolve("input-" + table + "-" + inputs + ".tsv");
     StringBuilder text = new StringBuilder();
@@ -128,7 +128,7 @@ final class Cluster implements AutoCloseable {
   }
 
   /** shards × replicas servers; the layout's lists of their addresses. */
-  List<List<String>> startShards(int shards, int replicas, List<String> extra) throws Exception {
+  public List<List<String>> startShards(int shards, int replicas, List<String> extra) throws Exception {
     List<List<String>> layout = new ArrayList<>();
     for (int s = 0; s < shards; ++s) {
       List<String> targets = new ArrayList<>();
