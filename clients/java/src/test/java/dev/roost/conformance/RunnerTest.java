@@ -32,13 +32,13 @@ class RunnerTest {
 
   @Test
   void answersEachRequestLineInOrder() throws Exception {
-    Path dir = Path.of(System.getProperty("roost.java.dir", "."));
+    Path target = Path.of(System.getProperty("roost.java.build", "target"));
     String classpath =
-        dir.resolve("target/classes")
+        target.resolve("classes")
             + ":"
-            + dir.resolve("target/test-classes")
+            + target.resolve("test-classes")
             + ":"
-            + Files.readString(dir.resolve("target/test-classpath.txt")).strip();
+            + Files.readString(target.resolve("test-classpath.txt")).strip();
     try (dev.roost.Cluster cluster = new dev.roost.Cluster(scratch)) {
       cluster.build("t", dev.roost.Cluster.keysAndValues(50, "v1"), 2);
       List<List<String>> shards = cluster.startShards(2, 1, List.of());
