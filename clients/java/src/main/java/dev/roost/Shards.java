@@ -36,7 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * call goes to the next one in round-robin order (a counter per shard), so
  * that a retry or a hedge goes to a different replica than the call that
  * failed or lags. A "dns:///NAME:PORT" target is one channel with gRPC's
- * round_robin policy over every address the name resolves to.
+ * round_robin policy over every address the name resolves to. Channels
+ * start connecting when the client is made, so that its first calls do not
+ * spend their deadline on it.
  *
  * <p>Retryable: UNAVAILABLE (the replica is down, unreachable, shutting
  * down, or serves no version of the table yet) and RESOURCE_EXHAUSTED (its
@@ -98,7 +100,9 @@ final class Shards implements AutoCloseable {
     for (List<String> targets : layout.shards()) {
       List<Replica> replicas = new ArrayList<>();
       for (String target : targets) {
-        replicas.add(new Replica(target, channel(target, credentials, layout, token)));
+        ManagedChannel channel = channel(target, credentials, layout, token);
+        channel.getState(true); // connect now, not on the first call
+        replicas.add(new Replica(target, channel));
       }
       shards.add(List.copyOf(replicas));
     }
