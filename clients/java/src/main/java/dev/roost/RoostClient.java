@@ -133,6 +133,24 @@ public final class RoostClient implements AutoCloseable {
   }
 
   /**
+   * Reads a block table in key order over every shard: one stream per
+   * shard, merged, all from one version; {@code scan.limit()} applies to
+   * the merged entries. A cuckoo table has no key order: FAILED_PRECONDITION.
+   */
+  public ScanResult scan(String table, ScanOptions scan) {
+    return scan(table, scan, CallOptions.DEFAULT);
+  }
+
+  public ScanResult scan(String table, ScanOptions scan, CallOptions call) {
+    if (table == null || table.isEmpty()) {
+      throw new IllegalArgumentException("the table name must not be empty");
+    }
+    return ClusterScan.run(
+        shards, policy(Objects.requireNonNull(call)), table, Objects.requireNonNull(scan),
+        call.version());
+  }
+
+  /**
    * Returns when every replica of every shard serves {@code version} of
    * {@code table} ("v000007" or "7"), as {@code roost-admin wait} does.
    *
@@ -217,12 +235,18 @@ public final class RoostClient implements AutoCloseable {
   public CompletableFuture<Void> waitForVersionAsync(
       String table, String version, Duration timeout) {
     return CompletableFuture.runAsync(
-        () -> waitForVersion(table, version, timeout),
-        r -> {
-          Thread t = new Thread(r, "roost-client-wait");
-          t.setDaemon(true);
-          t.start();
-        });
+        () -> waitForVersion(table, version, timeout), RoostClient::ownThread);
+  }
+
+  /** {@link #scan}, on a thread of its own (its streams are read blocking). */
+  public CompletableFuture<ScanResult> scanAsync(String table, ScanOptions scan, CallOptions call) {
+    return CompletableFuture.supplyAsync(() -> scan(table, scan, call), RoostClient::ownThread);
+  }
+
+  private static void ownThread(Runnable r) {
+    Thread t = new Thread(r, "roost-client-blocking-call");
+    t.setDaemon(true);
+    t.start();
   }
 
   @Override

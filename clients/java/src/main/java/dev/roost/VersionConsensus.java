@@ -96,6 +96,15 @@ final class VersionConsensus {
     answers[part] = version;
   }
 
+  /**
+   * Part {@code part} has no usable answer any more (its Scan stream was
+   * re-opened, then failed): it is sent again in every round until it
+   * answers.
+   */
+  void lost(int part) {
+    answers[part] = null;
+  }
+
   /** Whether every part has an answer and every one that named a version named the same. */
   boolean agreed() {
     for (String a : answers) {

@@ -86,6 +86,12 @@ public final class Cluster implements AutoCloseable {
 
   /** Publishes the next version of {@code table}: keys in hex, values. */
   public void build(String table, Map<String, byte[]> kvs, int shards) throws Exception {
+    build(table, kvs, shards, "cuckoo");
+  }
+
+  /** The same, in {@code format} ("cuckoo" or "block"). */
+  public void build(String table, Map<String, byte[]> kvs, int shards, String format)
+      throws Exception {
     ++inputs;
     Path tsv = scratch.resolve("input-" + table + "-" + inputs + ".tsv");
     StringBuilder text = new StringBuilder();
@@ -96,7 +102,7 @@ public final class Cluster implements AutoCloseable {
     Path log = scratch.resolve("load-" + inputs + ".log");
     Process p =
         new ProcessBuilder(
-                load, "build", "-q", "--format", "cuckoo", "--key-encoding", "hex",
+                load, "build", "-q", "--format", format, "--key-encoding", "hex",
                 "--value-encoding", "hex", "--data-dir", data.toString(), "--table", table,
                 "--shards", Integer.toString(shards), "-i", tsv.toString())
             .redirectErrorStream(true)

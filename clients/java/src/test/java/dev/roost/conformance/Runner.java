@@ -16,6 +16,8 @@ import dev.roost.MultiGetResult;
 import dev.roost.Partition;
 import dev.roost.RoostClient;
 import dev.roost.RoostException;
+import dev.roost.ScanOptions;
+import dev.roost.ScanResult;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -32,8 +34,8 @@ import java.util.Set;
  * The Java runner of the client conformance suite (tests/conformance/
  * README.md): one JSON request per line on stdin, one JSON answer per line
  * on stdout, in order, flushed; exits 0 at end of input. Drives {@link
- * RoostClient}: ops partition, open, get, multi_get and wait. The ops and
- * options this client does not have yet (scan, metrics; monotonic, partial,
+ * RoostClient}: ops partition, open, get, multi_get, scan and wait. The ops
+ * and options this client does not have yet (metrics; monotonic, partial,
  * coalesce) are answered {"error": {"code": "USAGE", ...}}, so that no case
  * passes on an option ignored.
  *
@@ -152,6 +154,31 @@ public final class Runner {
         }
         JsonObject out = new JsonObject();
         out.add("results", results);
+        out.addProperty("version", r.version());
+        return out;
+      }
+      case "scan" -> {
+        members(
+            request,
+            Set.of("op", "table", "start", "end", "prefix", "limit", "version"),
+            Set.of("table"));
+        ScanOptions scan =
+            new ScanOptions(
+                request.has("start") ? bytes(request, "start") : null,
+                request.has("end") ? bytes(request, "end") : null,
+                request.has("prefix") ? bytes(request, "prefix") : null,
+                request.has("limit") ? integer(request, "limit") : 0);
+        ScanResult r = open().scan(string(request, "table"), scan, call(request));
+        JsonArray entries = new JsonArray();
+        for (ScanResult.Entry e : r.entries()) {
+          JsonArray pair = new JsonArray();
+          pair.add(Base64.getEncoder().encodeToString(e.key()));
+          pair.add(Base64.getEncoder().encodeToString(e.value()));
+          entries.add(pair);
+        }
+        JsonObject out = new JsonObject();
+        out.add("entries", entries);
+        out.addProperty("more", r.more());
         out.addProperty("version", r.version());
         return out;
       }

@@ -41,6 +41,7 @@ class RunnerTest {
             + Files.readString(target.resolve("test-classpath.txt")).strip();
     try (dev.roost.Cluster cluster = new dev.roost.Cluster(scratch)) {
       cluster.build("t", dev.roost.Cluster.keysAndValues(50, "v1"), 2);
+      cluster.build("b", dev.roost.Cluster.keysAndValues(50, "v1"), 2, "block");
       List<List<String>> shards = cluster.startShards(2, 1, List.of());
       Path layout = scratch.resolve("cluster.json");
       Files.writeString(
@@ -72,6 +73,8 @@ class RunnerTest {
         "{\"op\": \"wait\", \"table\": \"t\", \"version\": \"v000001\", \"timeout_s\": 10}",
         "{\"op\": \"wait\", \"table\": \"t\", \"version\": \"v000002\", \"timeout_s\": 0.2}",
         "{\"op\": \"get\", \"table\": \"t\", \"key\": \"" + b64("k") + "\", \"version\": \"9\"}",
+        "{\"op\": \"metrics\"}",
+        "{\"op\": \"scan\", \"table\": \"b\", \"prefix\": \"" + b64("key0001") + "\", \"limit\": 2}",
         "{\"op\": \"scan\", \"table\": \"t\"}",
       };
       try (Writer in = new OutputStreamWriter(runner.getOutputStream(), StandardCharsets.UTF_8)) {
@@ -108,6 +111,13 @@ class RunnerTest {
       assertEquals("DEADLINE_EXCEEDED", code(a[9]));
       assertEquals("FAILED_PRECONDITION", code(a[10]));
       assertEquals("USAGE", code(a[11]));
+      assertEquals(
+          "[[\"" + b64("key00010") + "\",\"" + b64("v1 value of key 10") + "\"],[\""
+              + b64("key00011") + "\",\"" + b64("v1 value of key 11") + "\"]]",
+          a[12].getAsJsonArray("entries").toString());
+      assertTrue(a[12].get("more").getAsBoolean());
+      assertEquals("v000001", a[12].get("version").getAsString());
+      assertEquals("FAILED_PRECONDITION", code(a[13]), "a scan of a cuckoo table");
     }
   }
 
