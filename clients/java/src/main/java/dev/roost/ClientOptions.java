@@ -21,8 +21,14 @@ public final class ClientOptions {
   private final Duration backoff;
   private final Duration maxBackoff;
   private final String token;
+  private final boolean coalesceGets;
+  private final int coalesceMaxInFlight;
+  private final int coalesceMaxBatch;
 
   private ClientOptions(Builder b) {
+    this.coalesceGets = b.coalesceGets;
+    this.coalesceMaxInFlight = b.coalesceMaxInFlight;
+    this.coalesceMaxBatch = b.coalesceMaxBatch;
     this.timeout = b.timeout;
     this.hedgeDelay = b.hedgeDelay;
     this.backoff = b.backoff;
@@ -60,8 +66,23 @@ public final class ClientOptions {
     return token;
   }
 
+  public boolean coalesceGets() {
+    return coalesceGets;
+  }
+
+  public int coalesceMaxInFlight() {
+    return coalesceMaxInFlight;
+  }
+
+  public int coalesceMaxBatch() {
+    return coalesceMaxBatch;
+  }
+
   public Builder toBuilder() {
     Builder b = new Builder();
+    b.coalesceGets = coalesceGets;
+    b.coalesceMaxInFlight = coalesceMaxInFlight;
+    b.coalesceMaxBatch = coalesceMaxBatch;
     b.timeout = timeout;
     b.hedgeDelay = hedgeDelay;
     b.backoff = backoff;
@@ -76,8 +97,30 @@ public final class ClientOptions {
     private Duration backoff = Duration.ofMillis(20);
     private Duration maxBackoff = Duration.ofMillis(500);
     private String token;
+    private boolean coalesceGets;
+    private int coalesceMaxInFlight = 4;
+    private int coalesceMaxBatch = 1000;
 
     private Builder() {}
+
+    /**
+     * Coalescing: get() and getAsync() without CallOptions send single keys
+     * as MultiGets, many callers' keys together: per shard and table, at
+     * most {@code maxInFlight} MultiGets on the wire, Gets that come
+     * meanwhile waiting for one to answer and going out together, at most
+     * {@code maxBatch} keys (the servers' --max-batch or less). A coalesced
+     * Get's version is its shard's. The default value is off, 4 and 1000.
+     */
+    public Builder coalesceGets(boolean on, int maxInFlight, int maxBatch) {
+      if (maxInFlight < 1 || maxBatch < 1) {
+        throw new IllegalArgumentException(
+            "coalescing needs at least 1 batch in flight of at least 1 key");
+      }
+      this.coalesceGets = on;
+      this.coalesceMaxInFlight = maxInFlight;
+      this.coalesceMaxBatch = maxBatch;
+      return this;
+    }
 
     /**
      * The deadline of a call that names none: every attempt, retry and

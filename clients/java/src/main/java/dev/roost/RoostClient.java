@@ -54,6 +54,7 @@ public final class RoostClient implements AutoCloseable {
   private final ClientOptions options;
   private final ScheduledThreadPoolExecutor timers;
   private final Shards shards;
+  private final GetCoalescer coalescer; // null: off
 
   private RoostClient(Layout layout, ClientOptions options) {
     this.layout = layout;
@@ -74,6 +75,14 @@ public final class RoostClient implements AutoCloseable {
       timers.shutdownNow();
       throw e;
     }
+    this.coalescer =
+        options.coalesceGets()
+            ? new GetCoalescer(
+                shards,
+                options.coalesceMaxInFlight(),
+                options.coalesceMaxBatch(),
+                () -> policy(CallOptions.DEFAULT))
+            : null;
   }
 
   /** A client of the cluster {@code layout} describes, with the default options. */
@@ -171,6 +180,12 @@ public final class RoostClient implements AutoCloseable {
   /** {@link #get}, without blocking. */
   public CompletableFuture<GetResult> getAsync(String table, byte[] key, CallOptions call) {
     Objects.requireNonNull(key, "key");
+    if (coalescer != null && call.equals(CallOptions.DEFAULT)) {
+      if (table == null || table.isEmpty()) {
+        throw new IllegalArgumentException("the table name must not be empty");
+      }
+      return coalescer.get(table, key, shardOf(key));
+    }
     // One key is a batch of one: the same path, retries and all.
     return multiGetAsync(table, List.of(key), call)
         .thenApply(
@@ -253,6 +268,13 @@ public final class RoostClient implements AutoCloseable {
   public void close() {
     shards.close();
     timers.shutdownNow();
+  }
+
+  /** Coalesced MultiGets sent and the Gets they carried: {batches, keys}; zeros when off. */
+  long[] coalesced() {
+    return coalescer == null
+        ? new long[2]
+        : new long[] {coalescer.batchesSent.get(), coalescer.keysSent.get()};
   }
 
   // ---- internals ----

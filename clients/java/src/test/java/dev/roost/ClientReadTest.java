@@ -123,6 +123,31 @@ class ClientReadTest {
   }
 
   @Test
+  void coalescedGetsGoOutTogetherAndAnswerEachCaller() throws Exception {
+    ClientOptions options = ClientOptions.builder().coalesceGets(true, 2, 1000).build();
+    try (RoostClient coalescing = RoostClient.create(Layout.of(shards), options)) {
+      List<CompletableFuture<GetResult>> gets = new ArrayList<>();
+      for (int k = 0; k < 600; ++k) {
+        gets.add(coalescing.getAsync("t", bytes(String.format("key%05d", k))));
+      }
+      gets.add(coalescing.getAsync("t", bytes("no such key")));
+      for (int k = 0; k < 600; ++k) {
+        GetResult r = gets.get(k).join();
+        assertArrayEquals(bytes("v1 value of key " + k), r.value(), "key " + k);
+        assertEquals("v000001", r.version());
+      }
+      assertFalse(gets.get(600).join().found());
+      long[] sent = coalescing.coalesced();
+      assertEquals(601, sent[1], "every Get went through the coalescer");
+      // 3 shards × 2 in flight: far fewer calls than Gets.
+      assertTrue(sent[0] < 601 / 4, sent[0] + " MultiGets for 601 Gets");
+      // A Get that names a version or a timeout goes its own way.
+      assertEquals("v000001", coalescing.get("t", bytes("key00001"), CallOptions.version("1")).version());
+      assertEquals(601, coalescing.coalesced()[1]);
+    }
+  }
+
+  @Test
   void aPinnedVersionIsReadOrRefused() {
     List<byte[]> keys = List.of(bytes("key00001"), bytes("key00002"), bytes("key00003"));
     assertEquals("v000001", client.multiGet("t", keys, CallOptions.version("1")).version());

@@ -35,8 +35,7 @@ import java.util.Set;
  * README.md): one JSON request per line on stdin, one JSON answer per line
  * on stdout, in order, flushed; exits 0 at end of input. Drives {@link
  * RoostClient}: ops partition, open, get, multi_get, scan and wait. The ops
- * and options this client does not have yet (metrics; monotonic, partial,
- * coalesce) are answered {"error": {"code": "USAGE", ...}}, so that no case
+ * and options this client does not have yet (metrics; monotonic, partial) are answered {"error": {"code": "USAGE", ...}}, so that no case
  * passes on an option ignored.
  *
  * <pre>
@@ -235,7 +234,13 @@ public final class Runner {
           }
           b.token(value.getAsString());
         }
-        case "monotonic", "partial", "coalesce" -> {
+        case "coalesce" -> {
+          if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isBoolean()) {
+            throw new Usage("options.coalesce must be true or false");
+          }
+          b.coalesceGets(value.getAsBoolean(), 4, 1000);
+        }
+        case "monotonic", "partial" -> {
           // Off is what this client does; on is an option it lacks.
           if (!(value.isJsonPrimitive()
               && value.getAsJsonPrimitive().isBoolean()
