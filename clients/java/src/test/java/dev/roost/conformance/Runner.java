@@ -35,7 +35,8 @@ import java.util.Set;
  * README.md): one JSON request per line on stdin, one JSON answer per line
  * on stdout, in order, flushed; exits 0 at end of input. Drives {@link
  * RoostClient}: ops partition, open, get, multi_get, scan and wait. The ops
- * and options this client does not have yet (metrics; monotonic, partial) are answered {"error": {"code": "USAGE", ...}}, so that no case
+ * and options this client does not have yet (metrics; monotonic, partial)
+ * are answered {"error": {"code": "USAGE", ...}}, so that no case
  * passes on an option ignored.
  *
  * <pre>
