@@ -91,7 +91,7 @@ class Server:
 
     def wait_ready(self) -> "Server":
         self.wait_listening()
-        self.wait_log("ready:")
+        self.wait_log("roost-server: ready: ")
         return self
 
     def kill(self) -> None:
