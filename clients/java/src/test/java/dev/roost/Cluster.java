@@ -230,7 +230,7 @@ public final class Cluster implements AutoCloseable {
           },
           "roost-server to listen",
           this);
-      waitLog("ready:");
+      waitLog("roost-server: ready: "); // not "not ready: waiting for ..."
     }
 
     /** SIGKILL (Process.destroyForcibly on Unix). */
