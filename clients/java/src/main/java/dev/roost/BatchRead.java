@@ -3,6 +3,7 @@ package dev.roost;
 import io.grpc.Status;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
@@ -149,7 +150,12 @@ final class BatchRead {
                 result.completeExceptionally(aborted("; last refusal: " + failure.getMessage()));
                 return;
               }
-              shards.timers().schedule(this::loop, wait, TimeUnit.NANOSECONDS);
+              try {
+                shards.timers().schedule(this::loop, wait, TimeUnit.NANOSECONDS);
+              } catch (RejectedExecutionException e) {
+                result.completeExceptionally(
+                    new RoostException(Status.Code.CANCELLED, "the client was closed", -1, e));
+              }
             });
   }
 }

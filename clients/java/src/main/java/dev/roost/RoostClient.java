@@ -264,10 +264,15 @@ public final class RoostClient implements AutoCloseable {
     t.start();
   }
 
+  /**
+   * Closes the channels. Calls still in flight end at once with their
+   * failure (UNAVAILABLE or CANCELLED): a retry or a hedge waiting for its
+   * timer runs it, and finds the channel closed.
+   */
   @Override
   public void close() {
     shards.close();
-    timers.shutdownNow();
+    timers.shutdown(); // delayed tasks still run, and end their calls
   }
 
   /** Coalesced MultiGets sent and the Gets they carried: {batches, keys}; zeros when off. */

@@ -21,6 +21,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -79,6 +80,10 @@ final class Shards implements AutoCloseable {
   private final List<List<Replica>> shards;
   private final AtomicLong[] next;
   private final ScheduledExecutorService timers;
+  // Set by close(): no call is retried or hedged any more, so that every
+  // call in flight ends (CANCELLED or UNAVAILABLE) instead of waiting for
+  // a timer that will never run.
+  private volatile boolean closed;
 
   private Shards(List<List<Replica>> shards, ScheduledExecutorService timers) {
     this.shards = shards;
@@ -205,8 +210,13 @@ final class Shards implements AutoCloseable {
     return new Round(parts, which, policy).start();
   }
 
+  boolean closed() {
+    return closed;
+  }
+
   @Override
   public void close() {
+    closed = true;
     for (List<Replica> replicas : shards) {
       for (Replica r : replicas) {
         r.channel().shutdownNow();
@@ -315,9 +325,12 @@ final class Shards implements AutoCloseable {
               finish(i, replica, Status.OK, response);
             }
           });
-      if (policy.hedgeNanos() > 0 && !s.hedged && replicas.size() > 1) {
-        timers.schedule(
-            () -> hedge(i, started), policy.hedgeNanos(), TimeUnit.NANOSECONDS);
+      if (policy.hedgeNanos() > 0 && !s.hedged && replicas.size() > 1 && !closed) {
+        try {
+          timers.schedule(() -> hedge(i, started), policy.hedgeNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+          // The client closed meanwhile: no hedge.
+        }
       }
     }
 
@@ -358,7 +371,7 @@ final class Shards implements AutoCloseable {
       }
       int n = replicas.size();
       long now = System.nanoTime();
-      boolean retryable = retryable(status.getCode());
+      boolean retryable = !closed && retryable(status.getCode());
       if (retryable) {
         s.lastFailure = status;
         s.lastFailureReplica = replica;
@@ -374,8 +387,12 @@ final class Shards implements AutoCloseable {
         }
         wait = Math.min(wait, policy.maxBackoffNanos());
         if (now + wait - policy.deadlineNanos() < 0) {
-          s.timer = timers.schedule(() -> retry(i), wait, TimeUnit.NANOSECONDS);
-          return;
+          try {
+            s.timer = timers.schedule(() -> retry(i), wait, TimeUnit.NANOSECONDS);
+            return;
+          } catch (RejectedExecutionException e) {
+            // The client closed meanwhile: the part ends with its failure.
+          }
         }
       }
       boolean cutShort =

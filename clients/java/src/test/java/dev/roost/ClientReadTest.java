@@ -148,6 +148,38 @@ class ClientReadTest {
   }
 
   @Test
+  void closingAClientEndsEveryCallInFlight() throws Exception {
+    // A shard with no live replica keeps its parts retrying: close() must
+    // end them, not leave their futures waiting for a timer that never runs.
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    List<List<String>> layout =
+        List.of(shards.get(0), List.of("127.0.0.1:" + port), shards.get(2));
+    RoostClient closing =
+        RoostClient.create(
+            Layout.of(layout), ClientOptions.builder().timeout(Duration.ofSeconds(60)).build());
+    List<CompletableFuture<MultiGetResult>> calls = new ArrayList<>();
+    for (int b = 0; b < 20; ++b) {
+      List<byte[]> keys = new ArrayList<>();
+      for (int k = 0; k < 30; ++k) {
+        keys.add(bytes(String.format("key%05d", b * 30 + k)));
+      }
+      calls.add(closing.multiGetAsync("t", keys));
+    }
+    Thread.sleep(300);
+    closing.close();
+    for (CompletableFuture<MultiGetResult> call : calls) {
+      java.util.concurrent.ExecutionException e =
+          assertThrows(
+              java.util.concurrent.ExecutionException.class,
+              () -> call.get(10, java.util.concurrent.TimeUnit.SECONDS));
+      assertTrue(e.getCause() instanceof RoostException, e.getCause().toString());
+    }
+  }
+
+  @Test
   void aPinnedVersionIsReadOrRefused() {
     List<byte[]> keys = List.of(bytes("key00001"), bytes("key00002"), bytes("key00003"));
     assertEquals("v000001", client.multiGet("t", keys, CallOptions.version("1")).version());
