@@ -21,11 +21,13 @@ public final class ClientOptions {
   private final Duration backoff;
   private final Duration maxBackoff;
   private final String token;
+  private final int maxBatch;
   private final boolean coalesceGets;
   private final int coalesceMaxInFlight;
   private final int coalesceMaxBatch;
 
   private ClientOptions(Builder b) {
+    this.maxBatch = b.maxBatch;
     this.coalesceGets = b.coalesceGets;
     this.coalesceMaxInFlight = b.coalesceMaxInFlight;
     this.coalesceMaxBatch = b.coalesceMaxBatch;
@@ -66,6 +68,10 @@ public final class ClientOptions {
     return token;
   }
 
+  public int maxBatch() {
+    return maxBatch;
+  }
+
   public boolean coalesceGets() {
     return coalesceGets;
   }
@@ -80,6 +86,7 @@ public final class ClientOptions {
 
   public Builder toBuilder() {
     Builder b = new Builder();
+    b.maxBatch = maxBatch;
     b.coalesceGets = coalesceGets;
     b.coalesceMaxInFlight = coalesceMaxInFlight;
     b.coalesceMaxBatch = coalesceMaxBatch;
@@ -97,11 +104,26 @@ public final class ClientOptions {
     private Duration backoff = Duration.ofMillis(20);
     private Duration maxBackoff = Duration.ofMillis(500);
     private String token;
+    private int maxBatch = 10000;
     private boolean coalesceGets;
     private int coalesceMaxInFlight = 4;
     private int coalesceMaxBatch = 1000;
 
     private Builder() {}
+
+    /**
+     * The most keys one MultiGet call carries: the servers' --max-batch. A
+     * shard's part of a batch with more keys goes as several calls, sent at
+     * once and read from the same version as the rest of the batch. The
+     * default value is 10000 (roost-server's default).
+     */
+    public Builder maxBatch(int maxBatch) {
+      if (maxBatch < 1) {
+        throw new IllegalArgumentException("maxBatch must be 1 or more");
+      }
+      this.maxBatch = maxBatch;
+      return this;
+    }
 
     /**
      * Coalescing: get() and getAsync() without CallOptions send single keys

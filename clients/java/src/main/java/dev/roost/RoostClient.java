@@ -210,8 +210,11 @@ public final class RoostClient implements AutoCloseable {
     if (keys.isEmpty()) {
       return CompletableFuture.completedFuture(new MultiGetResult(List.of(), ""));
     }
-    // One part per shard that has keys.
+    // One part per shard that has keys, or several of at most maxBatch
+    // keys each: the consistency algorithm reads every part from one
+    // version, whichever shard it goes to.
     int n = layout.shardCount();
+    int maxBatch = options.maxBatch();
     int[] shardOf = new int[keys.size()];
     int[] count = new int[n];
     for (int i = 0; i < keys.size(); ++i) {
@@ -219,23 +222,24 @@ public final class RoostClient implements AutoCloseable {
       shardOf[i] = n == 1 ? 0 : Partition.shardOf(key, n);
       ++count[shardOf[i]];
     }
-    int[] partOf = new int[n];
+    int[] firstPart = new int[n];
     List<MultiGetRequest.Builder> requests = new ArrayList<>();
     List<int[]> indices = new ArrayList<>();
     List<Integer> partShards = new ArrayList<>();
     for (int s = 0; s < n; ++s) {
-      if (count[s] == 0) {
-        continue;
+      firstPart[s] = requests.size();
+      for (int left = count[s]; left > 0; left -= maxBatch) {
+        requests.add(MultiGetRequest.newBuilder().setTable(table).setPacked(true));
+        indices.add(new int[Math.min(left, maxBatch)]);
+        partShards.add(s);
       }
-      partOf[s] = requests.size();
-      requests.add(MultiGetRequest.newBuilder().setTable(table).setPacked(true));
-      indices.add(new int[count[s]]);
-      partShards.add(s);
     }
-    int[] filled = new int[requests.size()];
+    int[] seen = new int[n]; // keys of each shard placed so far
     for (int i = 0; i < keys.size(); ++i) {
-      int p = partOf[shardOf[i]];
-      indices.get(p)[filled[p]++] = i;
+      int s = shardOf[i];
+      int p = firstPart[s] + seen[s] / maxBatch;
+      indices.get(p)[seen[s] % maxBatch] = i;
+      ++seen[s];
       requests.get(p).addKeys(ByteString.copyFrom(keys.get(i)));
     }
     List<Shards.Part> parts = new ArrayList<>();

@@ -36,8 +36,10 @@ class ClientReadTest {
     cluster = new Cluster(scratch);
     kvs = Cluster.keysAndValues(2000, "v1");
     cluster.build("t", kvs, 3);
-    shards = cluster.startShards(3, 2, List.of());
-    client = RoostClient.create(Layout.of(shards));
+    // A --max-batch below a shard's part of the largest batches here: the
+    // client splits those parts (maxBatch).
+    shards = cluster.startShards(3, 2, List.of("--max-batch", "300"));
+    client = RoostClient.create(Layout.of(shards), ClientOptions.builder().maxBatch(300).build());
   }
 
   @AfterAll
@@ -65,6 +67,13 @@ class ClientReadTest {
     }
     keys.add(unhex("00ff00")); // a duplicate, answered twice
     want.add(kvs.get("00ff00"));
+    // Each shard's part is larger than the servers' --max-batch: the client
+    // splits it (without, the servers refuse it).
+    try (RoostClient unsplit = RoostClient.create(Layout.of(shards))) {
+      assertEquals(
+          "INVALID_ARGUMENT",
+          assertThrows(RoostException.class, () -> unsplit.multiGet("t", keys)).code());
+    }
     MultiGetResult r = client.multiGet("t", keys);
     assertEquals("v000001", r.version());
     assertEquals(keys.size(), r.results().size());
@@ -124,7 +133,7 @@ class ClientReadTest {
 
   @Test
   void coalescedGetsGoOutTogetherAndAnswerEachCaller() throws Exception {
-    ClientOptions options = ClientOptions.builder().coalesceGets(true, 2, 1000).build();
+    ClientOptions options = ClientOptions.builder().coalesceGets(true, 2, 300).build();
     try (RoostClient coalescing = RoostClient.create(Layout.of(shards), options)) {
       List<CompletableFuture<GetResult>> gets = new ArrayList<>();
       for (int k = 0; k < 600; ++k) {
