@@ -8,16 +8,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 /**
- * The driver of the consistency algorithm ({@link VersionConsensus}) over
- * the parts of one batch (the C++ client's client/read_one_version.cc):
- * sends every part (pinned to the caller's version when it names one: then
- * once, and no more), then re-sends as the consensus says until the parts
- * agree. A pinned part refused with FAILED_PRECONDITION (not a stale layout)
- * moves the batch forward after a backoff; past the deadline the batch
- * fails ABORTED naming the versions seen. Any other failure is the batch's.
+ * The driver of the consistency algorithm ({@link VersionConsensus}) over the parts of one batch
+ * (the C++ client's client/read_one_version.cc): sends every part (pinned to the caller's version
+ * when it names one: then once, and no more), then re-sends as the consensus says until the parts
+ * agree. A pinned part refused with FAILED_PRECONDITION (not a stale layout) moves the batch
+ * forward after a backoff; past the deadline the batch fails ABORTED naming the versions seen. Any
+ * other failure is the batch's.
  *
- * <p>Runs on gRPC's and the client's timer threads, one step at a time: the
- * future completes with the version the batch was read from.
+ * <p>Runs on gRPC's and the client's timer threads, one step at a time: the future completes with
+ * the version the batch was read from.
  */
 final class BatchRead {
   private final Shards shards;
@@ -30,7 +29,11 @@ final class BatchRead {
   private long backoff;
 
   private BatchRead(
-      Shards shards, String table, List<Shards.Part> parts, String callerPin, Shards.Policy policy) {
+      Shards shards,
+      String table,
+      List<Shards.Part> parts,
+      String callerPin,
+      Shards.Policy policy) {
     this.shards = shards;
     this.table = table;
     this.parts = parts;
@@ -42,7 +45,11 @@ final class BatchRead {
 
   /** Reads {@code parts} from one version: the future's value is that version. */
   static CompletableFuture<String> run(
-      Shards shards, String table, List<Shards.Part> parts, String callerPin, Shards.Policy policy) {
+      Shards shards,
+      String table,
+      List<Shards.Part> parts,
+      String callerPin,
+      Shards.Policy policy) {
     BatchRead read = new BatchRead(shards, table, parts, callerPin, policy);
     read.send(IntStream.range(0, parts.size()).toArray(), callerPin == null ? "" : callerPin)
         .whenComplete(

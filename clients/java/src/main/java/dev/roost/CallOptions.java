@@ -11,10 +11,9 @@ import java.time.Duration;
  * }</pre>
  *
  * @param timeout the deadline of this call; null: {@link ClientOptions#timeout()}
- * @param version read this version ("v000007" or "7") on every shard, as the
- *     servers take it (the serving one or the one it replaced within
- *     --version-grace; FAILED_PRECONDITION otherwise); null or empty: the
- *     consistency algorithm chooses one version for the whole batch
+ * @param version read this version ("v000007" or "7") on every shard, as the servers take it (the
+ *     serving one or the one it replaced within --version-grace; FAILED_PRECONDITION otherwise);
+ *     null or empty: the consistency algorithm chooses one version for the whole batch
  */
 public record CallOptions(Duration timeout, String version) {
   public static final CallOptions DEFAULT = new CallOptions(null, null);

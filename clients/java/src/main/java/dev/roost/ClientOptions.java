@@ -4,8 +4,7 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * How a {@link RoostClient} makes its calls. Immutable; made with {@link
- * #builder()}.
+ * How a {@link RoostClient} makes its calls. Immutable; made with {@link #builder()}.
  *
  * <pre>{@code
  * ClientOptions options = ClientOptions.builder()
@@ -112,10 +111,9 @@ public final class ClientOptions {
     private Builder() {}
 
     /**
-     * The most keys one MultiGet call carries: the servers' --max-batch. A
-     * shard's part of a batch with more keys goes as several calls, sent at
-     * once and read from the same version as the rest of the batch. The
-     * default value is 10000 (roost-server's default).
+     * The most keys one MultiGet call carries: the servers' --max-batch. A shard's part of a batch
+     * with more keys goes as several calls, sent at once and read from the same version as the rest
+     * of the batch. The default value is 10000 (roost-server's default).
      */
     public Builder maxBatch(int maxBatch) {
       if (maxBatch < 1) {
@@ -126,12 +124,11 @@ public final class ClientOptions {
     }
 
     /**
-     * Coalescing: get() and getAsync() without CallOptions send single keys
-     * as MultiGets, many callers' keys together: per shard and table, at
-     * most {@code maxInFlight} MultiGets on the wire, Gets that come
-     * meanwhile waiting for one to answer and going out together, at most
-     * {@code maxBatch} keys (the servers' --max-batch or less). A coalesced
-     * Get's version is its shard's. The default value is off, 4 and 1000.
+     * Coalescing: get() and getAsync() without CallOptions send single keys as MultiGets, many
+     * callers' keys together: per shard and table, at most {@code maxInFlight} MultiGets on the
+     * wire, Gets that come meanwhile waiting for one to answer and going out together, at most
+     * {@code maxBatch} keys (the servers' --max-batch or less). A coalesced Get's version is its
+     * shard's. The default value is off, 4 and 1000.
      */
     public Builder coalesceGets(boolean on, int maxInFlight, int maxBatch) {
       if (maxInFlight < 1 || maxBatch < 1) {
@@ -145,8 +142,8 @@ public final class ClientOptions {
     }
 
     /**
-     * The deadline of a call that names none: every attempt, retry and
-     * version round of it. More than 0. The default value is 10 seconds.
+     * The deadline of a call that names none: every attempt, retry and version round of it. More
+     * than 0. The default value is 10 seconds.
      */
     public Builder timeout(Duration timeout) {
       if (timeout.isNegative() || timeout.isZero()) {
@@ -157,9 +154,9 @@ public final class ClientOptions {
     }
 
     /**
-     * Hedging: when a shard's part has not answered after this long, a second
-     * call goes to another replica of the shard and the first answer wins.
-     * Zero turns hedging off. The default value is zero.
+     * Hedging: when a shard's part has not answered after this long, a second call goes to another
+     * replica of the shard and the first answer wins. Zero turns hedging off. The default value is
+     * zero.
      */
     public Builder hedgeDelay(Duration hedgeDelay) {
       if (hedgeDelay.isNegative()) {
@@ -170,9 +167,9 @@ public final class ClientOptions {
     }
 
     /**
-     * The wait before a shard all of whose replicas failed is tried again,
-     * doubling each round up to maxBackoff; also the first wait before a
-     * batch re-reads a newer version. The default values are 20 ms and 500 ms.
+     * The wait before a shard all of whose replicas failed is tried again, doubling each round up
+     * to maxBackoff; also the first wait before a batch re-reads a newer version. The default
+     * values are 20 ms and 500 ms.
      */
     public Builder backoff(Duration backoff, Duration maxBackoff) {
       if (backoff.isNegative() || maxBackoff.compareTo(backoff) < 0) {
@@ -184,8 +181,8 @@ public final class ClientOptions {
     }
 
     /**
-     * Sent as "authorization: Bearer TOKEN" with every call (roost-server
-     * --auth-token-file); null or empty: none. The default value is none.
+     * Sent as "authorization: Bearer TOKEN" with every call (roost-server --auth-token-file); null
+     * or empty: none. The default value is none.
      */
     public Builder token(String token) {
       this.token = token == null || token.isEmpty() ? null : token;

@@ -16,12 +16,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 
 /**
- * RoostClient.scan: one Scan stream per shard, the first message of each
- * read (it names the version the stream answers from), the streams agreed
- * on one version by the same algorithm as MultiGet's, then merged in key
- * order until the limit (the C++ client's client/cluster_scan.cc). A stream
- * that fails retryably before its first message is re-opened on another
- * replica; one that fails later fails the scan.
+ * RoostClient.scan: one Scan stream per shard, the first message of each read (it names the version
+ * the stream answers from), the streams agreed on one version by the same algorithm as MultiGet's,
+ * then merged in key order until the limit (the C++ client's client/cluster_scan.cc). A stream that
+ * fails retryably before its first message is re-opened on another replica; one that fails later
+ * fails the scan.
  *
  * <p>Blocking, on the calling thread; one per scan.
  */
@@ -255,8 +254,14 @@ final class ClusterScan implements AutoCloseable {
       if (!VersionConsensus.sameVersion(message.getVersion(), s.version)) {
         throw new RoostException(
             Status.Code.INTERNAL,
-            "shard " + s.shard + " (" + s.target + ") answered from " + s.version
-                + ", then from " + message.getVersion(),
+            "shard "
+                + s.shard
+                + " ("
+                + s.target
+                + ") answered from "
+                + s.version
+                + ", then from "
+                + message.getVersion(),
             s.shard,
             null);
       }

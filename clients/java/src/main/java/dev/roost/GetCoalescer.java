@@ -12,19 +12,16 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
- * Single-key Gets from many concurrent callers, sent to their shard as
- * MultiGets (the C++ client's client/get_coalescer.h). A gRPC call costs the
- * server about as much as looking a thousand keys up, so many concurrent
- * Gets are bounded by the per-call cost. Per shard and table, a Get is sent
- * at once while fewer than {@code maxInFlight} MultiGets are on the wire;
- * otherwise it waits in a queue, and when one of those answers, everything
- * queued (up to {@code maxBatch} keys) goes out as the next one. No timer:
- * under light load a Get is a MultiGet of one key sent at once; under load
- * it waits at most one round trip, in a batch as large as the load makes
- * it. Each MultiGet has the retries and hedging of any part
- * ({@link Shards}), its deadline counted from its first Get's arrival. The
- * version a Get names is the one its shard answered, not agreed over
- * shards (one key is on one shard).
+ * Single-key Gets from many concurrent callers, sent to their shard as MultiGets (the C++ client's
+ * client/get_coalescer.h). A gRPC call costs the server about as much as looking a thousand keys
+ * up, so many concurrent Gets are bounded by the per-call cost. Per shard and table, a Get is sent
+ * at once while fewer than {@code maxInFlight} MultiGets are on the wire; otherwise it waits in a
+ * queue, and when one of those answers, everything queued (up to {@code maxBatch} keys) goes out as
+ * the next one. No timer: under light load a Get is a MultiGet of one key sent at once; under load
+ * it waits at most one round trip, in a batch as large as the load makes it. Each MultiGet has the
+ * retries and hedging of any part ({@link Shards}), its deadline counted from its first Get's
+ * arrival. The version a Get names is the one its shard answered, not agreed over shards (one key
+ * is on one shard).
  *
  * <p>Thread-safe.
  */
@@ -110,10 +107,12 @@ final class GetCoalescer {
           part.response,
           batch.size(),
           (j, found, value) ->
-              results[j] = new GetResult(found, found ? value.toByteArray() : new byte[0], version));
+              results[j] =
+                  new GetResult(found, found ? value.toByteArray() : new byte[0], version));
     } catch (RoostException e) {
       RoostException named =
-          new RoostException(e.status(), "shard " + part.shard + ": " + e.getMessage(), part.shard, null);
+          new RoostException(
+              e.status(), "shard " + part.shard + ": " + e.getMessage(), part.shard, null);
       for (Waiting w : batch) {
         w.done().completeExceptionally(named);
       }

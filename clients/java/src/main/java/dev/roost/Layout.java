@@ -24,9 +24,9 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The cluster layout: per shard, the gRPC targets of its replicas, and how to
- * speak TLS to them. The file is the same JSON the C++ client (roost-get
- * --cluster, roost-admin wait) and the Python client read:
+ * The cluster layout: per shard, the gRPC targets of its replicas, and how to speak TLS to them.
+ * The file is the same JSON the C++ client (roost-get --cluster, roost-admin wait) and the Python
+ * client read:
  *
  * <pre>{@code
  * {"shards": [["127.0.0.1:7001", "127.0.0.1:7002"],
@@ -35,15 +35,13 @@ import java.util.Set;
  *          "server_name": "roost.internal"}}
  * }</pre>
  *
- * <p>"shards"[i] lists shard i's replicas in the partition function's shard
- * order; an entry is "host:port" or any gRPC target URI, and
- * "dns:///NAME:PORT" (a Kubernetes headless Service) stands for every
- * address NAME resolves to. "tls" is optional (absent: plaintext), and so is
- * each of its members (no "ca": the system's CAs). Relative paths in "tls"
- * are read from the layout file's folder. Any other member, in the file or
- * in "tls", is refused: a misspelt "tls" ignored would quietly mean
- * plaintext. The bearer token is never in the file: it is a {@link
- * ClientOptions} secret.
+ * <p>"shards"[i] lists shard i's replicas in the partition function's shard order; an entry is
+ * "host:port" or any gRPC target URI, and "dns:///NAME:PORT" (a Kubernetes headless Service) stands
+ * for every address NAME resolves to. "tls" is optional (absent: plaintext), and so is each of its
+ * members (no "ca": the system's CAs). Relative paths in "tls" are read from the layout file's
+ * folder. Any other member, in the file or in "tls", is refused: a misspelt "tls" ignored would
+ * quietly mean plaintext. The bearer token is never in the file: it is a {@link ClientOptions}
+ * secret.
  *
  * <p>Immutable and thread-safe.
  *
@@ -60,11 +58,10 @@ public final class Layout {
   private static final long MAX_FILE_BYTES = 1 << 20;
 
   /**
-   * TLS towards every replica. Each member may be null: {@code ca} the PEM
-   * file of the CAs that sign the servers' certificates (null: the system's),
-   * {@code cert} and {@code key} the client's certificate chain and PKCS#8
-   * key for mutual TLS (both or neither), {@code serverName} the name the
-   * servers' certificates must hold (null: each target's host).
+   * TLS towards every replica. Each member may be null: {@code ca} the PEM file of the CAs that
+   * sign the servers' certificates (null: the system's), {@code cert} and {@code key} the client's
+   * certificate chain and PKCS#8 key for mutual TLS (both or neither), {@code serverName} the name
+   * the servers' certificates must hold (null: each target's host).
    */
   public record Tls(String ca, String cert, String key, String serverName) {
     public Tls {
@@ -99,8 +96,7 @@ public final class Layout {
   /**
    * Reads a layout file.
    *
-   * @throws LayoutException starting with the path, naming the member that
-   *     is wrong
+   * @throws LayoutException starting with the path, naming the member that is wrong
    */
   public static Layout fromFile(Path path) {
     String where = "bad cluster layout " + path;
@@ -242,7 +238,13 @@ public final class Layout {
       }
       if (replicas.size() > MAX_REPLICAS) {
         throw new LayoutException(
-            "bad cluster layout: " + where + "[" + s + "]: more than " + MAX_REPLICAS + " replicas");
+            "bad cluster layout: "
+                + where
+                + "["
+                + s
+                + "]: more than "
+                + MAX_REPLICAS
+                + " replicas");
       }
       for (int r = 0; r < replicas.size(); ++r) {
         String target = replicas.get(r);
@@ -285,7 +287,9 @@ public final class Layout {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof Layout other && shards.equals(other.shards) && Objects.equals(tls, other.tls);
+    return o instanceof Layout other
+        && shards.equals(other.shards)
+        && Objects.equals(tls, other.tls);
   }
 
   @Override

@@ -3,9 +3,8 @@ package dev.roost;
 import io.grpc.Status;
 
 /**
- * A cluster layout (a file or a list of shards) or a TLS file it names was
- * refused before any call was made (INVALID_ARGUMENT); the message names
- * the file and the member that is wrong.
+ * A cluster layout (a file or a list of shards) or a TLS file it names was refused before any call
+ * was made (INVALID_ARGUMENT); the message names the file and the member that is wrong.
  */
 public final class LayoutException extends RoostException {
   private static final long serialVersionUID = 1L;

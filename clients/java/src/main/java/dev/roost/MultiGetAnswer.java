@@ -6,16 +6,15 @@ import dev.roost.v1.MultiGetResponse;
 import io.grpc.Status;
 
 /**
- * Reading a MultiGet answer in either of its forms (proto/roost/v1/
- * lookup.proto): one GetResponse per key, or the packed form a request with
- * {@code packed} asks for (found values concatenated, the missing keys'
- * indexes, and one width or a size per key). A server older than the packed
- * form answers a packed request the classic way, so the client reads
- * whichever comes. The C++ client's client/multiget_answer.cc, ported.
+ * Reading a MultiGet answer in either of its forms (proto/roost/v1/ lookup.proto): one GetResponse
+ * per key, or the packed form a request with {@code packed} asks for (found values concatenated,
+ * the missing keys' indexes, and one width or a size per key). A server older than the packed form
+ * answers a packed request the classic way, so the client reads whichever comes. The C++ client's
+ * client/multiget_answer.cc, ported.
  *
- * <p>Every inconsistency (a count that does not match the keys, a missing
- * index out of order or out of range, sizes that do not add up) is DATA_LOSS
- * naming it: never a value cut from the wrong place.
+ * <p>Every inconsistency (a count that does not match the keys, a missing index out of order or out
+ * of range, sizes that do not add up) is DATA_LOSS naming it: never a value cut from the wrong
+ * place.
  */
 final class MultiGetAnswer {
   interface Emit {
@@ -29,8 +28,8 @@ final class MultiGetAnswer {
   }
 
   /**
-   * Calls emit(i, found, value) for each of the {@code keys} keys, i rising
-   * from 0, after the whole answer has been checked.
+   * Calls emit(i, found, value) for each of the {@code keys} keys, i rising from 0, after the whole
+   * answer has been checked.
    *
    * @throws RoostException DATA_LOSS naming what does not fit
    */
@@ -58,7 +57,10 @@ final class MultiGetAnswer {
       long m = Integer.toUnsignedLong(response.getMissing(i));
       if (m <= last || m >= keys) {
         throw malformed(
-            "it names key " + m + " missing, " + (m >= keys ? "of " + keys + " keys" : "out of order"));
+            "it names key "
+                + m
+                + " missing, "
+                + (m >= keys ? "of " + keys + " keys" : "out of order"));
       }
       last = m;
     }

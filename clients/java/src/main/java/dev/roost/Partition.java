@@ -5,10 +5,9 @@ import net.openhft.hashing.LongHashFunction;
 
 /**
  * The partition function of sharded tables, {@code xxh3-64-multiply-shift}
- * (docs/format/partitioning.md): the shard of a key is the high 64 bits of
- * XXH3-64(key, seed 0x726f6f7374) times the shard count, taken as unsigned
- * integers. The loader, the servers and every client compute the same
- * number; PartitionTest checks this one against every row of
+ * (docs/format/partitioning.md): the shard of a key is the high 64 bits of XXH3-64(key, seed
+ * 0x726f6f7374) times the shard count, taken as unsigned integers. The loader, the servers and
+ * every client compute the same number; PartitionTest checks this one against every row of
  * docs/format/partition_vectors.tsv.
  *
  * <p>Thread-safe: stateless.
@@ -20,6 +19,7 @@ import net.openhft.hashing.LongHashFunction;
 public final class Partition {
   /** The seed: the ASCII bytes of "roost" read as a big-endian number. */
   public static final long SEED = 0x726f6f7374L;
+
   /** The most shards a table may have. */
   public static final int MAX_SHARDS = 1024;
 

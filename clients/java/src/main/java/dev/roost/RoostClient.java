@@ -17,25 +17,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The routing client of a sharded roost cluster, the Java face of the
- * contract the C++ client (client/cluster_client.h) and the Python one keep:
- * it routes each key to its shard by the partition function ({@link
- * Partition}), splits a MultiGet per shard and sends the parts at once,
- * spreads calls over each shard's replicas, retries a part on another
- * replica (UNAVAILABLE, RESOURCE_EXHAUSTED), optionally hedges, and reads
- * every batch from one table version.
+ * The routing client of a sharded roost cluster, the Java face of the contract the C++ client
+ * (client/cluster_client.h) and the Python one keep: it routes each key to its shard by the
+ * partition function ({@link Partition}), splits a MultiGet per shard and sends the parts at once,
+ * spreads calls over each shard's replicas, retries a part on another replica (UNAVAILABLE,
+ * RESOURCE_EXHAUSTED), optionally hedges, and reads every batch from one table version.
  *
- * <p>The guarantee: every result of one call comes from the one table
- * version it names, on every shard, or the call fails (ABORTED when no
- * version could be agreed on before the deadline). A layout that does not
- * match the table (shards in another order or count) fails with a {@link
- * StaleLayoutException}, never a silent miss. Every failure is a {@link
- * RoostException} carrying the gRPC status code's name.
+ * <p>The guarantee: every result of one call comes from the one table version it names, on every
+ * shard, or the call fails (ABORTED when no version could be agreed on before the deadline). A
+ * layout that does not match the table (shards in another order or count) fails with a {@link
+ * StaleLayoutException}, never a silent miss. Every failure is a {@link RoostException} carrying
+ * the gRPC status code's name.
  *
- * <p>Thread-safe: one client for the whole process. The blocking methods
- * block only their caller; the async ones return at once, and their futures
- * complete on gRPC's threads (do not block in their callbacks). Close the
- * client to release its channels.
+ * <p>Thread-safe: one client for the whole process. The blocking methods block only their caller;
+ * the async ones return at once, and their futures complete on gRPC's threads (do not block in
+ * their callbacks). Close the client to release its channels.
  *
  * <pre>{@code
  * try (RoostClient client = RoostClient.create(Layout.fromFile(Path.of("cluster.json")))) {
@@ -129,9 +125,8 @@ public final class RoostClient implements AutoCloseable {
   }
 
   /**
-   * Looks {@code keys} up: one part per shard, sent at once, the results put
-   * back in request order (duplicates and an empty batch included), all from
-   * one version.
+   * Looks {@code keys} up: one part per shard, sent at once, the results put back in request order
+   * (duplicates and an empty batch included), all from one version.
    */
   public MultiGetResult multiGet(String table, List<byte[]> keys) {
     return await(multiGetAsync(table, keys, CallOptions.DEFAULT));
@@ -142,9 +137,9 @@ public final class RoostClient implements AutoCloseable {
   }
 
   /**
-   * Reads a block table in key order over every shard: one stream per
-   * shard, merged, all from one version; {@code scan.limit()} applies to
-   * the merged entries. A cuckoo table has no key order: FAILED_PRECONDITION.
+   * Reads a block table in key order over every shard: one stream per shard, merged, all from one
+   * version; {@code scan.limit()} applies to the merged entries. A cuckoo table has no key order:
+   * FAILED_PRECONDITION.
    */
   public ScanResult scan(String table, ScanOptions scan) {
     return scan(table, scan, CallOptions.DEFAULT);
@@ -155,17 +150,19 @@ public final class RoostClient implements AutoCloseable {
       throw new IllegalArgumentException("the table name must not be empty");
     }
     return ClusterScan.run(
-        shards, policy(Objects.requireNonNull(call)), table, Objects.requireNonNull(scan),
+        shards,
+        policy(Objects.requireNonNull(call)),
+        table,
+        Objects.requireNonNull(scan),
         call.version());
   }
 
   /**
-   * Returns when every replica of every shard serves {@code version} of
-   * {@code table} ("v000007" or "7"), as {@code roost-admin wait} does.
+   * Returns when every replica of every shard serves {@code version} of {@code table} ("v000007" or
+   * "7"), as {@code roost-admin wait} does.
    *
-   * @throws RoostException DEADLINE_EXCEEDED after {@code timeout}, naming
-   *     the replicas that do not; StaleLayoutException when a replica
-   *     serves another shard than the layout says
+   * @throws RoostException DEADLINE_EXCEEDED after {@code timeout}, naming the replicas that do
+   *     not; StaleLayoutException when a replica serves another shard than the layout says
    */
   public void waitForVersion(String table, String version, Duration timeout) {
     new VersionWait(layout, shards, options.token()).await(table, version, timeout);
@@ -269,9 +266,8 @@ public final class RoostClient implements AutoCloseable {
   }
 
   /**
-   * Closes the channels. Calls still in flight end at once with their
-   * failure (UNAVAILABLE or CANCELLED): a retry or a hedge waiting for its
-   * timer runs it, and finds the channel closed.
+   * Closes the channels. Calls still in flight end at once with their failure (UNAVAILABLE or
+   * CANCELLED): a retry or a hedge waiting for its timer runs it, and finds the channel closed.
    */
   @Override
   public void close() {

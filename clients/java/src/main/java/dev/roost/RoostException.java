@@ -3,15 +3,13 @@ package dev.roost;
 import io.grpc.Status;
 
 /**
- * A call of the client failed. {@link #code()} is the name of the gRPC status
- * code that ended it ("UNAVAILABLE", "ABORTED", "FAILED_PRECONDITION", ...),
- * {@link #shard()} the shard whose part failed (-1 when not one shard's); the
- * message names the shard, the replica and what the server said, so that a
- * log line alone tells what went wrong.
+ * A call of the client failed. {@link #code()} is the name of the gRPC status code that ended it
+ * ("UNAVAILABLE", "ABORTED", "FAILED_PRECONDITION", ...), {@link #shard()} the shard whose part
+ * failed (-1 when not one shard's); the message names the shard, the replica and what the server
+ * said, so that a log line alone tells what went wrong.
  *
- * <p>Subclasses: {@link StaleLayoutException} (the layout does not match the
- * table's shards), {@link LayoutException} (a layout refused before any
- * call).
+ * <p>Subclasses: {@link StaleLayoutException} (the layout does not match the table's shards),
+ * {@link LayoutException} (a layout refused before any call).
  *
  * <pre>{@code
  * try {

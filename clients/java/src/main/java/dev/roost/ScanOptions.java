@@ -1,10 +1,9 @@
 package dev.roost;
 
 /**
- * What a {@link RoostClient#scan} reads: the keys from {@code start}
- * (inclusive; empty: the table's first) to {@code end} (exclusive; empty: no
- * bound) that begin with {@code prefix} (empty: any), at most {@code limit}
- * over all shards (0: each server's --max-scan-keys, and then the result
+ * What a {@link RoostClient#scan} reads: the keys from {@code start} (inclusive; empty: the table's
+ * first) to {@code end} (exclusive; empty: no bound) that begin with {@code prefix} (empty: any),
+ * at most {@code limit} over all shards (0: each server's --max-scan-keys, and then the result
  * holds every key only up to where the first shard stopped).
  */
 public record ScanOptions(byte[] start, byte[] end, byte[] prefix, int limit) {

@@ -28,26 +28,22 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The replicas of each shard and the parallel MultiGet calls the client makes
- * to them (the C++ client's client/shard_calls.h): the parts of one batch
- * sent at once, each retried on another replica when it fails with a
- * retryable status, optionally hedged, all within one deadline.
+ * The replicas of each shard and the parallel MultiGet calls the client makes to them (the C++
+ * client's client/shard_calls.h): the parts of one batch sent at once, each retried on another
+ * replica when it fails with a retryable status, optionally hedged, all within one deadline.
  *
- * <p>Replicas: one channel per target listed in the layout; a part's first
- * call goes to the next one in round-robin order (a counter per shard), so
- * that a retry or a hedge goes to a different replica than the call that
- * failed or lags. A "dns:///NAME:PORT" target is one channel with gRPC's
- * round_robin policy over every address the name resolves to. Channels
- * start connecting when the client is made, so that its first calls do not
- * spend their deadline on it.
+ * <p>Replicas: one channel per target listed in the layout; a part's first call goes to the next
+ * one in round-robin order (a counter per shard), so that a retry or a hedge goes to a different
+ * replica than the call that failed or lags. A "dns:///NAME:PORT" target is one channel with gRPC's
+ * round_robin policy over every address the name resolves to. Channels start connecting when the
+ * client is made, so that its first calls do not spend their deadline on it.
  *
- * <p>Retryable: UNAVAILABLE (the replica is down, unreachable, shutting
- * down, or serves no version of the table yet) and RESOURCE_EXHAUSTED (its
- * --max-in-flight is full). Each retry goes to the next replica; after
- * every replica of the shard failed once, the next round waits a backoff
- * (doubling up to the maximum). Anything else is final. A part that the
- * deadline cuts short after a retryable failure ends with that failure
- * ("... (last of 3 attempts; no replica answered before the deadline)").
+ * <p>Retryable: UNAVAILABLE (the replica is down, unreachable, shutting down, or serves no version
+ * of the table yet) and RESOURCE_EXHAUSTED (its --max-in-flight is full). Each retry goes to the
+ * next replica; after every replica of the shard failed once, the next round waits a backoff
+ * (doubling up to the maximum). Anything else is final. A part that the deadline cuts short after a
+ * retryable failure ends with that failure ("... (last of 3 attempts; no replica answered before
+ * the deadline)").
  *
  * <p>Thread-safe: shared by every call of a client.
  */
@@ -184,9 +180,9 @@ final class Shards implements AutoCloseable {
   }
 
   /**
-   * {@code status} as a RoostException, its message prefixed with the shard
-   * and the replica that gave it; a stale layout (FAILED_PRECONDITION "...
-   * belongs to shard ...") is a StaleLayoutException that says so.
+   * {@code status} as a RoostException, its message prefixed with the shard and the replica that
+   * gave it; a stale layout (FAILED_PRECONDITION "... belongs to shard ...") is a
+   * StaleLayoutException that says so.
    */
   static RoostException shardError(int shard, String target, Status status, String suffix) {
     String message = describe(status) + suffix;
@@ -200,11 +196,10 @@ final class Shards implements AutoCloseable {
   }
 
   /**
-   * Sends parts.get(i) for each i in {@code which} at once, each to a replica
-   * of its shard, retrying and hedging as {@code policy} says. The future
-   * completes with null when every one has answered (its response replaced,
-   * {@code answered} set), or with the error of the first that failed for
-   * good: then the others are cancelled, keeping the response they had.
+   * Sends parts.get(i) for each i in {@code which} at once, each to a replica of its shard,
+   * retrying and hedging as {@code policy} says. The future completes with null when every one has
+   * answered (its response replaced, {@code answered} set), or with the error of the first that
+   * failed for good: then the others are cancelled, keeping the response they had.
    */
   CompletableFuture<RoostException> run(List<Part> parts, int[] which, Policy policy) {
     return new Round(parts, which, policy).start();
@@ -336,7 +331,11 @@ final class Shards implements AutoCloseable {
 
     private synchronized void hedge(int i, long started) {
       PartState s = state[i];
-      if (finished || s.done || s.hedged || s.inFlight != 1 || s.lastStart != started
+      if (finished
+          || s.done
+          || s.hedged
+          || s.inFlight != 1
+          || s.lastStart != started
           || s.timer != null) {
         return;
       }

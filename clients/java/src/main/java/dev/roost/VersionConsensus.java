@@ -6,25 +6,22 @@ import java.util.Comparator;
 import java.util.List;
 
 /**
- * The client consistency algorithm, as state: which version each part of a
- * batch answered, and what to send next so that the whole batch is read from
- * one table version. The same algorithm as the C++ client's
- * (client/version_consensus.h) and the Python one's:
+ * The client consistency algorithm, as state: which version each part of a batch answered, and what
+ * to send next so that the whole batch is read from one table version. The same algorithm as the
+ * C++ client's (client/version_consensus.h) and the Python one's:
  *
  * <ol>
  *   <li>Send every part with no version.
  *   <li>If every part names the same version, done.
- *   <li>Otherwise re-send the parts that answered a newer version, pinned to
- *       the oldest one answered (servers keep the version they replaced for
- *       --version-grace).
- *   <li>If a pinned part is refused (FAILED_PRECONDITION: that version is
- *       gone there), re-send instead the parts that answered older, pinned to
- *       the newest, after a short backoff, until the caller's deadline; then
- *       the batch fails ABORTED naming the versions seen.
+ *   <li>Otherwise re-send the parts that answered a newer version, pinned to the oldest one
+ *       answered (servers keep the version they replaced for --version-grace).
+ *   <li>If a pinned part is refused (FAILED_PRECONDITION: that version is gone there), re-send
+ *       instead the parts that answered older, pinned to the newest, after a short backoff, until
+ *       the caller's deadline; then the batch fails ABORTED naming the versions seen.
  * </ol>
  *
- * A part that answered an empty version (a server too old to say) is
- * accepted as it is: never compared nor re-sent.
+ * A part that answered an empty version (a server too old to say) is accepted as it is: never
+ * compared nor re-sent.
  *
  * <p>Not thread-safe: one per batch, used under its lock.
  */
@@ -42,8 +39,8 @@ final class VersionConsensus {
   }
 
   /**
-   * The number of a version as the server names it: "v000007" and "7" are
-   * both 7; -1 for "" and anything else.
+   * The number of a version as the server names it: "v000007" and "7" are both 7; -1 for "" and
+   * anything else.
    */
   static long versionNumber(String version) {
     if (version == null) {
@@ -97,9 +94,8 @@ final class VersionConsensus {
   }
 
   /**
-   * Part {@code part} has no usable answer any more (its Scan stream was
-   * re-opened, then failed): it is sent again in every round until it
-   * answers.
+   * Part {@code part} has no usable answer any more (its Scan stream was re-opened, then failed):
+   * it is sent again in every round until it answers.
    */
   void lost(int part) {
     answers[part] = null;
@@ -127,15 +123,16 @@ final class VersionConsensus {
   }
 
   /**
-   * What to send next (only when !agreed()): before any refusal, the parts
-   * newer than the oldest, pinned to the oldest; after one, the parts older
-   * than the newest, pinned to the newest; and parts with no answer yet.
+   * What to send next (only when !agreed()): before any refusal, the parts newer than the oldest,
+   * pinned to the oldest; after one, the parts older than the newest, pinned to the newest; and
+   * parts with no answer yet.
    */
   Round next() {
     String pin = extreme(forward);
     int[] parts =
         java.util.stream.IntStream.range(0, answers.length)
-            .filter(i -> answers[i] == null || (!answers[i].isEmpty() && !sameVersion(answers[i], pin)))
+            .filter(
+                i -> answers[i] == null || (!answers[i].isEmpty() && !sameVersion(answers[i], pin)))
             .toArray();
     return new Round(pin, parts);
   }

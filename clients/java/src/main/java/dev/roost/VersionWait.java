@@ -20,13 +20,12 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Waiting until every replica of every shard serves one version of a table:
- * the check of {@code roost-admin wait} and the Python client's
- * Client.wait. Each replica's ListTables must show the table serving that
- * version. A "dns:///NAME:PORT" entry stands for every address NAME
- * resolves to, each asked on its own (a round-robin channel would ask only
- * one of them). A replica whose table is another shard than the layout says
- * fails at once with a {@link StaleLayoutException}: waiting would never end.
+ * Waiting until every replica of every shard serves one version of a table: the check of {@code
+ * roost-admin wait} and the Python client's Client.wait. Each replica's ListTables must show the
+ * table serving that version. A "dns:///NAME:PORT" entry stands for every address NAME resolves to,
+ * each asked on its own (a round-robin channel would ask only one of them). A replica whose table
+ * is another shard than the layout says fails at once with a {@link StaleLayoutException}: waiting
+ * would never end.
  *
  * <p>Blocks the calling thread; one wait at a time per instance.
  */
@@ -137,8 +136,7 @@ final class VersionWait {
         for (String a : addresses) {
           String address = (a.contains(":") ? "[" + a + "]" : a) + ":" + name[1];
           ManagedChannel channel =
-              resolved.computeIfAbsent(
-                  address, x -> Shards.channel(x, credentials, layout, token));
+              resolved.computeIfAbsent(address, x -> Shards.channel(x, credentials, layout, token));
           out.add(new Target(s, address, channel));
         }
       }

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Reads against one real cluster, 3 shards × 2 replicas of roost-server
- * serving a table roost-load built, that no test changes.
+ * Reads against one real cluster, 3 shards × 2 replicas of roost-server serving a table roost-load
+ * built, that no test changes.
  */
 class ClientReadTest {
   @TempDir static Path scratch;
@@ -151,7 +151,8 @@ class ClientReadTest {
       // 3 shards × 2 in flight: far fewer calls than Gets.
       assertTrue(sent[0] < 601 / 4, sent[0] + " MultiGets for 601 Gets");
       // A Get that names a version or a timeout goes its own way.
-      assertEquals("v000001", coalescing.get("t", bytes("key00001"), CallOptions.version("1")).version());
+      assertEquals(
+          "v000001", coalescing.get("t", bytes("key00001"), CallOptions.version("1")).version());
       assertEquals(601, coalescing.coalesced()[1]);
     }
   }
@@ -164,8 +165,7 @@ class ClientReadTest {
     try (ServerSocket s = new ServerSocket(0)) {
       port = s.getLocalPort();
     }
-    List<List<String>> layout =
-        List.of(shards.get(0), List.of("127.0.0.1:" + port), shards.get(2));
+    List<List<String>> layout = List.of(shards.get(0), List.of("127.0.0.1:" + port), shards.get(2));
     RoostClient closing =
         RoostClient.create(
             Layout.of(layout), ClientOptions.builder().timeout(Duration.ofSeconds(60)).build());
@@ -215,8 +215,7 @@ class ClientReadTest {
     }
     try (RoostClient fewer = RoostClient.create(Layout.of(shards.subList(0, 2)))) {
       assertThrows(
-          StaleLayoutException.class,
-          () -> fewer.waitForVersion("t", "1", Duration.ofSeconds(10)));
+          StaleLayoutException.class, () -> fewer.waitForVersion("t", "1", Duration.ofSeconds(10)));
     }
   }
 
@@ -249,7 +248,8 @@ class ClientReadTest {
       assertEquals("UNAVAILABLE", e.code(), e.getMessage());
       assertEquals(1, e.shard());
       assertTrue(e.getMessage().startsWith("shard 1 (" + dead + "): "), e.getMessage());
-      assertTrue(e.getMessage().contains("no replica answered before the deadline"), e.getMessage());
+      assertTrue(
+          e.getMessage().contains("no replica answered before the deadline"), e.getMessage());
     }
   }
 
@@ -259,11 +259,11 @@ class ClientReadTest {
     client.waitForVersionAsync("t", "1", Duration.ofSeconds(10)).join();
     RoostException e =
         assertThrows(
-            RoostException.class,
-            () -> client.waitForVersion("t", "2", Duration.ofMillis(300)));
+            RoostException.class, () -> client.waitForVersion("t", "2", Duration.ofMillis(300)));
     assertEquals("DEADLINE_EXCEEDED", e.code());
     assertTrue(e.getMessage().startsWith("not every replica serves t v000002"), e.getMessage());
-    assertTrue(e.getMessage().contains("shard 2 " + shards.get(2).get(1) + ": serves v000001"),
+    assertTrue(
+        e.getMessage().contains("shard 2 " + shards.get(2).get(1) + ": serves v000001"),
         e.getMessage());
   }
 }

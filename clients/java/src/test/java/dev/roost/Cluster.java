@@ -17,12 +17,11 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Test support: tables built by the real roost-load, real roost-server
- * processes on loopback (one per shard and replica), and their logs, as the
- * Python client's tests/conftest.py. The binaries come from
- * ROOST_LOAD_BINARY and ROOST_SERVER_BINARY (ctest sets them to the
- * build's), else from build/release of this checkout. Nothing is mocked;
- * waits are polls with generous timeouts that fail with the server's log.
+ * Test support: tables built by the real roost-load, real roost-server processes on loopback (one
+ * per shard and replica), and their logs, as the Python client's tests/conftest.py. The binaries
+ * come from ROOST_LOAD_BINARY and ROOST_SERVER_BINARY (ctest sets them to the build's), else from
+ * build/release of this checkout. Nothing is mocked; waits are polls with generous timeouts that
+ * fail with the server's log.
  *
  * <pre>{@code
  * try (Cluster cluster = new Cluster(tempDir)) {
@@ -102,9 +101,23 @@ public final class Cluster implements AutoCloseable {
     Path log = scratch.resolve("load-" + inputs + ".log");
     Process p =
         new ProcessBuilder(
-                load, "build", "-q", "--format", format, "--key-encoding", "hex",
-                "--value-encoding", "hex", "--data-dir", data.toString(), "--table", table,
-                "--shards", Integer.toString(shards), "-i", tsv.toString())
+                load,
+                "build",
+                "-q",
+                "--format",
+                format,
+                "--key-encoding",
+                "hex",
+                "--value-encoding",
+                "hex",
+                "--data-dir",
+                data.toString(),
+                "--table",
+                table,
+                "--shards",
+                Integer.toString(shards),
+                "-i",
+                tsv.toString())
             .redirectErrorStream(true)
             .redirectOutput(log.toFile())
             .start();
@@ -119,9 +132,19 @@ public final class Cluster implements AutoCloseable {
     List<String> args =
         new ArrayList<>(
             List.of(
-                serverBinary, "--data-dir", data.toString(), "--listen", "127.0.0.1:0",
-                "--admin-listen", "", "--metrics-listen", "", "--poll-interval", "0.2",
-                "--drain-period", "0"));
+                serverBinary,
+                "--data-dir",
+                data.toString(),
+                "--listen",
+                "127.0.0.1:0",
+                "--admin-listen",
+                "",
+                "--metrics-listen",
+                "",
+                "--poll-interval",
+                "0.2",
+                "--drain-period",
+                "0"));
     if (shard >= 0) {
       args.add("--shard");
       args.add(Integer.toString(shard));
@@ -134,7 +157,8 @@ public final class Cluster implements AutoCloseable {
   }
 
   /** shards × replicas servers; the layout's lists of their addresses. */
-  public List<List<String>> startShards(int shards, int replicas, List<String> extra) throws Exception {
+  public List<List<String>> startShards(int shards, int replicas, List<String> extra)
+      throws Exception {
     List<List<String>> layout = new ArrayList<>();
     for (int s = 0; s < shards; ++s) {
       List<String> targets = new ArrayList<>();

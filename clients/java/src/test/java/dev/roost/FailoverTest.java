@@ -87,8 +87,7 @@ class FailoverTest {
       Cluster.Server hung = cluster.server(-1, List.of());
       Cluster.Server live = cluster.server(-1, List.of());
       Layout layout = Layout.of(List.of(List.of(hung.address, live.address)));
-      Process stop =
-          new ProcessBuilder("kill", "-STOP", Long.toString(hung.process.pid())).start();
+      Process stop = new ProcessBuilder("kill", "-STOP", Long.toString(hung.process.pid())).start();
       assertEquals(0, stop.waitFor());
       try {
         // Every other batch goes to the hung replica first; the hedge sent

@@ -40,7 +40,8 @@ class LayoutTest {
                     + " \"tls\": {\"ca\": \"ca.pem\", \"cert\": \"/abs/c.pem\", \"key\": \"k.key\","
                     + " \"server_name\": \"roost.internal\"}}"));
     assertEquals(
-        List.of(List.of("127.0.0.1:7001", "127.0.0.1:7002"), List.of("dns:///roost-1.roost.svc:7000")),
+        List.of(
+            List.of("127.0.0.1:7001", "127.0.0.1:7002"), List.of("dns:///roost-1.roost.svc:7000")),
         layout.shards());
     Layout.Tls tls = layout.tls().orElseThrow();
     assertEquals(dir.resolve("ca.pem").toString(), tls.ca());
@@ -53,7 +54,8 @@ class LayoutTest {
 
   @Test
   void refusesWhatIsNotALayout() throws Exception {
-    assertTrue(refused("{\"shards\": [[\"a:1\"]], \"tsl\": {}}").contains("unknown member \"tsl\""));
+    assertTrue(
+        refused("{\"shards\": [[\"a:1\"]], \"tsl\": {}}").contains("unknown member \"tsl\""));
     assertTrue(
         refused("{\"shards\": [[\"a:1\"]], \"tls\": {\"cafile\": \"x\"}}")
             .contains("unknown member \"tls.cafile\""));

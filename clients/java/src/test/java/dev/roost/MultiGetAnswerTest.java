@@ -52,7 +52,8 @@ class MultiGetAnswerTest {
         java.util.Arrays.asList("v", null),
         read(
             MultiGetResponse.newBuilder()
-                .addResults(GetResponse.newBuilder().setFound(true).setValue(ByteString.copyFromUtf8("v")))
+                .addResults(
+                    GetResponse.newBuilder().setFound(true).setValue(ByteString.copyFromUtf8("v")))
                 .addResults(GetResponse.newBuilder().setFound(false))
                 .build(),
             2));
@@ -60,20 +61,56 @@ class MultiGetAnswerTest {
 
   @Test
   void refusesAnswersThatDoNotAddUp() {
-    assertTrue(refused(MultiGetResponse.newBuilder().addResults(GetResponse.getDefaultInstance()).build(), 2)
-        .contains("1 results for 2 keys"));
-    assertTrue(refused(MultiGetResponse.newBuilder().addMissing(2).build(), 2).contains("of 2 keys"));
-    assertTrue(refused(MultiGetResponse.newBuilder().addMissing(1).addMissing(0).build(), 2)
-        .contains("out of order"));
-    assertTrue(refused(MultiGetResponse.newBuilder().setPackedWidth(2)
-        .setPackedValues(ByteString.copyFromUtf8("abc")).build(), 2).contains("3 bytes"));
-    assertTrue(refused(MultiGetResponse.newBuilder().addAllPackedSizes(List.of(1))
-        .setPackedValues(ByteString.copyFromUtf8("a")).build(), 2).contains("1 sizes for 2 keys"));
-    assertTrue(refused(MultiGetResponse.newBuilder().addAllPackedSizes(List.of(1, 1))
-        .setPackedValues(ByteString.copyFromUtf8("abc")).build(), 2).contains("add up to 2"));
-    assertTrue(refused(MultiGetResponse.newBuilder().addAllPackedSizes(List.of(1, 1)).addMissing(1)
-        .setPackedValues(ByteString.copyFromUtf8("ab")).build(), 2).contains("missing with a value"));
-    assertTrue(refused(MultiGetResponse.newBuilder().addResults(GetResponse.getDefaultInstance())
-        .addMissing(0).build(), 1).contains("both forms"));
+    assertTrue(
+        refused(
+                MultiGetResponse.newBuilder().addResults(GetResponse.getDefaultInstance()).build(),
+                2)
+            .contains("1 results for 2 keys"));
+    assertTrue(
+        refused(MultiGetResponse.newBuilder().addMissing(2).build(), 2).contains("of 2 keys"));
+    assertTrue(
+        refused(MultiGetResponse.newBuilder().addMissing(1).addMissing(0).build(), 2)
+            .contains("out of order"));
+    assertTrue(
+        refused(
+                MultiGetResponse.newBuilder()
+                    .setPackedWidth(2)
+                    .setPackedValues(ByteString.copyFromUtf8("abc"))
+                    .build(),
+                2)
+            .contains("3 bytes"));
+    assertTrue(
+        refused(
+                MultiGetResponse.newBuilder()
+                    .addAllPackedSizes(List.of(1))
+                    .setPackedValues(ByteString.copyFromUtf8("a"))
+                    .build(),
+                2)
+            .contains("1 sizes for 2 keys"));
+    assertTrue(
+        refused(
+                MultiGetResponse.newBuilder()
+                    .addAllPackedSizes(List.of(1, 1))
+                    .setPackedValues(ByteString.copyFromUtf8("abc"))
+                    .build(),
+                2)
+            .contains("add up to 2"));
+    assertTrue(
+        refused(
+                MultiGetResponse.newBuilder()
+                    .addAllPackedSizes(List.of(1, 1))
+                    .addMissing(1)
+                    .setPackedValues(ByteString.copyFromUtf8("ab"))
+                    .build(),
+                2)
+            .contains("missing with a value"));
+    assertTrue(
+        refused(
+                MultiGetResponse.newBuilder()
+                    .addResults(GetResponse.getDefaultInstance())
+                    .addMissing(0)
+                    .build(),
+                1)
+            .contains("both forms"));
   }
 }

@@ -41,14 +41,24 @@ class ReadmeExampleTest {
   void theReadmeServiceAnswersFromTheCluster() throws Exception {
     Path target = Path.of(System.getProperty("roost.java.build", "target"));
     String classpath =
-        target.resolve("classes") + ":" + Files.readString(target.resolve("test-classpath.txt")).strip();
+        target.resolve("classes")
+            + ":"
+            + Files.readString(target.resolve("test-classpath.txt")).strip();
     Path src = Files.createDirectories(scratch.resolve("src"));
     Path out = Files.createDirectories(scratch.resolve("out"));
     Files.writeString(src.resolve("UserService.java"), example());
     JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
     int compiled =
         javac.run(
-            null, null, null, "-Xlint:all", "-Werror", "-cp", classpath, "-d", out.toString(),
+            null,
+            null,
+            null,
+            "-Xlint:all",
+            "-Werror",
+            "-cp",
+            classpath,
+            "-d",
+            out.toString(),
             src.resolve("UserService.java").toString());
     assertEquals(0, compiled, "javac of README.md's example");
 
@@ -70,7 +80,10 @@ class ReadmeExampleTest {
       Process service =
           new ProcessBuilder(
                   Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                  "-cp", out + ":" + classpath, "UserService", layout.toString(),
+                  "-cp",
+                  out + ":" + classpath,
+                  "UserService",
+                  layout.toString(),
                   Integer.toString(port))
               .redirectErrorStream(true)
               .redirectOutput(scratch.resolve("service.log").toFile())

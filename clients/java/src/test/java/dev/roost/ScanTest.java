@@ -49,8 +49,12 @@ class ScanTest {
         assertEquals("v000001", r.version());
 
         ScanResult some = client.scan("b", ScanOptions.prefix(bytes("key0001"), 0));
-        check(kvs, all.subList(all.indexOf(Cluster.hex(bytes("key00010"))),
-            all.indexOf(Cluster.hex(bytes("key00020")))), some);
+        check(
+            kvs,
+            all.subList(
+                all.indexOf(Cluster.hex(bytes("key00010"))),
+                all.indexOf(Cluster.hex(bytes("key00020")))),
+            some);
 
         ScanResult first = client.scan("b", new ScanOptions(null, null, null, 25));
         check(kvs, all.subList(0, 25), first);
@@ -58,8 +62,12 @@ class ScanTest {
 
         ScanResult range =
             client.scan("b", ScanOptions.range(bytes("key00100"), bytes("key00200"), 0));
-        check(kvs, all.subList(all.indexOf(Cluster.hex(bytes("key00100"))),
-            all.indexOf(Cluster.hex(bytes("key00200")))), range);
+        check(
+            kvs,
+            all.subList(
+                all.indexOf(Cluster.hex(bytes("key00100"))),
+                all.indexOf(Cluster.hex(bytes("key00200")))),
+            range);
         assertEquals(100, range.entries().size());
 
         check(kvs, all, client.scanAsync("b", ScanOptions.ALL, CallOptions.version("1")).join());

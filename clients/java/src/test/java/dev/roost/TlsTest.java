@@ -19,10 +19,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * TLS from the layout file (the CA, the server name, mutual TLS with a
- * client certificate, paths relative to the file) and a bearer token,
- * against servers with --tls-cert, --tls-client-ca and --access-policy. The
- * certificates are made by the openssl command, as the Python client's
+ * TLS from the layout file (the CA, the server name, mutual TLS with a client certificate, paths
+ * relative to the file) and a bearer token, against servers with --tls-cert, --tls-client-ca and
+ * --access-policy. The certificates are made by the openssl command, as the Python client's
  * test_tls.py makes them.
  */
 class TlsTest {
@@ -44,24 +43,63 @@ class TlsTest {
 
   /** ca.pem; server.pem/.key for roost.internal; client.pem/.key. */
   static void makePki(Path dir) throws Exception {
-    openssl(dir, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
-        "/CN=roost test CA", "-keyout", "ca.key", "-out", "ca.pem");
+    openssl(
+        dir,
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=roost test CA",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem");
     for (String[] cert :
         new String[][] {
           {"server", "subjectAltName=DNS:roost.internal"}, {"client", "extendedKeyUsage=clientAuth"}
         }) {
       String name = cert[0];
-      openssl(dir, "req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=" + name, "-keyout",
-          name + ".key", "-out", name + ".csr");
+      openssl(
+          dir,
+          "req",
+          "-newkey",
+          "rsa:2048",
+          "-nodes",
+          "-subj",
+          "/CN=" + name,
+          "-keyout",
+          name + ".key",
+          "-out",
+          name + ".csr");
       Files.writeString(dir.resolve(name + ".ext"), cert[1] + "\n");
-      openssl(dir, "x509", "-req", "-in", name + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-          "-CAcreateserial", "-days", "2", "-extfile", name + ".ext", "-out", name + ".pem");
+      openssl(
+          dir,
+          "x509",
+          "-req",
+          "-in",
+          name + ".csr",
+          "-CA",
+          "ca.pem",
+          "-CAkey",
+          "ca.key",
+          "-CAcreateserial",
+          "-days",
+          "2",
+          "-extfile",
+          name + ".ext",
+          "-out",
+          name + ".pem");
     }
   }
 
   static String sha256(String text) throws Exception {
     return HexFormat.of()
-        .formatHex(MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+        .formatHex(
+            MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
   }
 
   @Test
@@ -78,8 +116,13 @@ class TlsTest {
       Map<String, byte[]> kvs = Cluster.keysAndValues(200, "v1");
       cluster.build("t", kvs, 2);
       List<String> tls =
-          List.of("--tls-cert", etc.resolve("server.pem").toString(), "--tls-key",
-              etc.resolve("server.key").toString(), "--access-policy", policy.toString());
+          List.of(
+              "--tls-cert",
+              etc.resolve("server.pem").toString(),
+              "--tls-key",
+              etc.resolve("server.key").toString(),
+              "--access-policy",
+              policy.toString());
       List<String> mtls = new ArrayList<>(tls);
       mtls.addAll(List.of("--tls-client-ca", etc.resolve("ca.pem").toString()));
       String shard0 = cluster.server(0, tls).address;
@@ -88,7 +131,9 @@ class TlsTest {
       Path layout = etc.resolve("cluster.json");
       Files.writeString(
           layout,
-          "{" + shards + ", \"tls\": {\"ca\": \"ca.pem\", \"cert\": \"client.pem\","
+          "{"
+              + shards
+              + ", \"tls\": {\"ca\": \"ca.pem\", \"cert\": \"client.pem\","
               + " \"key\": \"client.key\", \"server_name\": \"roost.internal\"}}");
       List<byte[]> keys = FailoverTest.keys(200);
       ClientOptions withToken =

@@ -31,13 +31,11 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The Java runner of the client conformance suite (tests/conformance/
- * README.md): one JSON request per line on stdin, one JSON answer per line
- * on stdout, in order, flushed; exits 0 at end of input. Drives {@link
- * RoostClient}: ops partition, open, get, multi_get, scan and wait. The ops
- * and options this client does not have yet (metrics; monotonic, partial)
- * are answered {"error": {"code": "USAGE", ...}}, so that no case
- * passes on an option ignored.
+ * The Java runner of the client conformance suite (tests/conformance/ README.md): one JSON request
+ * per line on stdin, one JSON answer per line on stdout, in order, flushed; exits 0 at end of
+ * input. Drives {@link RoostClient}: ops partition, open, get, multi_get, scan and wait. The ops
+ * and options this client does not have yet (metrics; monotonic, partial) are answered {"error":
+ * {"code": "USAGE", ...}}, so that no case passes on an option ignored.
  *
  * <pre>
  * mvn -q test-compile   # writes target/test-classpath.txt
@@ -125,7 +123,8 @@ public final class Runner {
       case "open" -> {
         members(request, Set.of("op", "layout", "options"), Set.of("layout"));
         ClientOptions options = options(request.get("options"));
-        RoostClient opened = RoostClient.fromLayoutFile(Path.of(string(request, "layout")), options);
+        RoostClient opened =
+            RoostClient.fromLayoutFile(Path.of(string(request, "layout")), options);
         close();
         client = opened;
         return new JsonObject();
@@ -213,7 +212,9 @@ public final class Runner {
   }
 
   private static CallOptions call(JsonObject request) {
-    return request.has("version") ? CallOptions.version(string(request, "version")) : CallOptions.DEFAULT;
+    return request.has("version")
+        ? CallOptions.version(string(request, "version"))
+        : CallOptions.DEFAULT;
   }
 
   private static ClientOptions options(JsonElement element) {

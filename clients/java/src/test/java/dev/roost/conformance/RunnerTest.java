@@ -20,8 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The conformance runner as the harness runs it: a child `java -cp ...
- * dev.roost.conformance.Runner` (the classpath of target/test-classpath.txt)
- * speaking the line protocol, against a real 2-shard cluster.
+ * dev.roost.conformance.Runner` (the classpath of target/test-classpath.txt) speaking the line
+ * protocol, against a real 2-shard cluster.
  */
 class RunnerTest {
   @TempDir Path scratch;
@@ -74,7 +74,9 @@ class RunnerTest {
         "{\"op\": \"wait\", \"table\": \"t\", \"version\": \"v000002\", \"timeout_s\": 0.2}",
         "{\"op\": \"get\", \"table\": \"t\", \"key\": \"" + b64("k") + "\", \"version\": \"9\"}",
         "{\"op\": \"metrics\"}",
-        "{\"op\": \"scan\", \"table\": \"b\", \"prefix\": \"" + b64("key0001") + "\", \"limit\": 2}",
+        "{\"op\": \"scan\", \"table\": \"b\", \"prefix\": \""
+            + b64("key0001")
+            + "\", \"limit\": 2}",
         "{\"op\": \"scan\", \"table\": \"t\"}",
       };
       try (Writer in = new OutputStreamWriter(runner.getOutputStream(), StandardCharsets.UTF_8)) {
@@ -91,8 +93,10 @@ class RunnerTest {
       assertTrue(runner.waitFor(60, TimeUnit.SECONDS));
       assertEquals(0, runner.exitValue(), Files.readString(scratch.resolve("runner.log")));
       assertEquals(requests.length, lines.size(), String.join("\n", lines));
-      JsonObject[] a = lines.stream().map(l -> JsonParser.parseString(l).getAsJsonObject())
-          .toArray(JsonObject[]::new);
+      JsonObject[] a =
+          lines.stream()
+              .map(l -> JsonParser.parseString(l).getAsJsonObject())
+              .toArray(JsonObject[]::new);
       assertEquals(3, a[0].get("shard").getAsInt());
       assertEquals("USAGE", code(a[1]), "a get before open");
       assertEquals("LAYOUT", code(a[2]));
@@ -100,10 +104,11 @@ class RunnerTest {
       assertTrue(a[4].get("found").getAsBoolean());
       assertEquals(b64("v1 value of key 1"), a[4].get("value").getAsString());
       assertEquals("v000001", a[4].get("version").getAsString());
-      assertEquals(b64("v1 value of key 2"),
+      assertEquals(
+          b64("v1 value of key 2"),
           a[5].getAsJsonArray("results").get(0).getAsJsonObject().get("value").getAsString());
-      assertEquals("{\"found\":false,\"value\":\"\"}",
-          a[5].getAsJsonArray("results").get(1).toString());
+      assertEquals(
+          "{\"found\":false,\"value\":\"\"}", a[5].getAsJsonArray("results").get(1).toString());
       assertEquals("v000001", a[5].get("version").getAsString());
       assertEquals("USAGE", code(a[6]), "an unknown member");
       assertEquals("USAGE", code(a[7]), "an option the client lacks");
@@ -112,8 +117,15 @@ class RunnerTest {
       assertEquals("FAILED_PRECONDITION", code(a[10]));
       assertEquals("USAGE", code(a[11]));
       assertEquals(
-          "[[\"" + b64("key00010") + "\",\"" + b64("v1 value of key 10") + "\"],[\""
-              + b64("key00011") + "\",\"" + b64("v1 value of key 11") + "\"]]",
+          "[[\""
+              + b64("key00010")
+              + "\",\""
+              + b64("v1 value of key 10")
+              + "\"],[\""
+              + b64("key00011")
+              + "\",\""
+              + b64("v1 value of key 11")
+              + "\"]]",
           a[12].getAsJsonArray("entries").toString());
       assertTrue(a[12].get("more").getAsBoolean());
       assertEquals("v000001", a[12].get("version").getAsString());
