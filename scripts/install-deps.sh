@@ -53,11 +53,14 @@ rest=(
   # The Python client (clients/python): its dependencies, an offline
   # `pip install` into a venv, its tests and its type check.
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
+  # roost.ClientMetrics (the Python client's [metrics] extra) in its tests.
+  python3-prometheus-client
   python3-venv python3-pip python3-setuptools python3-wheel mypy
   # The Helm chart's test (tests/deploy/helm_checks.py reads what helm renders).
   python3-yaml
-  # PySpark's JVM for roost.spark's test (clients/python/tests/test_spark.py).
-  openjdk-17-jre-headless
+  # PySpark's JVM for roost.spark's test (clients/python/tests/test_spark.py),
+  # and the Java client's JDK and Maven (clients/java).
+  openjdk-17-jre-headless openjdk-17-jdk-headless maven
 )
 
 case "${1:-}" in

@@ -15,6 +15,8 @@ import json
 import sys
 from typing import Any, Optional
 
+import prometheus_client
+
 import roost
 
 _OPTIONS = {"timeout_s": "timeout", "hedge_s": "hedge_after", "token": "token",
@@ -39,9 +41,27 @@ def _members(request: dict[str, Any], allowed: set[str]) -> None:
         raise UsageError(f"unknown members {sorted(unknown)} of {request['op']}")
 
 
+def _metrics(registry: Any) -> dict[str, Any]:
+    """The protocol's metrics answer: each metric summed over its labels."""
+    totals: dict[str, Any] = {"requests": 0, "keys": 0, "errors": {}, "partial_keys": 0,
+                              "hedges": 0, "retries": 0, "version_switches": 0}
+    for family in registry.collect():
+        name = family.name.removeprefix("roost_client_")
+        for sample in family.samples:
+            if not sample.name.endswith("_total"):
+                continue
+            if name == "errors":
+                code = sample.labels["code"]
+                totals["errors"][code] = totals["errors"].get(code, 0) + int(sample.value)
+            elif name in totals:
+                totals[name] += int(sample.value)
+    return totals
+
+
 class Runner:
     def __init__(self) -> None:
         self.client: Optional[roost.Client] = None
+        self.registry: Any = None
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request.get("op")
@@ -58,7 +78,10 @@ class Runner:
             if self.client is not None:
                 self.client.close()
                 self.client = None
-            self.client = roost.Client.from_layout_file(request["layout"], **kwargs)
+            # A registry of its own: the metrics op answers since this open.
+            self.registry = prometheus_client.CollectorRegistry()
+            self.client = roost.Client.from_layout_file(
+                request["layout"], metrics=roost.ClientMetrics(self.registry), **kwargs)
             return {}
         if self.client is None:
             raise UsageError(f"{op} before open")
@@ -90,6 +113,9 @@ class Runner:
                                       limit=request.get("limit", 0))
             return {"entries": [[_b64(k), _b64(v)] for k, v in result.entries],
                     "more": result.more, "version": result.version}
+        if op == "metrics":
+            _members(request, set())
+            return _metrics(self.registry)
         if op == "wait":
             _members(request, {"table", "version", "timeout_s"})
             self.client.wait(request["table"], request["version"], timeout=request["timeout_s"],

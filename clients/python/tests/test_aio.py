@@ -226,3 +226,44 @@ def test_coalesced_gets_leave_as_batches(cluster: Cluster) -> None:
         with pytest.raises(ValueError):
             roost.AsyncClient(layout, coalesce=True, coalesce_in_flight=0)
     run(main())
+
+
+def test_metrics_count_calls_keys_errors_and_retries(cluster: Cluster) -> None:
+    import prometheus_client
+    kvs = keys_and_values(50)
+    cluster.build("t", kvs, shards=2)
+    servers = [cluster.server(shard=s) for s in range(2)]
+    layout = [[s.address] for s in servers]
+    registry = prometheus_client.CollectorRegistry()
+    metrics = roost.ClientMetrics(registry)
+    keys = [k for k in kvs if k][:3]
+
+    def value(name: str, **labels: str) -> float:
+        got = registry.get_sample_value(name, labels)
+        return 0.0 if got is None else got
+
+    async def main() -> None:
+        async with roost.AsyncClient(layout, timeout=1, metrics=metrics) as client:
+            assert await client.get("t", keys[0]) == kvs[keys[0]]
+            assert await client.get_many("t", keys) == [kvs[k] for k in keys]
+            with pytest.raises(roost.RoostError):
+                await client.get("nope", b"k")
+            assert value("roost_client_requests_total", method="get") == 2
+            assert value("roost_client_requests_total", method="multi_get") == 1
+            assert value("roost_client_keys_total", method="multi_get") == 3
+            assert value("roost_client_errors_total", method="get", code="NOT_FOUND") == 1
+            assert value("roost_client_request_seconds_count", method="get") == 2
+            assert value("roost_client_retries_total") == 0
+            servers[0].kill()
+            with pytest.raises(roost.RoostError) as e:
+                await client.get_many("t", list(kvs))
+            assert e.value.code == grpc.StatusCode.UNAVAILABLE
+            assert value("roost_client_errors_total", method="multi_get",
+                         code="UNAVAILABLE") == 1
+            assert value("roost_client_retries_total") >= 1
+            assert value("roost_client_version_switches_total") == 0
+    run(main())
+    # A second ClientMetrics in the same registry is refused by
+    # prometheus_client (names are registered once); share the first.
+    with pytest.raises(ValueError):
+        roost.ClientMetrics(registry)

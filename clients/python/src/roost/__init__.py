@@ -24,6 +24,7 @@ from roost._errors import (
     WaitTimeoutError,
 )
 from roost._layout import Layout, TlsConfig
+from roost._metrics import ClientMetrics
 from roost._partition import MAX_SHARDS, PARTITION_SEED, partition_hash, partition_of
 from roost._sync import Client
 from roost._versions import version_name, version_number
@@ -34,6 +35,7 @@ __all__ = [
     "AsyncClient",
     "BatchResult",
     "Client",
+    "ClientMetrics",
     "InconsistentVersionsError",
     "Layout",
     "LayoutError",

@@ -31,6 +31,7 @@ from roost._attempts import Attempts, ShardReplicas
 from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
 from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
+from roost._metrics import CallMeter, ClientMetrics, timed
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, Outcome, consistent_rounds
@@ -74,6 +75,7 @@ class AsyncClient:
         hedge_after: Optional[float] = None,
         max_batch: int = _calls.DEFAULT_MAX_BATCH,
         partial: bool = False,
+        metrics: Optional[ClientMetrics] = None,
         coalesce: bool = False,
         coalesce_in_flight: int = 4,
     ) -> None:
@@ -92,6 +94,7 @@ class AsyncClient:
         self._hedge_after = hedge_after
         self._max_batch = max_batch
         self._partial = partial
+        self._meter = CallMeter(metrics) if metrics is not None else None
         self._coalescer = _Coalescer(self, coalesce_in_flight) if coalesce else None
         self._schemas = _calls.SchemaCache()
 
@@ -117,17 +120,19 @@ class AsyncClient:
 
     async def get(self, table: str, key: Key, *, timeout: Optional[float] = None,
                   version: Optional[str] = None) -> Optional[bytes]:
-        if self._coalescer is not None and timeout is None and version is None:
-            return (await self._coalescer.get(table, key_bytes(key)))[0]
-        response = await self._get(table, key_bytes(key), timeout, version)
-        return response.value if response.found else None
+        return (await self.get_versioned(table, key, timeout=timeout, version=version))[0]
 
     async def get_versioned(self, table: str, key: Key, *, timeout: Optional[float] = None,
                             version: Optional[str] = None) -> tuple[Optional[bytes], str]:
-        if self._coalescer is not None and timeout is None and version is None:
-            return await self._coalescer.get(table, key_bytes(key))
-        response = await self._get(table, key_bytes(key), timeout, version)
-        return (response.value if response.found else None), response.version
+        with timed(self._meter, "get", table, 1) as call:
+            if self._coalescer is not None and timeout is None and version is None:
+                value, answered = await self._coalescer.get(table, key_bytes(key))
+            else:
+                response = await self._get(table, key_bytes(key), timeout, version)
+                value = response.value if response.found else None
+                answered = response.version
+            call.answered(answered)
+        return value, answered
 
     async def get_many(self, table: str, keys: Sequence[Key], *,
                        timeout: Optional[float] = None,
@@ -140,8 +145,12 @@ class AsyncClient:
                                  timeout: Optional[float] = None,
                                  version: Optional[str] = None) -> BatchResult:
         _calls.check_table(table)
-        return await self._many(table, keys_bytes(keys), self._deadline(timeout), version, (),
-                             self._partial)
+        batch = keys_bytes(keys)
+        with timed(self._meter, "multi_get", table, len(batch)) as call:
+            result = await self._many(table, batch, self._deadline(timeout), version, (),
+                                      self._partial)
+            call.answered(result.version, result.errors)
+        return result
 
     async def get_rows(self, table: str, keys: Sequence[Key],
                        fields: Optional[Sequence[str]] = None, *,
@@ -190,9 +199,12 @@ class AsyncClient:
         def request(part: int, pinned: str) -> Any:
             return _calls.scan_request(table, *bounds, limit, pinned)
 
-        parts = await self._consistent(_calls.SCAN, range(self._n), request,
-                                       self._deadline(timeout), version)
-        return _calls.merge_scans(parts, limit)
+        with timed(self._meter, "scan", table, 0) as call:
+            parts = await self._consistent(_calls.SCAN, range(self._n), request,
+                                           self._deadline(timeout), version)
+            result = _calls.merge_scans(parts, limit)
+            call.answered(result.version)
+        return result
 
     async def wait(self, table: str, version: str, timeout: float = 60.0,
                    poll_interval: float = 0.2) -> None:
@@ -408,6 +420,8 @@ class AsyncClient:
         finally:
             for task in tasks:
                 task.cancel()
+        if self._meter is not None:
+            self._meter.attempts(attempts.hedges, attempts.retries)
         if attempts.fatal is not None:
             _calls.raise_failure(attempts.fatal)
         return attempts.outcomes

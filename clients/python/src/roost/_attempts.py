@@ -122,6 +122,10 @@ class Attempts:
         self._parts = {p: _Part(shards[p], v) for p, v in pins.items()}
         self._attempt_part: dict[int, tuple[int, int]] = {}  # part, replica
         self._ids = itertools.count()
+        # For the client metrics: hedges sent, and attempts sent again
+        # after a retryable failure.
+        self.hedges = 0
+        self.retries = 0
 
     def version(self, part: int) -> str:
         return self._parts[part].version
@@ -156,6 +160,7 @@ class Attempts:
             if part.in_flight:  # a hedge still runs: it may answer
                 return [], []
             if len(part.tried) < len(part.shard.targets):
+                self.retries += 1
                 return [self._issue(p, now)], []
             part.retry_at = now + part.backoff
             part.backoff = min(part.backoff * 2, _MAX_BACKOFF)
@@ -201,10 +206,12 @@ class Attempts:
             if part.retry_at is not None and part.retry_at <= now:
                 part.retry_at = None
                 part.tried.clear()
+                self.retries += 1
                 issues.append(self._issue(p, now))
             elif part.hedge_at is not None and part.hedge_at <= now:
                 part.hedge_at = None
                 if len(part.in_flight) == 1 and len(part.tried) < len(part.shard.targets):
+                    self.hedges += 1
                     issues.append(self._issue(p, now))
         return issues, []
 

@@ -28,6 +28,7 @@ from roost._attempts import Attempts, ShardReplicas
 from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
 from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
+from roost._metrics import CallMeter, ClientMetrics, timed
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, Outcome, Versioned, consistent_rounds
@@ -105,7 +106,8 @@ class Client:
     10,000): a larger get_many goes in pieces of that many keys, the first
     read as any batch and the others pinned to the version it answered.
     `partial` (default False) turns partial answers on for
-    get_many_versioned (see there).
+    get_many_versioned (see there). `metrics` (a roost.ClientMetrics)
+    counts each get, get_many and scan in Prometheus' client.
     """
 
     def __init__(
@@ -118,6 +120,7 @@ class Client:
         hedge_after: Optional[float] = None,
         max_batch: int = _calls.DEFAULT_MAX_BATCH,
         partial: bool = False,
+        metrics: Optional[ClientMetrics] = None,
     ) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be 1 or more")
@@ -131,6 +134,7 @@ class Client:
         self._hedge_after = hedge_after
         self._max_batch = max_batch
         self._partial = partial
+        self._meter = CallMeter(metrics) if metrics is not None else None
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._pool_lock = threading.Lock()
         self._schemas = _calls.SchemaCache()
@@ -162,14 +166,15 @@ class Client:
     def get(self, table: str, key: Key, *, timeout: Optional[float] = None,
             version: Optional[str] = None) -> Optional[bytes]:
         """The value of `key`, or None when the table lacks it."""
-        response = self._get(table, key_bytes(key), timeout, version)
-        return response.value if response.found else None
+        return self.get_versioned(table, key, timeout=timeout, version=version)[0]
 
     def get_versioned(self, table: str, key: Key, *, timeout: Optional[float] = None,
                       version: Optional[str] = None) -> tuple[Optional[bytes], str]:
         """The value of `key` (None when missing) and the version that
         answered."""
-        response = self._get(table, key_bytes(key), timeout, version)
+        with timed(self._meter, "get", table, 1) as call:
+            response = self._get(table, key_bytes(key), timeout, version)
+            call.answered(response.version)
         return (response.value if response.found else None), response.version
 
     def get_many(self, table: str, keys: Sequence[Key], *,
@@ -195,8 +200,12 @@ class Client:
         no shard answered, or for any other failure (a stale layout, no
         such table)."""
         _calls.check_table(table)
-        return self._many(table, keys_bytes(keys), self._deadline(timeout), version, (),
-                             self._partial)
+        batch = keys_bytes(keys)
+        with timed(self._meter, "multi_get", table, len(batch)) as call:
+            result = self._many(table, batch, self._deadline(timeout), version, (),
+                                self._partial)
+            call.answered(result.version, result.errors)
+        return result
 
     def get_rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]] = None,
                  *, timeout: Optional[float] = None,
@@ -254,9 +263,12 @@ class Client:
         def request(part: int, pinned: str) -> Any:
             return _calls.scan_request(table, *bounds, limit, pinned)
 
-        parts = self._consistent(_calls.SCAN, range(self._n), request,
-                                 self._deadline(timeout), version)
-        return _calls.merge_scans(parts, limit)
+        with timed(self._meter, "scan", table, 0) as call:
+            parts = self._consistent(_calls.SCAN, range(self._n), request,
+                                     self._deadline(timeout), version)
+            result = _calls.merge_scans(parts, limit)
+            call.answered(result.version)
+        return result
 
     def wait(self, table: str, version: str, timeout: float = 60.0,
              poll_interval: float = 0.2) -> None:
@@ -466,6 +478,8 @@ class Client:
         except BaseException:
             cancel(list(handles))
             raise
+        if self._meter is not None:
+            self._meter.attempts(attempts.hedges, attempts.retries)
         if attempts.fatal is not None:
             cancel(list(handles))
             _calls.raise_failure(attempts.fatal)
@@ -498,6 +512,8 @@ class Client:
                 outcome = Failure(e.code(), e.details() or "", it.part, replica.target)
             more, _ = attempts.done(it.attempt, outcome, time.monotonic())
             pending += more
+        if self._meter is not None:
+            self._meter.attempts(attempts.hedges, attempts.retries)
         if attempts.fatal is not None:
             _calls.raise_failure(attempts.fatal)
         return attempts.outcomes
