@@ -78,6 +78,9 @@ type policy struct {
 	hedgeDelay time.Duration // 0: no hedging
 	backoff    time.Duration
 	maxBackoff time.Duration
+	// Options.PartialAnswers: a part whose shard could not answer (see
+	// couldNotAnswer) ends with its failure and the others go on.
+	partial bool
 }
 
 // part is one shard's part of a batch.
@@ -87,6 +90,18 @@ type part struct {
 	request  *roostv1.MultiGetRequest
 	response *roostv1.MultiGetResponse // its answer (kept when a run fails)
 	answered bool                      // run got it a new answer
+	// With policy.partial: why its shard could not answer in the last run
+	// that sent it (shardError); nil otherwise.
+	failure error
+}
+
+// partError is runPart's failure, and whether it means the shard could not
+// answer: its retries ended UNAVAILABLE or RESOURCE_EXHAUSTED at the
+// deadline, or the deadline itself. Partial answers drop such a part; any
+// other failure fails the call.
+type partError struct {
+	err            error
+	couldNotAnswer bool
 }
 
 type attemptResult struct {
@@ -98,7 +113,9 @@ type attemptResult struct {
 // run sends parts[i] for each i in which at once and returns when every
 // one has answered (response replaced, answered set) or one has failed for
 // good: then the others are cancelled (keeping the response they had,
-// answered false) and its error (shardError) is returned.
+// answered false) and its error (shardError) is returned. With
+// policy.partial, a part whose shard could not answer ends with its
+// failure instead, and the others go on.
 func (c *Client) run(ctx context.Context, parts []*part, which []int, p policy) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -108,12 +125,17 @@ func (c *Client) run(ctx context.Context, parts []*part, which []int, p policy) 
 	for _, i := range which {
 		pt := parts[i]
 		pt.answered = false
+		pt.failure = nil
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			response, err := c.runPart(ctx, pt, p)
-			if err != nil {
-				once.Do(func() { failure = err; cancel() })
+			response, perr := c.runPart(ctx, pt, p)
+			if perr != nil {
+				if p.partial && perr.couldNotAnswer {
+					pt.failure = perr.err
+					return
+				}
+				once.Do(func() { failure = perr.err; cancel() })
 				return
 			}
 			pt.response = response
@@ -126,7 +148,7 @@ func (c *Client) run(ctx context.Context, parts []*part, which []int, p policy) 
 
 // runPart calls replicas of the part's shard until one answers, as the
 // policy says.
-func (c *Client) runPart(ctx context.Context, pt *part, p policy) (*roostv1.MultiGetResponse, error) {
+func (c *Client) runPart(ctx context.Context, pt *part, p policy) (*roostv1.MultiGetResponse, *partError) {
 	sh := c.shards[pt.shard]
 	n := len(sh.replicas)
 	first := sh.pick()
@@ -138,11 +160,14 @@ func (c *Client) runPart(ctx context.Context, pt *part, p policy) (*roostv1.Mult
 		}
 	}()
 	tries, inFlight := 0, 0
-	hedged := false
+	hedged, hedging := false, false
 	var hedge *time.Timer
 	var hedgeC <-chan time.Time
 	start := func() {
 		r := (first + tries) % n
+		if tries > 0 && !hedging {
+			c.opts.Metrics.retried()
+		}
 		tries++
 		inFlight++
 		actx, cancel := context.WithCancel(ctx)
@@ -174,7 +199,10 @@ func (c *Client) runPart(ctx context.Context, pt *part, p policy) (*roostv1.Mult
 			hedgeC = nil
 			if !hedged && inFlight == 1 {
 				hedged = true
+				c.opts.Metrics.hedged()
+				hedging = true
 				start()
+				hedging = false
 			}
 			continue
 		case res := <-results:
@@ -215,7 +243,7 @@ func (c *Client) runPart(ctx context.Context, pt *part, p policy) (*roostv1.Mult
 			if ctx.Err() == context.Canceled {
 				// Another part failed (its error is the run's), or the
 				// caller cancelled.
-				return nil, status.Error(codes.Canceled, fmt.Sprintf("shard %d: the call was cancelled", pt.shard))
+				return nil, &partError{err: status.Error(codes.Canceled, fmt.Sprintf("shard %d: the call was cancelled", pt.shard))}
 			}
 			if lastFailure != nil && (retryable || code == codes.DeadlineExceeded) {
 				s := status.Convert(lastFailure)
@@ -223,10 +251,12 @@ func (c *Client) runPart(ctx context.Context, pt *part, p policy) (*roostv1.Mult
 				if tries == 1 {
 					attempts = "attempt"
 				}
-				return nil, shardError(pt.shard, sh.replicas[lastReplica].target, status.Error(s.Code(),
-					fmt.Sprintf("%s (last of %d %s; no replica answered before the deadline)", s.Message(), tries, attempts)))
+				return nil, &partError{err: shardError(pt.shard, sh.replicas[lastReplica].target, status.Error(s.Code(),
+					fmt.Sprintf("%s (last of %d %s; no replica answered before the deadline)", s.Message(), tries, attempts))),
+					couldNotAnswer: true}
 			}
-			return nil, shardError(pt.shard, sh.replicas[res.replica].target, res.err)
+			return nil, &partError{err: shardError(pt.shard, sh.replicas[res.replica].target, res.err),
+				couldNotAnswer: code == codes.DeadlineExceeded}
 		}
 	}
 }

@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -68,6 +70,22 @@ type Options struct {
 	CoalesceGets        bool
 	CoalesceMaxInFlight int
 	CoalesceMaxBatch    int
+	// PartialAnswers: a MultiGet whose shard could not answer (its
+	// retries ended UNAVAILABLE or RESOURCE_EXHAUSTED at the deadline, or
+	// the deadline itself) answers the keys of the other shards, all from
+	// one version, and gives each key of that shard its error
+	// (Result.Err). The call fails only when no shard answered, or for any
+	// other error (a stale layout, no such table, a bad request), as
+	// without it. A Get (one shard) and Scan are never partial. Default:
+	// off.
+	PartialAnswers bool
+	// Metrics, when not nil, counts this client's calls (NewMetrics);
+	// several clients may share one.
+	Metrics *Metrics
+	// TracerProvider, when not nil, gives a span to every Get, MultiGet
+	// and Scan ("roost.Get", "roost.MultiGet", "roost.Scan"), a child of
+	// the span in the call's context. Nil: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // DefaultTimeout is a call's deadline when neither its context nor
@@ -82,12 +100,19 @@ type Client struct {
 	shards []*shard
 	// One per shard, with Options.CoalesceGets.
 	coalescers []*coalescer
+	tracer     trace.Tracer // nil: no spans
+	// The version of each table's last answer, for the metric of version
+	// switches.
+	lastVersion *tableVersions
 }
 
 // Result is one key's answer.
 type Result struct {
 	Found bool
 	Value []byte // nil when not found; may be empty when found
+	// With Options.PartialAnswers: the error of the key's shard when it
+	// could not answer (then Found is false); nil otherwise.
+	Err error
 }
 
 // GetResult is a Get's answer.
@@ -100,9 +125,13 @@ type GetResult struct {
 // MultiGetResult is a MultiGet's answer.
 type MultiGetResult struct {
 	Results []Result // one per key, in request order
-	// The one version every shard answered from ("v000007"); "" for an
-	// empty batch or servers too old to name their version.
+	// The one version every shard answered from ("v000007"; with partial
+	// answers, every shard that answered); "" for an empty batch or
+	// servers too old to name their version.
 	Version string
+	// With Options.PartialAnswers: how many keys' shards could not answer
+	// (each such Result holds its Err).
+	FailedKeys int
 }
 
 // CallOption changes one call.
@@ -148,7 +177,10 @@ func New(layout Layout, opts Options) (*Client, error) {
 	if opts.MaxBackoff == 0 {
 		opts.MaxBackoff = 500 * time.Millisecond
 	}
-	c := &Client{layout: layout, opts: opts}
+	c := &Client{layout: layout, opts: opts, lastVersion: &tableVersions{last: map[string]string{}}}
+	if opts.TracerProvider != nil {
+		c.tracer = opts.TracerProvider.Tracer(tracerName)
+	}
 	if layout.TLS != nil {
 		creds, err := transportCredentials(layout.TLS)
 		if err != nil {
@@ -250,6 +282,7 @@ func (c *Client) call(ctx context.Context) (context.Context, context.CancelFunc,
 	return withToken(ctx, c.opts.Token), cancel, policy{
 		deadline: deadline, hedgeDelay: c.opts.HedgeDelay,
 		backoff: c.opts.Backoff, maxBackoff: c.opts.MaxBackoff,
+		partial: c.opts.PartialAnswers,
 	}
 }
 
@@ -258,10 +291,17 @@ func (c *Client) call(ctx context.Context) (context.Context, context.CancelFunc,
 // shard (then ctx bounds the wait, and the batch's deadline is Timeout
 // from its first Get).
 func (c *Client) Get(ctx context.Context, table string, key []byte, opts ...CallOption) (GetResult, error) {
+	ctx, o := c.observe(ctx, methodGet, table, 1)
+	r, err := c.get(ctx, table, key, opts)
+	o.end(r.Version, 0, err)
+	return r, err
+}
+
+func (c *Client) get(ctx context.Context, table string, key []byte, opts []CallOption) (GetResult, error) {
 	if c.coalescers != nil && len(opts) == 0 {
 		return c.coalescers[c.ShardOf(key)].get(ctx, table, key)
 	}
-	r, err := c.MultiGet(ctx, table, [][]byte{key}, opts...)
+	r, err := c.multiGet(ctx, table, [][]byte{key}, opts)
 	if err != nil {
 		return GetResult{}, err
 	}
@@ -272,6 +312,24 @@ func (c *Client) Get(ctx context.Context, table string, key []byte, opts ...Call
 // put back in request order (duplicates and an empty batch included), all
 // from one version of the table (see the package's guarantee).
 func (c *Client) MultiGet(ctx context.Context, table string, keys [][]byte, opts ...CallOption) (*MultiGetResult, error) {
+	ctx, o := c.observe(ctx, methodMultiGet, table, len(keys))
+	r, err := c.multiGet(ctx, table, keys, opts)
+	if err != nil {
+		o.end("", 0, err)
+		return nil, err
+	}
+	if r.FailedKeys > 0 {
+		for _, res := range r.Results {
+			if res.Err != nil {
+				c.opts.Metrics.partialKey(status.Code(res.Err))
+			}
+		}
+	}
+	o.end(r.Version, r.FailedKeys, nil)
+	return r, nil
+}
+
+func (c *Client) multiGet(ctx context.Context, table string, keys [][]byte, opts []CallOption) (*MultiGetResult, error) {
 	var config callConfig
 	for _, o := range opts {
 		o(&config)
@@ -326,6 +384,8 @@ func (c *Client) MultiGet(ctx context.Context, table string, keys [][]byte, opts
 		for _, i := range which {
 			if parts[i].answered {
 				cons.answered(i, parts[i].response.GetVersion())
+			} else if parts[i].failure != nil {
+				cons.dropped(i)
 			}
 		}
 		return err
@@ -333,7 +393,17 @@ func (c *Client) MultiGet(ctx context.Context, table string, keys [][]byte, opts
 	if err != nil {
 		return nil, err
 	}
+	if p.partial && allFailed(parts) {
+		return nil, parts[0].failure // no shard answered: nothing partial about it
+	}
 	for _, pt := range parts {
+		if pt.failure != nil {
+			for _, i := range pt.indices {
+				out.Results[i].Err = pt.failure
+			}
+			out.FailedKeys += len(pt.indices)
+			continue
+		}
 		err := readMultiGetAnswer(pt.response, len(pt.indices), func(j int, found bool, value []byte) {
 			slot := &out.Results[pt.indices[j]]
 			slot.Found = found
@@ -351,6 +421,15 @@ func (c *Client) MultiGet(ctx context.Context, table string, keys [][]byte, opts
 	}
 	out.Version = cons.version()
 	return out, nil
+}
+
+func allFailed(parts []*part) bool {
+	for _, pt := range parts {
+		if pt.failure == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // readOneVersion sends every one of nparts parts (pinned to callerPin when

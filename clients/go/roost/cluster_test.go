@@ -189,7 +189,7 @@ func (c *testCluster) startAt(data string, shard int, listen string, extra ...st
 	c.servers = append(c.servers, s)
 	go func() { cmd.Wait(); close(s.done) }()
 	s.address = s.waitLog(listening)[1]
-	s.waitLog(regexp.MustCompile(`ready:`))
+	s.waitLog(regexp.MustCompile(`roost-server: ready: `))
 	return s
 }
 

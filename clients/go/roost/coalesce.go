@@ -106,10 +106,13 @@ func (q *coalescer) sendOne(table string, waiters []*waiter, since time.Time) {
 	ctx, cancel := context.WithDeadline(withToken(context.Background(), q.c.opts.Token), deadline)
 	defer cancel()
 	pt := &part{shard: q.shard, request: &roostv1.MultiGetRequest{Table: table, Keys: keys, Packed: true}}
-	response, err := q.c.runPart(ctx, pt, policy{deadline: deadline, hedgeDelay: q.c.opts.HedgeDelay,
+	response, perr := q.c.runPart(ctx, pt, policy{deadline: deadline, hedgeDelay: q.c.opts.HedgeDelay,
 		backoff: q.c.opts.Backoff, maxBackoff: q.c.opts.MaxBackoff})
 	results := make([]coalesced, len(waiters))
-	if err == nil {
+	var err error
+	if perr != nil {
+		err = perr.err
+	} else {
 		err = readMultiGetAnswer(response, len(keys), func(i int, found bool, value []byte) {
 			r := &results[i].r
 			r.Found, r.Version = found, response.GetVersion()

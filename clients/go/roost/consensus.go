@@ -94,6 +94,14 @@ func (c *consensus) answered(part int, version string) {
 	c.lost[part] = false
 }
 
+// dropped: part is left out of the batch (its shard could not answer, and
+// the caller takes partial answers): never compared nor re-sent, and an
+// answer it gave in an earlier round is forgotten.
+func (c *consensus) dropped(part int) {
+	c.answers[part] = ""
+	c.lost[part] = false
+}
+
 // extreme returns the oldest (newest when newest) version the parts name.
 func (c *consensus) extreme(newest bool) string {
 	best := ""

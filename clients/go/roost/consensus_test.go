@@ -51,3 +51,32 @@ func TestConsensus(t *testing.T) {
 		t.Fatalf("an empty version: agreed %v on %q", old.agreed(), old.version())
 	}
 }
+
+// Partial answers: a part dropped in a later round (its shard could not
+// answer the pinned re-send) loses its earlier answer; the batch agrees on
+// the versions the others answered, and the dropped part is never re-sent.
+func TestConsensusDropped(t *testing.T) {
+	c := newConsensus(3)
+	c.answered(0, "v000001")
+	c.answered(1, "v000002")
+	c.answered(2, "v000001")
+	if pin, parts := c.next(); pin != "v000001" || !reflect.DeepEqual(parts, []int{1}) {
+		t.Fatalf("next: %q %v", pin, parts)
+	}
+	c.dropped(1)
+	if !c.agreed() || c.version() != "v000001" {
+		t.Fatalf("after the drop: agreed %v on %q", c.agreed(), c.version())
+	}
+	if _, parts := c.next(); len(parts) != 0 {
+		t.Fatalf("a dropped part is sent again: %v", parts)
+	}
+	// The newest part dropped: the batch is the older version's, not a
+	// version the dropped part once named.
+	d := newConsensus(2)
+	d.answered(0, "v000003")
+	d.answered(1, "v000004")
+	d.dropped(0)
+	if !d.agreed() || d.version() != "v000004" {
+		t.Fatalf("agreed %v on %q", d.agreed(), d.version())
+	}
+}

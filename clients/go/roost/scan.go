@@ -115,6 +115,7 @@ func (r *scanRun) first(s *scanStream) error {
 			time.Sleep(backoff)
 			backoff = min(backoff*2, r.p.maxBackoff)
 		}
+		r.c.opts.Metrics.retried()
 		r.start(s)
 	}
 }
@@ -176,12 +177,24 @@ func (r *scanRun) head(s *scanStream) (*roostv1.KeyValue, error) {
 // message is retried on another replica; one that fails later fails the
 // call. A cuckoo table has no key order: FAILED_PRECONDITION.
 func (c *Client) Scan(ctx context.Context, table string, scan ScanOptions, opts ...CallOption) (*ScanResult, error) {
+	ctx, o := c.observe(ctx, methodScan, table, 0)
+	r, err := c.scan(ctx, table, scan, opts)
+	version := ""
+	if err == nil {
+		version = r.Version
+	}
+	o.end(version, 0, err)
+	return r, err
+}
+
+func (c *Client) scan(ctx context.Context, table string, scan ScanOptions, opts []CallOption) (*ScanResult, error) {
 	var config callConfig
 	for _, o := range opts {
 		o(&config)
 	}
 	ctx, cancel, p := c.call(ctx)
 	defer cancel()
+	p.partial = false // a Scan is never partial
 	run := &scanRun{c: c, ctx: ctx, p: p}
 	defer func() {
 		for _, s := range run.streams {

@@ -5,9 +5,11 @@
 //	python3 tests/conformance/run_conformance.py --runner go -- \
 //	    clients/go/roost-conformance-runner
 //
-// Ops: partition, open, get, multi_get, scan, wait. Options: timeout_s,
-// hedge_s, token, coalesce; any other (monotonic, partial) and the op
-// metrics are refused with a USAGE error, as the protocol asks.
+// Ops: partition, open, get, multi_get, scan, wait, metrics (the client's
+// Prometheus metrics since open, gathered from a registry of its own and
+// summed over their labels). Options: timeout_s, hedge_s, token, coalesce,
+// partial; any other (monotonic) is refused with a USAGE error, as the
+// protocol asks.
 package main
 
 import (
@@ -21,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/status"
 
 	"roost.dev/roost"
@@ -93,7 +96,8 @@ func unb64(name, text string) ([]byte, error) {
 }
 
 type runner struct {
-	client *roost.Client
+	client   *roost.Client
+	registry *prometheus.Registry // the client's metrics
 }
 
 func (r *runner) handle(req request) (any, error) {
@@ -172,6 +176,12 @@ func (r *runner) handle(req request) (any, error) {
 		}
 		results := make([]map[string]any, len(m.Results))
 		for i, res := range m.Results {
+			if res.Err != nil {
+				s := status.Convert(res.Err)
+				results[i] = map[string]any{"error": map[string]any{"code": roost.CodeName(s.Code()),
+					"message": s.Message(), "shard": r.client.ShardOf(keys[i])}}
+				continue
+			}
 			results[i] = map[string]any{"found": res.Found, "value": base64.StdEncoding.EncodeToString(res.Value)}
 		}
 		return map[string]any{"results": results, "version": m.Version}, nil
@@ -223,8 +233,43 @@ func (r *runner) handle(req request) (any, error) {
 			entries[i] = [2]string{base64.StdEncoding.EncodeToString(e.Key), base64.StdEncoding.EncodeToString(e.Value)}
 		}
 		return map[string]any{"entries": entries, "more": s.More, "version": s.Version}, nil
+	case "metrics":
+		if err := req.members(op); err != nil {
+			return nil, err
+		}
+		return r.metrics()
 	}
 	return nil, usage("the Go runner has no op %q", op)
+}
+
+// metrics answers the metrics op from the client's registry: each metric
+// summed over its labels, errors by code.
+func (r *runner) metrics() (any, error) {
+	families, err := r.registry.Gather()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"requests": 0.0, "keys": 0.0, "errors": map[string]float64{}, "partial_keys": 0.0,
+		"hedges": 0.0, "retries": 0.0, "version_switches": 0.0}
+	names := map[string]string{
+		"roost_client_requests_total": "requests", "roost_client_keys_total": "keys",
+		"roost_client_partial_keys_total": "partial_keys", "roost_client_hedges_total": "hedges",
+		"roost_client_retries_total": "retries", "roost_client_version_switches_total": "version_switches",
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "roost_client_errors_total" {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "code" {
+						out["errors"].(map[string]float64)[l.GetValue()] += m.GetCounter().GetValue()
+					}
+				}
+			} else if name, ok := names[f.GetName()]; ok {
+				out[name] = out[name].(float64) + m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out, nil
 }
 
 func (r *runner) open(req request) (any, error) {
@@ -257,6 +302,8 @@ func (r *runner) open(req request) (any, error) {
 			err = json.Unmarshal(raw, &opts.Token)
 		case "coalesce":
 			err = json.Unmarshal(raw, &opts.CoalesceGets)
+		case "partial":
+			err = json.Unmarshal(raw, &opts.PartialAnswers)
 		default:
 			return nil, usage("the Go client has no option %s", name)
 		}
@@ -268,11 +315,17 @@ func (r *runner) open(req request) (any, error) {
 		r.client.Close()
 		r.client = nil
 	}
+	registry := prometheus.NewRegistry()
+	metrics, err := roost.NewMetrics(registry)
+	if err != nil {
+		return nil, err
+	}
+	opts.Metrics = metrics
 	client, err := roost.Open(path, opts)
 	if err != nil {
 		return nil, layoutError{err}
 	}
-	r.client = client
+	r.client, r.registry = client, registry
 	return map[string]any{}, nil
 }
 
