@@ -55,6 +55,8 @@ rest=(
   python3-grpcio python3-protobuf python3-xxhash python3-pytest
   # roost.ClientMetrics (the Python client's [metrics] extra) in its tests.
   python3-prometheus-client
+  # The wheel of scripts/build-artefacts.sh (python3 -m build).
+  python3-build
   python3-venv python3-pip python3-setuptools python3-wheel mypy
   # The Helm chart's test (tests/deploy/helm_checks.py reads what helm renders).
   python3-yaml

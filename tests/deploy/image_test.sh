@@ -55,6 +55,15 @@ out=$(podman run --rm --network none "$image" --version)
 [ "$out" = "roost-server $version (revision $revision)" ] ||
   fail "roost-server --version in the image: $out"
 
+# Pushable: deploy/README.md's `podman push` of a tag, here to an OCI
+# archive (no registry is reachable here), which must hold the image.
+podman tag "$image" "localhost/roost:push-test"
+podman push --quiet "localhost/roost:push-test" "oci-archive:$tmp/roost-oci.tar" ||
+  fail "podman push to an OCI archive failed"
+tar -tf "$tmp/roost-oci.tar" | grep -qx index.json ||
+  fail "the pushed OCI archive has no index.json"
+podman rmi --force localhost/roost:push-test >/dev/null
+
 free_port() {
   /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
