@@ -137,9 +137,10 @@ class PartialAnswersTest {
         }
         try {
           long start = System.nanoTime();
-          checkPartial(client, client.multiGet("t", keys), keys, 2, Set.of("DEADLINE_EXCEEDED"));
+          MultiGetResult r = client.multiGet("t", keys);
           double seconds = (System.nanoTime() - start) / 1e9;
           assertTrue(seconds >= 1.4 && seconds < 5, "answered after " + seconds + " s");
+          checkPartial(client, r, keys, 2, Set.of("DEADLINE_EXCEEDED"));
         } finally {
           for (Cluster.Server s : hung) {
             signal("-CONT", s);
@@ -149,8 +150,31 @@ class PartialAnswersTest {
     }
   }
 
+  /** Sends {@code signal} ("-STOP", "-CONT"); after a STOP, returns once every thread stopped. */
   static void signal(String signal, Cluster.Server s) throws Exception {
-    Process p = new ProcessBuilder("kill", signal, Long.toString(s.process.pid())).start();
+    long pid = s.process.pid();
+    Process p = new ProcessBuilder("kill", signal, Long.toString(pid)).start();
     assertEquals(0, p.waitFor());
+    if (signal.equals("-STOP")) {
+      Cluster.waitFor(() -> allStopped(pid), "roost-server " + pid + " to stop", s);
+    }
+  }
+
+  // Whether every thread of `pid` is stopped (state T in /proc/PID/task/TID/stat).
+  private static boolean allStopped(long pid) {
+    try (java.util.stream.Stream<Path> tasks =
+        java.nio.file.Files.list(Path.of("/proc/" + pid + "/task"))) {
+      return tasks.allMatch(
+          t -> {
+            try {
+              String stat = java.nio.file.Files.readString(t.resolve("stat"));
+              return stat.substring(stat.lastIndexOf(')') + 2).startsWith("T");
+            } catch (java.io.IOException e) {
+              return true; // the thread is gone
+            }
+          });
+    } catch (java.io.IOException e) {
+      return false;
+    }
   }
 }
