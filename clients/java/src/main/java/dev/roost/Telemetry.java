@@ -130,7 +130,8 @@ final class Telemetry {
         metrics.record(method, table, keys, nanos, code, null, Map.of());
       }
       if (span != null) {
-        Throwable shown = error instanceof CompletionException c ? c.getCause() : error;
+        Throwable shown =
+            error instanceof CompletionException c && c.getCause() != null ? c.getCause() : error;
         span.setAttribute(ERROR_CODE, code);
         span.recordException(shown);
         span.setStatus(StatusCode.ERROR, code + ": " + shown.getMessage());
