@@ -13,7 +13,9 @@ import java.util.stream.IntStream;
  * when it names one: then once, and no more), then re-sends as the consensus says until the parts
  * agree. A pinned part refused with FAILED_PRECONDITION (not a stale layout) moves the batch
  * forward after a backoff; past the deadline the batch fails ABORTED naming the versions seen. Any
- * other failure is the batch's.
+ * other failure is the batch's. With partial answers, a part whose shard could not answer ({@link
+ * Shards.Part#failure}) is dropped from the consensus: never compared nor re-sent, its keys given
+ * its error by the caller.
  *
  * <p>Runs on gRPC's and the client's timer threads, one step at a time: the future completes with
  * the version the batch was read from.
@@ -82,6 +84,8 @@ final class BatchRead {
                 for (int i : which) {
                   if (parts.get(i).answered) {
                     consensus.answered(i, parts.get(i).response.getVersion());
+                  } else if (parts.get(i).failure != null) {
+                    consensus.dropped(i); // partial answers: its shard is left out
                   }
                 }
               }

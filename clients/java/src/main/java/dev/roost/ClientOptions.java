@@ -1,5 +1,8 @@
 package dev.roost;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Tracer;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -24,8 +27,14 @@ public final class ClientOptions {
   private final boolean coalesceGets;
   private final int coalesceMaxInFlight;
   private final int coalesceMaxBatch;
+  private final boolean partialAnswers;
+  private final MeterRegistry meterRegistry;
+  private final Tracer tracer;
 
   private ClientOptions(Builder b) {
+    this.partialAnswers = b.partialAnswers;
+    this.meterRegistry = b.meterRegistry;
+    this.tracer = b.tracer;
     this.maxBatch = b.maxBatch;
     this.coalesceGets = b.coalesceGets;
     this.coalesceMaxInFlight = b.coalesceMaxInFlight;
@@ -83,8 +92,25 @@ public final class ClientOptions {
     return coalesceMaxBatch;
   }
 
+  public boolean partialAnswers() {
+    return partialAnswers;
+  }
+
+  /** The registry the client metrics go to, or null (none). */
+  public MeterRegistry meterRegistry() {
+    return meterRegistry;
+  }
+
+  /** The tracer of the client's spans, or null (none). */
+  public Tracer tracer() {
+    return tracer;
+  }
+
   public Builder toBuilder() {
     Builder b = new Builder();
+    b.partialAnswers = partialAnswers;
+    b.meterRegistry = meterRegistry;
+    b.tracer = tracer;
     b.maxBatch = maxBatch;
     b.coalesceGets = coalesceGets;
     b.coalesceMaxInFlight = coalesceMaxInFlight;
@@ -107,8 +133,52 @@ public final class ClientOptions {
     private boolean coalesceGets;
     private int coalesceMaxInFlight = 4;
     private int coalesceMaxBatch = 1000;
+    private boolean partialAnswers;
+    private MeterRegistry meterRegistry;
+    private Tracer tracer;
 
     private Builder() {}
+
+    /**
+     * Partial answers: a MultiGet whose shard could not answer (its retries ended UNAVAILABLE or
+     * RESOURCE_EXHAUSTED at the deadline, or the deadline itself) answers the other shards' keys,
+     * all from one version, and gives each key of that shard its error ({@link
+     * LookupResult#error()}). The call fails only when no shard answered, or for any other error (a
+     * stale layout, no such table), as without it. A Get (one shard) and a Scan are never partial.
+     * The default value is off.
+     */
+    public Builder partialAnswers(boolean on) {
+      this.partialAnswers = on;
+      return this;
+    }
+
+    /**
+     * The client metrics (tests/conformance/README.md, "Client metrics") are kept in {@code
+     * registry}: {@code roost.client.requests}, {@code roost.client.keys}, {@code
+     * roost.client.errors}, {@code roost.client.partial.keys}, the timer {@code
+     * roost.client.request}, {@code roost.client.hedges}, {@code roost.client.retries}, {@code
+     * roost.client.version.switches}. Null: none. The default value is none.
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      this.meterRegistry = registry;
+      return this;
+    }
+
+    /**
+     * A span per get, multiGet and scan ("roost.Get", "roost.MultiGet", "roost.Scan") from {@code
+     * tracer}. Null: none. The default value is none.
+     */
+    public Builder tracer(Tracer tracer) {
+      this.tracer = tracer;
+      return this;
+    }
+
+    /** {@link #tracer} with the tracer "dev.roost.roost-client" of {@code openTelemetry}. */
+    public Builder openTelemetry(OpenTelemetry openTelemetry) {
+      this.tracer =
+          openTelemetry == null ? null : openTelemetry.getTracer("dev.roost.roost-client", "0.1.0");
+      return this;
+    }
 
     /**
      * The most keys one MultiGet call carries: the servers' --max-batch. A shard's part of a batch

@@ -228,6 +228,9 @@ final class ClusterScan implements AutoCloseable {
         sleep(backoff);
         backoff = Math.min(backoff * 2, policy.maxBackoffNanos());
       }
+      if (policy.metrics() != null) {
+        policy.metrics().retry();
+      }
       start(s);
     }
   }

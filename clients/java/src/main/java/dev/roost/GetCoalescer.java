@@ -85,8 +85,9 @@ final class GetCoalescer {
         .whenComplete(
             (failure, thrown) -> {
               try {
-                if (thrown != null || failure != null) {
-                  Throwable error = thrown != null ? thrown : failure;
+                if (thrown != null || failure != null || part.failure != null) {
+                  Throwable error =
+                      thrown != null ? thrown : failure != null ? failure : part.failure;
                   for (Waiting w : batch) {
                     w.done().completeExceptionally(error);
                   }

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -51,10 +52,15 @@ public final class RoostClient implements AutoCloseable {
   private final ScheduledThreadPoolExecutor timers;
   private final Shards shards;
   private final GetCoalescer coalescer; // null: off
+  private final Telemetry telemetry;
 
   private RoostClient(Layout layout, ClientOptions options) {
     this.layout = layout;
     this.options = options;
+    this.telemetry =
+        new Telemetry(
+            options.meterRegistry() == null ? null : new ClientMetrics(options.meterRegistry()),
+            options.tracer());
     int id = CLIENTS.incrementAndGet();
     this.timers =
         new ScheduledThreadPoolExecutor(
@@ -77,7 +83,7 @@ public final class RoostClient implements AutoCloseable {
                 shards,
                 options.coalesceMaxInFlight(),
                 options.coalesceMaxBatch(),
-                () -> policy(CallOptions.DEFAULT))
+                () -> policy(CallOptions.DEFAULT, false)) // one key: never partial
             : null;
   }
 
@@ -149,12 +155,22 @@ public final class RoostClient implements AutoCloseable {
     if (table == null || table.isEmpty()) {
       throw new IllegalArgumentException("the table name must not be empty");
     }
-    return ClusterScan.run(
-        shards,
-        policy(Objects.requireNonNull(call)),
-        table,
-        Objects.requireNonNull(scan),
-        call.version());
+    Objects.requireNonNull(scan);
+    Objects.requireNonNull(call);
+    Telemetry.Call t = telemetry.begin("scan", table, 0);
+    try {
+      // Never partial: a merge with a shard missing would skip its keys.
+      ScanResult r = ClusterScan.run(shards, policy(call, false), table, scan, call.version());
+      if (t != null) {
+        t.answered(r.version(), Map.of());
+      }
+      return r;
+    } catch (RuntimeException e) {
+      if (t != null) {
+        t.failed(e);
+      }
+      throw e;
+    }
   }
 
   /**
@@ -177,19 +193,39 @@ public final class RoostClient implements AutoCloseable {
   /** {@link #get}, without blocking. */
   public CompletableFuture<GetResult> getAsync(String table, byte[] key, CallOptions call) {
     Objects.requireNonNull(key, "key");
-    if (coalescer != null && call.equals(CallOptions.DEFAULT)) {
-      if (table == null || table.isEmpty()) {
-        throw new IllegalArgumentException("the table name must not be empty");
-      }
-      return coalescer.get(table, key, shardOf(key));
+    Objects.requireNonNull(call, "call");
+    if (table == null || table.isEmpty()) {
+      throw new IllegalArgumentException("the table name must not be empty");
     }
-    // One key is a batch of one: the same path, retries and all.
-    return multiGetAsync(table, List.of(key), call)
-        .thenApply(
-            r -> {
-              LookupResult one = r.results().get(0);
-              return new GetResult(one.found(), one.value(), r.version());
-            });
+    Telemetry.Call t = telemetry.begin("get", table, 1);
+    CompletableFuture<GetResult> f;
+    if (coalescer != null && call.equals(CallOptions.DEFAULT)) {
+      f = coalescer.get(table, key, shardOf(key));
+    } else {
+      // One key is a batch of one: the same path, retries and all (its one
+      // shard failing fails it, partial answers or not).
+      f =
+          readBatch(table, List.of(key), call)
+              .thenApply(
+                  r -> {
+                    LookupResult one = r.results().get(0);
+                    if (one.error() != null) {
+                      throw one.error();
+                    }
+                    return new GetResult(one.found(), one.value(), r.version());
+                  });
+    }
+    if (t == null) {
+      return f;
+    }
+    return f.whenComplete(
+        (r, e) -> {
+          if (e != null) {
+            t.failed(e);
+          } else {
+            t.answered(r.version(), Map.of());
+          }
+        });
   }
 
   public CompletableFuture<MultiGetResult> multiGetAsync(String table, List<byte[]> keys) {
@@ -204,6 +240,31 @@ public final class RoostClient implements AutoCloseable {
     }
     Objects.requireNonNull(keys, "keys");
     Objects.requireNonNull(call, "call");
+    Telemetry.Call t = telemetry.begin("multi_get", table, keys.size());
+    CompletableFuture<MultiGetResult> f;
+    try {
+      f = readBatch(table, keys, call);
+    } catch (RuntimeException e) { // a null key
+      if (t != null) {
+        t.failed(e);
+      }
+      throw e;
+    }
+    if (t == null) {
+      return f;
+    }
+    return f.whenComplete(
+        (r, e) -> {
+          if (e != null) {
+            t.failed(e);
+          } else {
+            t.answered(r.version(), Telemetry.partialKeys(r));
+          }
+        });
+  }
+
+  private CompletableFuture<MultiGetResult> readBatch(
+      String table, List<byte[]> keys, CallOptions call) {
     if (keys.isEmpty()) {
       return CompletableFuture.completedFuture(new MultiGetResult(List.of(), ""));
     }
@@ -243,7 +304,8 @@ public final class RoostClient implements AutoCloseable {
     for (int p = 0; p < requests.size(); ++p) {
       parts.add(new Shards.Part(partShards.get(p), indices.get(p), requests.get(p).build()));
     }
-    return BatchRead.run(shards, table, parts, call.version(), policy(call))
+    Shards.Policy policy = policy(call, options.partialAnswers());
+    return BatchRead.run(shards, table, parts, call.version(), policy)
         .thenApply(version -> collect(parts, keys.size(), version));
   }
 
@@ -284,7 +346,7 @@ public final class RoostClient implements AutoCloseable {
 
   // ---- internals ----
 
-  private Shards.Policy policy(CallOptions call) {
+  private Shards.Policy policy(CallOptions call, boolean partial) {
     Duration timeout = call.timeout() != null ? call.timeout() : options.timeout();
     // A year is as good as forever, and does not overflow.
     long nanos = Math.min(timeout.toNanos(), TimeUnit.DAYS.toNanos(365));
@@ -293,12 +355,29 @@ public final class RoostClient implements AutoCloseable {
         Deadline.after(nanos, TimeUnit.NANOSECONDS),
         options.hedgeDelay().toNanos(),
         options.backoff().toNanos(),
-        options.maxBackoff().toNanos());
+        options.maxBackoff().toNanos(),
+        partial,
+        telemetry.metrics());
   }
 
   private static MultiGetResult collect(List<Shards.Part> parts, int keys, String version) {
     LookupResult[] out = new LookupResult[keys];
+    RoostException firstFailure = null;
+    boolean anyAnswered = false;
     for (Shards.Part part : parts) {
+      if (part.failure != null) {
+        // Partial answers: its shard could not answer (even if an earlier
+        // round of the batch got it an answer, from another version).
+        LookupResult failed = new LookupResult(false, new byte[0], part.failure);
+        for (int i : part.indices) {
+          out[i] = failed;
+        }
+        if (firstFailure == null) {
+          firstFailure = part.failure;
+        }
+        continue;
+      }
+      anyAnswered = true;
       try {
         MultiGetAnswer.read(
             part.response,
@@ -310,6 +389,9 @@ public final class RoostClient implements AutoCloseable {
         throw new RoostException(
             e.status(), "shard " + part.shard + ": " + e.getMessage(), part.shard, null);
       }
+    }
+    if (!anyAnswered && firstFailure != null) {
+      throw firstFailure; // no shard answered: nothing partial about it
     }
     return new MultiGetResult(List.copyOf(Arrays.asList(out)), version);
   }

@@ -54,7 +54,11 @@ final class Shards implements AutoCloseable {
       Deadline deadline, // the same, for gRPC
       long hedgeNanos, // 0: no hedging
       long backoffNanos,
-      long maxBackoffNanos) {}
+      long maxBackoffNanos,
+      // Partial answers: a part whose shard cannot answer ends with its
+      // Part.failure and the others go on (see run).
+      boolean partial,
+      ClientMetrics metrics) {} // null: none; counts hedges and retries
 
   record Replica(String target, ManagedChannel channel) {}
 
@@ -65,6 +69,9 @@ final class Shards implements AutoCloseable {
     MultiGetRequest request;
     MultiGetResponse response; // its last answer
     boolean answered; // the last run got it a new answer
+    // With Policy.partial: why its shard could not answer in the last run
+    // that sent it; null otherwise.
+    RoostException failure;
 
     Part(int shard, int[] indices, MultiGetRequest request) {
       this.shard = shard;
@@ -200,6 +207,10 @@ final class Shards implements AutoCloseable {
    * retrying and hedging as {@code policy} says. The future completes with null when every one has
    * answered (its response replaced, {@code answered} set), or with the error of the first that
    * failed for good: then the others are cancelled, keeping the response they had.
+   *
+   * <p>With {@code policy.partial()}, a part whose shard could not answer (its retries ended
+   * UNAVAILABLE or RESOURCE_EXHAUSTED at the deadline, or the deadline itself) ends with its {@code
+   * failure} instead, and the others go on; any other failure still ends the run.
    */
   CompletableFuture<RoostException> run(List<Part> parts, int[] which, Policy policy) {
     return new Round(parts, which, policy).start();
@@ -265,6 +276,7 @@ final class Shards implements AutoCloseable {
     synchronized CompletableFuture<RoostException> start() {
       for (int i : which) {
         parts.get(i).answered = false;
+        parts.get(i).failure = null;
       }
       for (int i = 0; i < which.length; ++i) {
         state[i] = new PartState();
@@ -340,6 +352,9 @@ final class Shards implements AutoCloseable {
         return;
       }
       s.hedged = true;
+      if (policy.metrics() != null) {
+        policy.metrics().hedge();
+      }
       attempt(i);
     }
 
@@ -377,6 +392,9 @@ final class Shards implements AutoCloseable {
       }
       if (retryable && now - policy.deadlineNanos() < 0) {
         if (s.tries % n != 0) {
+          if (policy.metrics() != null) {
+            policy.metrics().retry();
+          }
           attempt(i); // the next replica, at once
           return;
         }
@@ -407,6 +425,19 @@ final class Shards implements AutoCloseable {
                       + (s.tries == 1 ? " attempt" : " attempts")
                       + "; no replica answered before the deadline)")
               : shardError(part.shard, replicas.get(replica).target(), status, "");
+      if (policy.partial() && (cutShort || status.getCode() == Status.Code.DEADLINE_EXCEEDED)) {
+        // Its shard could not answer: this part ends, the others go on.
+        part.failure = failure;
+        s.done = true;
+        if (s.timer != null) {
+          s.timer.cancel(false);
+        }
+        if (--pending == 0) {
+          finished = true;
+          done.complete(null);
+        }
+        return;
+      }
       finished = true;
       for (PartState other : state) {
         if (other.timer != null) {
@@ -423,6 +454,9 @@ final class Shards implements AutoCloseable {
       PartState s = state[i];
       s.timer = null;
       if (!finished && !s.done) {
+        if (policy.metrics() != null) {
+          policy.metrics().retry();
+        }
         attempt(i);
       }
     }

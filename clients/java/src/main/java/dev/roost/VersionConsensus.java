@@ -101,6 +101,14 @@ final class VersionConsensus {
     answers[part] = null;
   }
 
+  /**
+   * Part {@code part} is left out of the batch (its shard could not answer, and the caller takes
+   * partial answers): never compared nor re-sent, as an answer that names no version.
+   */
+  void dropped(int part) {
+    answers[part] = "";
+  }
+
   /** Whether every part has an answer and every one that named a version named the same. */
   boolean agreed() {
     for (String a : answers) {

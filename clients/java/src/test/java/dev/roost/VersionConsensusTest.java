@@ -80,4 +80,26 @@ class VersionConsensusTest {
     assertEquals("v000009", c.next().pin());
     assertArrayEquals(new int[] {0}, c.next().parts());
   }
+
+  @Test
+  void aDroppedPartIsNeitherComparedNorResent() {
+    VersionConsensus c = new VersionConsensus(3);
+    c.answered(0, "v000002");
+    c.answered(1, "v000003");
+    c.answered(2, "v000002");
+    assertFalse(c.agreed());
+    assertArrayEquals(new int[] {1}, c.next().parts());
+    // Re-sent pinned to v000002, part 1's shard could not answer: its
+    // v000003 answer no longer counts, and the others agree.
+    c.dropped(1);
+    assertTrue(c.agreed());
+    assertEquals("v000002", c.version());
+    // A part dropped before any answer: the rest still agree.
+    VersionConsensus d = new VersionConsensus(2);
+    d.dropped(0);
+    assertFalse(d.agreed(), "part 1 has not answered");
+    d.answered(1, "v000004");
+    assertTrue(d.agreed());
+    assertEquals("v000004", d.version());
+  }
 }

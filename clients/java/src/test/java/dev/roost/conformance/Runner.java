@@ -18,6 +18,8 @@ import dev.roost.RoostClient;
 import dev.roost.RoostException;
 import dev.roost.ScanOptions;
 import dev.roost.ScanResult;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -33,9 +35,10 @@ import java.util.Set;
 /**
  * The Java runner of the client conformance suite (tests/conformance/ README.md): one JSON request
  * per line on stdin, one JSON answer per line on stdout, in order, flushed; exits 0 at end of
- * input. Drives {@link RoostClient}: ops partition, open, get, multi_get, scan and wait. The ops
- * and options this client does not have yet (metrics; monotonic, partial) are answered {"error":
- * {"code": "USAGE", ...}}, so that no case passes on an option ignored.
+ * input. Drives {@link RoostClient}: ops partition, open, get, multi_get, scan, wait and metrics
+ * (the client's Micrometer meters, in a registry of their own per open, summed over their tags).
+ * The option this client does not have yet (monotonic) is answered {"error": {"code": "USAGE",
+ * ...}}, so that no case passes on an option ignored.
  *
  * <pre>
  * mvn -q test-compile   # writes target/test-classpath.txt
@@ -47,6 +50,7 @@ public final class Runner {
   private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
 
   private RoostClient client;
+  private SimpleMeterRegistry registry = new SimpleMeterRegistry();
 
   /** A request the runner cannot take: answered with code USAGE. */
   static final class Usage extends RuntimeException {
@@ -122,11 +126,14 @@ public final class Runner {
       }
       case "open" -> {
         members(request, Set.of("op", "layout", "options"), Set.of("layout"));
-        ClientOptions options = options(request.get("options"));
+        SimpleMeterRegistry meters = new SimpleMeterRegistry();
+        ClientOptions options =
+            options(request.get("options")).toBuilder().meterRegistry(meters).build();
         RoostClient opened =
             RoostClient.fromLayoutFile(Path.of(string(request, "layout")), options);
         close();
         client = opened;
+        registry = meters;
         return new JsonObject();
       }
       case "get" -> {
@@ -149,7 +156,13 @@ public final class Runner {
         MultiGetResult r = open().multiGet(string(request, "table"), list, call(request));
         JsonArray results = new JsonArray();
         for (LookupResult one : r.results()) {
-          results.add(result(one.found(), one.value()));
+          if (one.error() != null) {
+            JsonObject error = error(one.error().code(), one.error().getMessage());
+            error.getAsJsonObject("error").addProperty("shard", one.error().shard());
+            results.add(error);
+          } else {
+            results.add(result(one.found(), one.value()));
+          }
         }
         JsonObject out = new JsonObject();
         out.add("results", results);
@@ -193,8 +206,32 @@ public final class Runner {
                 seconds(request.get("timeout_s"), "timeout_s"));
         return new JsonObject();
       }
+      case "metrics" -> {
+        members(request, Set.of("op"), Set.of());
+        open();
+        JsonObject errors = new JsonObject();
+        for (Counter c : registry.find("roost.client.errors").counters()) {
+          String code = c.getId().getTag("code");
+          long before = errors.has(code) ? errors.get(code).getAsLong() : 0;
+          errors.addProperty(code, before + (long) c.count());
+        }
+        JsonObject out = new JsonObject();
+        out.addProperty("requests", sum("roost.client.requests"));
+        out.addProperty("keys", sum("roost.client.keys"));
+        out.add("errors", errors);
+        out.addProperty("partial_keys", sum("roost.client.partial.keys"));
+        out.addProperty("hedges", sum("roost.client.hedges"));
+        out.addProperty("retries", sum("roost.client.retries"));
+        out.addProperty("version_switches", sum("roost.client.version.switches"));
+        return out;
+      }
       default -> throw new Usage("op \"" + op + "\" is not one the Java runner has");
     }
+  }
+
+  // A counter of the client's registry, summed over its tags.
+  private long sum(String name) {
+    return (long) registry.find(name).counters().stream().mapToDouble(Counter::count).sum();
   }
 
   private RoostClient open() {
@@ -242,7 +279,13 @@ public final class Runner {
           }
           b.coalesceGets(value.getAsBoolean(), 4, 1000);
         }
-        case "monotonic", "partial" -> {
+        case "partial" -> {
+          if (!value.isJsonPrimitive() || !value.getAsJsonPrimitive().isBoolean()) {
+            throw new Usage("options.partial must be true or false");
+          }
+          b.partialAnswers(value.getAsBoolean());
+        }
+        case "monotonic" -> {
           // Off is what this client does; on is an option it lacks.
           if (!(value.isJsonPrimitive()
               && value.getAsJsonPrimitive().isBoolean()

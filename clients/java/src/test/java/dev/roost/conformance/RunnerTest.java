@@ -69,7 +69,7 @@ class RunnerTest {
             + b64("nope")
             + "\"], \"version\": \"1\"}",
         "{\"op\": \"get\", \"table\": \"t\", \"key\": \"" + b64("k") + "\", \"versoin\": \"1\"}",
-        "{\"op\": \"open\", \"layout\": \"" + layout + "\", \"options\": {\"partial\": true}}",
+        "{\"op\": \"open\", \"layout\": \"" + layout + "\", \"options\": {\"monotonic\": true}}",
         "{\"op\": \"wait\", \"table\": \"t\", \"version\": \"v000001\", \"timeout_s\": 10}",
         "{\"op\": \"wait\", \"table\": \"t\", \"version\": \"v000002\", \"timeout_s\": 0.2}",
         "{\"op\": \"get\", \"table\": \"t\", \"key\": \"" + b64("k") + "\", \"version\": \"9\"}",
@@ -115,7 +115,12 @@ class RunnerTest {
       assertEquals(0, a[8].size(), a[8].toString());
       assertEquals("DEADLINE_EXCEEDED", code(a[9]));
       assertEquals("FAILED_PRECONDITION", code(a[10]));
-      assertEquals("USAGE", code(a[11]));
+      // The client of request 3: its get, multi_get of 2 keys and the get
+      // of an unserved version (a refused open leaves it in place).
+      assertEquals(
+          "{\"requests\":3,\"keys\":4,\"errors\":{\"FAILED_PRECONDITION\":1},"
+              + "\"partial_keys\":0,\"hedges\":0,\"retries\":0,\"version_switches\":0}",
+          a[11].toString());
       assertEquals(
           "[[\""
               + b64("key00010")
