@@ -25,7 +25,12 @@ containers=()
 minio_pid=
 cleanup() {
   for c in "${containers[@]}"; do podman rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
-  [ -z "$minio_pid" ] || kill "$minio_pid" 2>/dev/null || true
+  # MinIO writes into $tmp until it has exited: wait for it before the rm
+  # (an rm racing its shutdown once failed the test after "ok").
+  if [ -n "$minio_pid" ]; then
+    kill "$minio_pid" 2>/dev/null || true
+    wait "$minio_pid" 2>/dev/null || true
+  fi
   rm -rf "$tmp"
 }
 trap cleanup EXIT
