@@ -105,7 +105,9 @@ void ClusterClient::Record(std::string_view method, std::string_view table,
 absl::StatusOr<GetResult> ClusterClient::Get(std::string_view table,
                                              std::string_view key,
                                              const CallOptions& call) const {
-  const Clock::time_point start = Clock::now();
+  // Read only for the CallRecord: no clock on the hot path without one.
+  const Clock::time_point start =
+      options_.on_call ? Clock::now() : Clock::time_point();
   AttemptCounts counts;
   absl::StatusOr<GetResult> out;
   if (options_.coalesce_gets && call.version.empty() &&

@@ -131,6 +131,26 @@ class _Timed:
                              self._partial)
 
 
+class _Untimed(_Timed):
+    """What `timed` gives without a meter: no clock read, nothing kept."""
+
+    def __init__(self) -> None:
+        super().__init__(None, "", "", 0)
+
+    def __enter__(self) -> "_Timed":
+        return self
+
+    def answered(self, version: str, partial: Optional[dict[int, Any]] = None) -> None:
+        pass
+
+    def __exit__(self, kind: Any, error: Optional[BaseException], tb: Any) -> None:
+        pass
+
+
+_UNTIMED = _Untimed()
+
+
 def timed(meter: Optional[CallMeter], method: str, table: str, keys: int) -> _Timed:
-    """A call of `method` to record in `meter` (None: recorded nowhere)."""
-    return _Timed(meter, method, table, keys)
+    """A call of `method` to record in `meter` (None: recorded nowhere, at
+    no cost but this call)."""
+    return _UNTIMED if meter is None else _Timed(meter, method, table, keys)
