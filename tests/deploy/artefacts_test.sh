@@ -33,12 +33,16 @@ javap -cp "$jar" dev.roost.v1.MultiGetRequest >/dev/null ||
 
 proxy=$out/go-proxy/roost.dev/@v
 grep -qx "v$version" "$proxy/list" || fail "the Go module proxy lists no v$version"
-unzip -l "$proxy/v$version.zip" | grep -q "roost.dev@v$version/roost/client.go" ||
+# (Listings are read whole before grep: `cmd | grep -q` under pipefail fails
+# when grep stops reading first and cmd dies of SIGPIPE.)
+zip_names=$(unzip -Z1 "$proxy/v$version.zip")
+grep -qx "roost.dev@v$version/roost/client.go" <<<"$zip_names" ||
   fail "the Go module's zip lacks roost/client.go"
 
 chart=$out/roost-$version.tgz
 eval "$("$src/scripts/install-k8s-tools.sh" --check | grep '^ROOST_HELM=')"
-"$ROOST_HELM" show chart "$chart" | grep -qx "version: $version" ||
+chart_yaml=$("$ROOST_HELM" show chart "$chart")
+grep -qx "version: $version" <<<"$chart_yaml" ||
   fail "helm show chart: no version $version"
 "$ROOST_HELM" template roost "$chart" --set repository.uri=s3://tables/prod >/dev/null ||
   fail "helm template of the packaged chart failed"

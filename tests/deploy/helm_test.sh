@@ -103,7 +103,8 @@ quiet "helm template without --kube-version"
 "$ROOST_HELM" package "$chart" -d "$tmp/package" >/dev/null 2>"$tmp/err" ||
   { cat "$tmp/err" >&2; fail "helm package failed"; }
 quiet "helm package"
-"$ROOST_HELM" show chart "$tmp"/package/roost-*.tgz | grep -qx '  artifacthub.io/license: Apache-2.0' ||
+chart_yaml=$("$ROOST_HELM" show chart "$tmp"/package/roost-*.tgz)
+grep -qx '  artifacthub.io/license: Apache-2.0' <<<"$chart_yaml" ||
   fail "Chart.yaml has no artifacthub.io/license annotation"
 packaged=$(tar -tzvf "$tmp"/package/roost-*.tgz)
 for f in LICENSE files/roost-rules.yml files/roost.json; do

@@ -65,7 +65,8 @@ out=$(podman run --rm --network none "$image" --version)
 podman tag "$image" "localhost/roost:push-test"
 podman push --quiet "localhost/roost:push-test" "oci-archive:$tmp/roost-oci.tar" ||
   fail "podman push to an OCI archive failed"
-tar -tf "$tmp/roost-oci.tar" | grep -qx index.json ||
+oci_names=$(tar -tf "$tmp/roost-oci.tar")
+grep -qx index.json <<<"$oci_names" ||
   fail "the pushed OCI archive has no index.json"
 podman rmi --force localhost/roost:push-test >/dev/null
 
