@@ -25,7 +25,7 @@ rm -rf "$copy/python/build" "$copy/python"/src/*.egg-info
 # holds the batch set's pandas 3, which Feast refuses); redis-py for
 # bench/feast_bench.py (Feast's Redis online store).
 "$venv/bin/python" -m pip install --quiet --no-index --no-build-isolation \
-  --disable-pip-version-check --find-links "$wheels" "$copy/python[feast]" \
+  --disable-pip-version-check --find-links "$wheels" "$copy/python[feast,tracing]" \
   feast==0.67.0 pandas==2.3.3 protobuf==7.36.2 redis==7.4.1
 cd /
 "$venv/bin/python" - <<'PY'

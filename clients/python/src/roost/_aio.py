@@ -31,7 +31,7 @@ from roost._attempts import Attempts, ShardReplicas
 from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
 from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
-from roost._metrics import CallMeter, ClientMetrics, timed
+from roost._metrics import CallMeter, ClientMetrics, timed, tracer_of
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, MonotonicReads, Outcome, consistent_rounds
@@ -77,6 +77,7 @@ class AsyncClient:
         partial: bool = False,
         monotonic: bool = False,
         metrics: Optional[ClientMetrics] = None,
+        tracer_provider: Any = None,
         coalesce: bool = False,
         coalesce_in_flight: int = 4,
     ) -> None:
@@ -97,6 +98,7 @@ class AsyncClient:
         self._partial = partial
         self._monotonic = MonotonicReads() if monotonic else None
         self._meter = CallMeter(metrics) if metrics is not None else None
+        self._tracer = tracer_of(tracer_provider) if tracer_provider is not None else None
         self._coalescer = _Coalescer(self, coalesce_in_flight) if coalesce else None
         self._schemas = _calls.SchemaCache()
 
@@ -126,7 +128,7 @@ class AsyncClient:
 
     async def get_versioned(self, table: str, key: Key, *, timeout: Optional[float] = None,
                             version: Optional[str] = None) -> tuple[Optional[bytes], str]:
-        with timed(self._meter, "get", table, 1) as call:
+        with timed(self._meter, self._tracer, "get", table, 1) as call:
             if self._coalescer is not None and timeout is None and version is None:
                 value, answered = await self._coalescer.get(table, key_bytes(key))
             else:
@@ -148,7 +150,7 @@ class AsyncClient:
                                  version: Optional[str] = None) -> BatchResult:
         _calls.check_table(table)
         batch = keys_bytes(keys)
-        with timed(self._meter, "multi_get", table, len(batch)) as call:
+        with timed(self._meter, self._tracer, "multi_get", table, len(batch)) as call:
             result = await self._many(table, batch, self._deadline(timeout), version, (),
                                       self._partial)
             call.answered(result.version, result.errors)
@@ -201,7 +203,7 @@ class AsyncClient:
         def request(part: int, pinned: str) -> Any:
             return _calls.scan_request(table, *bounds, limit, pinned)
 
-        with timed(self._meter, "scan", table, 0) as call:
+        with timed(self._meter, self._tracer, "scan", table, 0) as call:
             parts = await self._consistent(table, _calls.SCAN, range(self._n), request,
                                            self._deadline(timeout), version)
             result = _calls.merge_scans(parts, limit)

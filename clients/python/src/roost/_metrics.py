@@ -2,7 +2,10 @@
 names and meanings every roost client uses (tests/conformance/README.md,
 "Client metrics"). One ClientMetrics may serve several clients; each metric
 is registered once, in the registry given (prometheus_client's default
-REGISTRY when none).
+REGISTRY when none). And OpenTelemetry spans (opentelemetry-api), one per
+call, as the Go and Java clients make them: "roost.Get", "roost.MultiGet",
+"roost.Scan", with the attributes roost.table, roost.keys, roost.version,
+roost.failed_keys and rpc.grpc.status_code, and an error status.
 
 Example:
     metrics = roost.ClientMetrics()            # registers roost_client_*
@@ -105,20 +108,52 @@ def _number(version: str) -> Optional[int]:
         return None
 
 
+def tracer_of(tracer_provider: Any) -> Any:
+    """The client's tracer from an OpenTelemetry TracerProvider (needs
+    opentelemetry-api: `pip install 'roost[tracing]'`)."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        raise ImportError("tracer_provider needs opentelemetry-api: "
+                          "pip install 'roost[tracing]'") from None
+    from roost import __version__
+    return trace.get_tracer("roost", __version__, tracer_provider=tracer_provider)
+
+
+_SPAN_NAMES = {"get": "roost.Get", "multi_get": "roost.MultiGet", "scan": "roost.Scan"}
+
+
 class _Timed:
     """One call being recorded: `with meter.timed(...) as call:` ...
     `call.answered(version)`; an exception leaving the block is recorded as
-    the call's error."""
+    the call's error. With a tracer, the call's span is current inside the
+    block (gRPC's own instrumentation, if any, nests under it)."""
 
-    def __init__(self, meter: Optional["CallMeter"], method: str, table: str, keys: int) -> None:
-        self._meter = meter
+    def __init__(self, meter: Optional["CallMeter"], tracer: Any, method: str, table: str,
+                 keys: int) -> None:
+        self._meter, self._tracer = meter, tracer
         self._method, self._table, self._keys = method, table, keys
         self._version = ""
         self._partial: Optional[dict[int, Any]] = None
         self._start = 0.0
+        self._span: Any = None
+        self._current: Any = None
 
     def __enter__(self) -> "_Timed":
         self._start = time.monotonic()
+        if self._tracer is not None:
+            from opentelemetry import trace
+            attributes: dict[str, Any] = {"roost.table": self._table}
+            if self._method != "scan":
+                attributes["roost.keys"] = self._keys
+            self._span = self._tracer.start_span(_SPAN_NAMES[self._method],
+                                                 kind=trace.SpanKind.CLIENT,
+                                                 attributes=attributes)
+            # The span's error is _end_span's to record, once.
+            self._current = trace.use_span(self._span, end_on_exit=False,
+                                           record_exception=False,
+                                           set_status_on_exception=False)
+            self._current.__enter__()
         return self
 
     def answered(self, version: str, partial: Optional[dict[int, Any]] = None) -> None:
@@ -129,13 +164,36 @@ class _Timed:
             self._meter.call(self._method, self._table, self._keys,
                              time.monotonic() - self._start, error, self._version,
                              self._partial)
+        if self._span is not None:
+            self._end_span(error)
+
+    def _end_span(self, error: Optional[BaseException]) -> None:
+        from opentelemetry.trace import Status, StatusCode
+        span = self._span
+        if self._version:
+            span.set_attribute("roost.version", self._version)
+        if self._partial:
+            span.set_attribute("roost.failed_keys", len(self._partial))
+        code = getattr(error, "code", None) if error is not None else None
+        if error is None:
+            span.set_attribute("rpc.grpc.status_code", 0)
+        elif code is not None:
+            span.set_attribute("rpc.grpc.status_code", code.value[0])
+        if error is not None:
+            span.record_exception(error)
+            name = code.name if code is not None else type(error).__name__
+            span.set_status(Status(StatusCode.ERROR, f"{name}: {error}"))
+        self._current.__exit__(type(error) if error is not None else None, error,
+                               error.__traceback__ if error is not None else None)
+        span.end()
 
 
 class _Untimed(_Timed):
-    """What `timed` gives without a meter: no clock read, nothing kept."""
+    """What `timed` gives without a meter or tracer: no clock read, nothing
+    kept."""
 
     def __init__(self) -> None:
-        super().__init__(None, "", "", 0)
+        super().__init__(None, None, "", "", 0)
 
     def __enter__(self) -> "_Timed":
         return self
@@ -150,7 +208,9 @@ class _Untimed(_Timed):
 _UNTIMED = _Untimed()
 
 
-def timed(meter: Optional[CallMeter], method: str, table: str, keys: int) -> _Timed:
-    """A call of `method` to record in `meter` (None: recorded nowhere, at
-    no cost but this call)."""
-    return _UNTIMED if meter is None else _Timed(meter, method, table, keys)
+def timed(meter: Optional[CallMeter], tracer: Any, method: str, table: str, keys: int) -> _Timed:
+    """A call of `method` to record in `meter` and to trace with `tracer`
+    (both None: recorded nowhere, at no cost but this call)."""
+    if meter is None and tracer is None:
+        return _UNTIMED
+    return _Timed(meter, tracer, method, table, keys)

@@ -28,7 +28,7 @@ from roost._attempts import Attempts, ShardReplicas
 from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
 from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
-from roost._metrics import CallMeter, ClientMetrics, timed
+from roost._metrics import CallMeter, ClientMetrics, timed, tracer_of
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, MonotonicReads, Outcome, Versioned, consistent_rounds
@@ -113,7 +113,8 @@ class Client:
     heard from has shown it (calls that name a version are outside it;
     client/README.md in the repository, "Monotonic reads"). `metrics` (a
     roost.ClientMetrics) counts each get, get_many and scan in Prometheus'
-    client.
+    client, and `tracer_provider` (an OpenTelemetry TracerProvider) gives
+    each of those calls a span (the README's "tracer_provider").
     """
 
     def __init__(
@@ -128,6 +129,7 @@ class Client:
         partial: bool = False,
         monotonic: bool = False,
         metrics: Optional[ClientMetrics] = None,
+        tracer_provider: Any = None,
     ) -> None:
         if max_batch < 1:
             raise ValueError("max_batch must be 1 or more")
@@ -143,6 +145,7 @@ class Client:
         self._partial = partial
         self._monotonic = MonotonicReads() if monotonic else None
         self._meter = CallMeter(metrics) if metrics is not None else None
+        self._tracer = tracer_of(tracer_provider) if tracer_provider is not None else None
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._pool_lock = threading.Lock()
         self._schemas = _calls.SchemaCache()
@@ -180,7 +183,7 @@ class Client:
                       version: Optional[str] = None) -> tuple[Optional[bytes], str]:
         """The value of `key` (None when missing) and the version that
         answered."""
-        with timed(self._meter, "get", table, 1) as call:
+        with timed(self._meter, self._tracer, "get", table, 1) as call:
             response = self._get(table, key_bytes(key), timeout, version)
             call.answered(response.version)
         return (response.value if response.found else None), response.version
@@ -209,7 +212,7 @@ class Client:
         such table)."""
         _calls.check_table(table)
         batch = keys_bytes(keys)
-        with timed(self._meter, "multi_get", table, len(batch)) as call:
+        with timed(self._meter, self._tracer, "multi_get", table, len(batch)) as call:
             result = self._many(table, batch, self._deadline(timeout), version, (),
                                 self._partial)
             call.answered(result.version, result.errors)
@@ -271,7 +274,7 @@ class Client:
         def request(part: int, pinned: str) -> Any:
             return _calls.scan_request(table, *bounds, limit, pinned)
 
-        with timed(self._meter, "scan", table, 0) as call:
+        with timed(self._meter, self._tracer, "scan", table, 0) as call:
             parts = self._consistent(table, _calls.SCAN, range(self._n), request,
                                      self._deadline(timeout), version)
             result = _calls.merge_scans(parts, limit)
