@@ -80,10 +80,9 @@ type consensus struct {
 	// With Options.Monotonic, in a call that names no version: the
 	// table's state (monotonic.go), which every answer updates and whose
 	// target the parts are pinned to; nil otherwise.
-	mono     *monoTable
-	shards   []int  // part -> its shard
-	standsIn []bool // the part's answer named withdrawn_through above its version
-	target   string // the target agreed and next use ("": none, as without mono)
+	mono   *monoTable
+	shards []int  // part -> its shard
+	target string // the target agreed and next use ("": none, as without mono)
 }
 
 func newConsensus(parts int) *consensus {
@@ -98,7 +97,6 @@ func (c *Client) newConsensus(table, callerPin string, shards []int) *consensus 
 	if c.monotonic != nil && callerPin == "" {
 		cons.mono = c.monotonic.table(table)
 		cons.shards = shards
-		cons.standsIn = make([]bool, len(shards))
 	}
 	return cons
 }
@@ -114,12 +112,9 @@ func (c *consensus) answered(part int, version string) {
 // answer updates the table's state (rules 1 and 2).
 func (c *consensus) answeredFrom(part int, version, withdrawnThrough string) {
 	if c.mono != nil {
-		c.standsIn[part] = false
 		if v, ok := versionNumber(version); ok {
-			x, hasX := versionNumber(withdrawnThrough)
-			hasX = hasX && x > v
-			c.mono.answered(c.shards[part], v, x, hasX)
-			c.standsIn[part] = hasX
+			x, _ := versionNumber(withdrawnThrough) // 0: none
+			c.mono.answered(c.shards[part], v, x)
 		}
 	}
 	if version != "" {
@@ -144,9 +139,6 @@ func (c *consensus) answeredFrom(part int, version, withdrawnThrough string) {
 func (c *consensus) dropped(part int) {
 	c.answers[part] = ""
 	c.lost[part] = false
-	if c.standsIn != nil {
-		c.standsIn[part] = false
-	}
 }
 
 // extreme returns the oldest (newest when newest) version the parts name.
@@ -174,7 +166,7 @@ func (c *consensus) agreed() bool {
 	}
 	if c.mono != nil {
 		c.target = ""
-		if t, ok := c.monoTarget(); ok {
+		if t := c.monoTarget(); t != 0 {
 			c.target = versionName(t)
 			for _, v := range c.answers {
 				if v != "" && !sameVersion(v, c.target) {
@@ -223,23 +215,20 @@ func (c *consensus) pinRefused() { c.forward = true }
 
 // monoTarget is the version a monotonic call settles on: the table's
 // target R; after a refused pin, the newest version its parts answered
-// that is not withdrawn, never below R. ok is false when there is none
-// (no floor, no shard heard from, no version answered that may be read).
-func (c *consensus) monoTarget() (t uint64, ok bool) {
-	t, ok = c.mono.target()
+// that is not withdrawn, never below R. 0 when there is none (no floor,
+// no shard heard from, no version answered that may be read): then the
+// call agrees as without monotonic reads.
+func (c *consensus) monoTarget() uint64 {
+	t := c.mono.target()
 	if !c.forward {
-		return t, ok
+		return t
 	}
 	for i, a := range c.answers {
-		v, numbered := versionNumber(a)
-		if c.lost[i] || !numbered || !c.mono.acceptable(v, c.standsIn[i]) {
-			continue
-		}
-		if !ok || v > t {
-			t, ok = v, true
+		if v, ok := versionNumber(a); ok && !c.lost[i] && v > t && c.mono.readable(v) {
+			t = v
 		}
 	}
-	return t, ok
+	return t
 }
 
 // settled: the call agreed on its version; with monotonic reads the

@@ -41,13 +41,13 @@ func (m *monoTracker) check(what, version string, before uint64) error {
 	}
 }
 
-// bounds returns the floor and the withdrawn bound of the client's state
-// of the table users (0: none).
-func bounds(c *Client) (floor, withdrawn uint64) {
+// bounds returns the floor and the withdrawn range (after, through] of
+// the client's state of the table users (0: none).
+func bounds(c *Client) (floor, after, through uint64) {
 	t := c.monotonic.table("users")
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.floor, t.withdrawn
+	return t.floor, t.withdrawnAfter, t.withdrawn
 }
 
 // A rollout and a rollback against 3 shards x 2 real servers that pull
@@ -237,7 +237,7 @@ func TestMonotonicRolloutAndRollback(t *testing.T) {
 	// signal, its calls would stay pinned there (read from v2 while the
 	// servers keep it, ABORTED once they do not).
 	for name, client := range map[string]*Client{"plain": mono, "coalescing": coalescing} {
-		if floor, _ := bounds(client); floor != 2 {
+		if floor, _, _ := bounds(client); floor != 2 {
 			t.Fatalf("the %s monotonic client's floor is %d before the rollback; want 2", name, floor)
 		}
 	}
@@ -264,8 +264,8 @@ func TestMonotonicRolloutAndRollback(t *testing.T) {
 		}
 	}
 	for name, client := range map[string]*Client{"plain": mono, "coalescing": coalescing} {
-		if floor, withdrawn := bounds(client); floor != 1 || withdrawn != 2 {
-			t.Fatalf("the %s monotonic client's floor %d and withdrawn bound %d after the rollback; want 1 and 2", name, floor, withdrawn)
+		if floor, after, through := bounds(client); floor != 1 || after != 1 || through != 2 {
+			t.Fatalf("the %s monotonic client's floor %d and withdrawn range (%d, %d] after the rollback; want 1 and (1, 2]", name, floor, after, through)
 		}
 	}
 	scan, err := mono.Scan(ctx, "users", ScanOptions{})

@@ -62,9 +62,8 @@ func wantNext(t *testing.T, cons *consensus, pin string, parts []int) {
 
 func wantTarget(t *testing.T, c *Client, want string) {
 	t.Helper()
-	r, ok := c.monotonic.table("t").target()
-	if got := versionName(r); !ok || got != want {
-		t.Fatalf("target %s (%v); want %s", got, ok, want)
+	if got := versionName(c.monotonic.table("t").target()); got != want {
+		t.Fatalf("target %s; want %s", got, want)
 	}
 }
 
@@ -148,10 +147,7 @@ func TestMonotonicWithdrawnThrough(t *testing.T) {
 	settle(t, c, "v000003", 0, 1, 2)
 	// v3 rolled back to v2: shard 1 says so.
 	rolled := call(c, []int{1}, monoAnswer{0, "v000002", "v000003"})
-	st := c.monotonic.table("t")
-	if !st.hasFloor || st.floor != 2 || !st.hasWithdrawn || st.withdrawn != 3 {
-		t.Fatalf("after the rollback: F %d (%v), W %d (%v); want 2 and 3", st.floor, st.hasFloor, st.withdrawn, st.hasWithdrawn)
-	}
+	wantState(t, c, 2, 2, 3)
 	if !rolled.agreed() || rolled.version() != "v000002" {
 		t.Fatalf("the rolled back Get: agreed %v on %q", rolled.agreed(), rolled.version())
 	}
@@ -176,14 +172,56 @@ func TestMonotonicWithdrawnThrough(t *testing.T) {
 	// ... and v3 stays unread: a replica answering it is pinned to v4.
 	wantNext(t, call(c, []int{0}, monoAnswer{0, "v000003", ""}), "v000004", []int{0})
 
-	// A signal for versions older than the floor leaves the floor alone.
+	// A signal for versions older than the floor leaves the floor alone,
+	// and one that withdraws less than the range leaves the range.
 	call(c, []int{0}, monoAnswer{0, "v000001", "v000002"})
 	wantTarget(t, c, "v000004")
+	wantState(t, c, 4, 2, 3)
+}
+
+// The POINTER moved further back (v3 withdrawn to v2, then to v1): the
+// withdrawn range widens to (1, 3] and the floor follows; v2 is not read
+// again, and a version after the range is.
+func TestMonotonicWithdrawnRangeWidens(t *testing.T) {
+	c := monoClient(t)
+	settle(t, c, "v000003", 0, 1, 2)
+	rolled := call(c, []int{0, 1, 2}, monoAnswer{0, "v000002", "v000003"}, monoAnswer{1, "v000002", "v000003"},
+		monoAnswer{2, "v000002", "v000003"})
+	if !rolled.agreed() || rolled.version() != "v000002" {
+		t.Fatalf("rolled back to v2: agreed %v on %q", rolled.agreed(), rolled.version())
+	}
+	rolled.settled()
+	wantState(t, c, 2, 2, 3)
+	further := call(c, []int{1}, monoAnswer{0, "v000001", "v000003"})
+	wantState(t, c, 1, 1, 3)
+	if !further.agreed() || further.version() != "v000001" {
+		t.Fatalf("rolled back to v1: agreed %v on %q", further.agreed(), further.version())
+	}
+	// Shards 0 and 2 went back to v1 too (their newest was in (1, 3]): a
+	// replica still answering v2 is pinned to v1, even moving forward.
+	lag := call(c, []int{0}, monoAnswer{0, "v000002", ""})
+	wantNext(t, lag, "v000001", []int{0})
+	lag.pinRefused()
+	wantNext(t, lag, "v000001", []int{0})
+	// A later signal of the narrower range changes nothing.
+	call(c, []int{2}, monoAnswer{0, "v000002", "v000003"})
+	wantState(t, c, 1, 1, 3)
+}
+
+// wantState checks the table's floor and withdrawn range (L, W].
+func wantState(t *testing.T, c *Client, floor, after, through uint64) {
+	t.Helper()
+	st := c.monotonic.table("t")
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.floor != floor || st.withdrawnAfter != after || st.withdrawn != through {
+		t.Fatalf("F %d, withdrawn (%d, %d]; want %d, (%d, %d]", st.floor, st.withdrawnAfter, st.withdrawn, floor, after, through)
+	}
 }
 
 // A client that never read a withdrawn version (fresh after a rollback, or
 // idle while v2 and v3 came and v3 went): the version that stands in is
-// read, the withdrawn one is not.
+// read, the withdrawn one is not (the range is (2, 3], from the answer).
 func TestMonotonicFreshClientAfterARollback(t *testing.T) {
 	c := monoClient(t)
 	cons := call(c, []int{0, 1}, monoAnswer{0, "v000003", ""}, monoAnswer{1, "v000002", "v000003"})
@@ -218,9 +256,9 @@ func TestMonotonicCallerPinnedCallsAreUntouched(t *testing.T) {
 		t.Fatalf("caller-pinned: agreed %v on %q", pinned.agreed(), pinned.version())
 	}
 	pinned.settled()
-	st := c.monotonic.table("t")
-	if st.floor != 5 || st.hasWithdrawn || !reflect.DeepEqual(st.newest, map[int]uint64{0: 5, 1: 5, 2: 5}) {
-		t.Fatalf("a caller-pinned call changed the state: F %d, W %d (%v), newest %v", st.floor, st.withdrawn, st.hasWithdrawn, st.newest)
+	wantState(t, c, 5, 0, 0)
+	if st := c.monotonic.table("t"); !reflect.DeepEqual(st.newest, map[int]uint64{0: 5, 1: 5, 2: 5}) {
+		t.Fatalf("a caller-pinned call changed the shards' newest: %v", st.newest)
 	}
 	wantTarget(t, c, "v000005")
 
