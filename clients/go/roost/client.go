@@ -79,6 +79,20 @@ type Options struct {
 	// without it. A Get (one shard) and Scan are never partial. Default:
 	// off.
 	PartialAnswers bool
+	// Monotonic reads (client/README.md, "Monotonic reads"): no call
+	// answers from a version of a table older than one this client
+	// already answered a call of that table from, unless that newer
+	// version was withdrawn (roost-admin rollback, or the repository's
+	// POINTER moved back; the servers say so in withdrawn_through); and a
+	// new version is read only once every shard this client has heard from
+	// has shown it, so that a rollout is seen as one switch. The state is
+	// per client and table, shared by every call; a call with AtVersion
+	// neither reads nor changes it; a Get, coalesced or not, is a call of
+	// one part. It may cost a call one more round trip during a rollout,
+	// and a shard whose every replica lags behind a version already read
+	// makes its calls wait until one catches up or the deadline passes
+	// (then ABORTED). Default: off.
+	Monotonic bool
 	// Metrics, when not nil, counts this client's calls (NewMetrics);
 	// several clients may share one.
 	Metrics *Metrics
@@ -104,6 +118,7 @@ type Client struct {
 	// The version of each table's last answer, for the metric of version
 	// switches.
 	lastVersion *tableVersions
+	monotonic   *monotonic // with Options.Monotonic; nil otherwise
 }
 
 // Result is one key's answer.
@@ -178,6 +193,9 @@ func New(layout Layout, opts Options) (*Client, error) {
 		opts.MaxBackoff = 500 * time.Millisecond
 	}
 	c := &Client{layout: layout, opts: opts, lastVersion: &tableVersions{last: map[string]string{}}}
+	if opts.Monotonic {
+		c.monotonic = &monotonic{tables: map[string]*monoTable{}}
+	}
 	if opts.TracerProvider != nil {
 		c.tracer = opts.TracerProvider.Tracer(tracerName)
 	}
@@ -369,7 +387,11 @@ func (c *Client) multiGet(ctx context.Context, table string, keys [][]byte, opts
 		pt.request.Keys = append(pt.request.Keys, k)
 	}
 
-	cons := newConsensus(len(parts))
+	shardOfPart := make([]int, len(parts))
+	for i, pt := range parts {
+		shardOfPart[i] = pt.shard
+	}
+	cons := c.newConsensus(table, config.version, shardOfPart)
 	err := c.readOneVersion(ctx, table, len(parts), config.version, p, func(which []int, pin string) error {
 		for _, i := range which {
 			// A new request per round: an attempt of the last round may
@@ -383,7 +405,7 @@ func (c *Client) multiGet(ctx context.Context, table string, keys [][]byte, opts
 		// than the batch settles on.
 		for _, i := range which {
 			if parts[i].answered {
-				cons.answered(i, parts[i].response.GetVersion())
+				cons.answeredFrom(i, parts[i].response.GetVersion(), parts[i].response.GetWithdrawnThrough())
 			} else if parts[i].failure != nil {
 				cons.dropped(i)
 			}
@@ -437,7 +459,8 @@ func allFailed(parts []*part) bool {
 // the consensus says until the parts agree. A pinned part refused with
 // FAILED_PRECONDITION (not a stale layout) moves the batch forward after a
 // backoff; past the deadline the call fails ABORTED naming the versions
-// seen. Any other failure is returned as it is.
+// seen. Any other failure is returned as it is. Once the parts agree, the
+// consensus has settled (monotonic reads raise their floor).
 func (c *Client) readOneVersion(ctx context.Context, table string, nparts int, callerPin string, p policy,
 	send func(which []int, pin string) error, cons *consensus) error {
 	all := make([]int, nparts)
@@ -481,6 +504,7 @@ func (c *Client) readOneVersion(ctx context.Context, table string, nparts int, c
 		}
 		backoff = min(backoff*2, p.maxBackoff)
 	}
+	cons.settled()
 	return nil
 }
 

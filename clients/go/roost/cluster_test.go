@@ -160,6 +160,47 @@ func (c *testCluster) buildAt(data, table string, kvs []kv, shards int, format s
 	}
 }
 
+// publish builds the next version of table into the table repository
+// repo (a folder; roost-load build --repository file://REPO).
+func (c *testCluster) publish(repo, table string, kvs []kv, shards int, format string) {
+	c.inputs++
+	var b strings.Builder
+	for _, e := range kvs {
+		fmt.Fprintf(&b, "%s\t%s\n", hex.EncodeToString(e.key), hex.EncodeToString(e.value))
+	}
+	input := filepath.Join(c.dir, fmt.Sprintf("input-%s-%d.tsv", table, c.inputs))
+	if err := os.WriteFile(input, []byte(b.String()), 0o644); err != nil {
+		c.t.Fatal(err)
+	}
+	out, err := exec.Command(c.load, "build", "-q", "--format", format, "--key-encoding", "hex",
+		"--value-encoding", "hex", "--repository", "file://"+repo, "--table", table,
+		"--shards", fmt.Sprint(shards), "-i", input).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("roost-load build --repository failed (%v): %s", err, out)
+	}
+}
+
+// rollback moves table's POINTER in the repository repo back to version
+// (roost-load rollback).
+func (c *testCluster) rollback(repo, table, version string) {
+	out, err := exec.Command(c.load, "rollback", "--repository", "file://"+repo, "--table", table,
+		"--to", version).CombinedOutput()
+	if err != nil {
+		c.t.Fatalf("roost-load rollback failed (%v): %s", err, out)
+	}
+}
+
+// startPulling starts a roost-server of shard that pulls from the table
+// repository repo into a data directory of its own.
+func (c *testCluster) startPulling(repo string, shard int, extra ...string) *testServer {
+	data, err := os.MkdirTemp(c.dir, "pulled-")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return c.startAt(data, shard, "127.0.0.1:0",
+		append([]string{"--repository", "file://" + repo, "--repository-poll", "0.1"}, extra...)...)
+}
+
 // start starts a roost-server of shard (-1: unsharded) on listen
 // ("127.0.0.1:0": any port) and waits until it is ready.
 func (c *testCluster) start(shard int, listen string, extra ...string) *testServer {

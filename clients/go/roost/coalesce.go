@@ -106,13 +106,20 @@ func (q *coalescer) sendOne(table string, waiters []*waiter, since time.Time) {
 	ctx, cancel := context.WithDeadline(withToken(context.Background(), q.c.opts.Token), deadline)
 	defer cancel()
 	pt := &part{shard: q.shard, request: &roostv1.MultiGetRequest{Table: table, Keys: keys, Packed: true}}
-	response, perr := q.c.runPart(ctx, pt, policy{deadline: deadline, hedgeDelay: q.c.opts.HedgeDelay,
-		backoff: q.c.opts.Backoff, maxBackoff: q.c.opts.MaxBackoff})
-	results := make([]coalesced, len(waiters))
+	p := policy{deadline: deadline, hedgeDelay: q.c.opts.HedgeDelay,
+		backoff: q.c.opts.Backoff, maxBackoff: q.c.opts.MaxBackoff}
+	var response *roostv1.MultiGetResponse
 	var err error
-	if perr != nil {
-		err = perr.err
+	if q.c.monotonic == nil {
+		var perr *partError
+		if response, perr = q.c.runPart(ctx, pt, p); perr != nil {
+			err = perr.err
+		}
 	} else {
+		response, err = q.monotonicPart(ctx, table, pt, p)
+	}
+	results := make([]coalesced, len(waiters))
+	if err == nil {
 		err = readMultiGetAnswer(response, len(keys), func(i int, found bool, value []byte) {
 			r := &results[i].r
 			r.Found, r.Version = found, response.GetVersion()
@@ -131,6 +138,26 @@ func (q *coalescer) sendOne(table string, waiters []*waiter, since time.Time) {
 		}
 		w.result <- results[i]
 	}
+}
+
+// monotonicPart reads pt as a call of one part with monotonic reads: the
+// table's target, pinned re-sends and its floor, as MultiGet's parts.
+func (q *coalescer) monotonicPart(ctx context.Context, table string, pt *part, p policy) (*roostv1.MultiGetResponse, error) {
+	parts := []*part{pt}
+	cons := q.c.newConsensus(table, "", []int{q.shard})
+	err := q.c.readOneVersion(ctx, table, 1, "", p, func(which []int, pin string) error {
+		// A new request per round, as MultiGet's.
+		pt.request = &roostv1.MultiGetRequest{Table: table, Keys: pt.request.Keys, Packed: true, Version: pin}
+		err := q.c.run(ctx, parts, which, p)
+		if pt.answered {
+			cons.answeredFrom(0, pt.response.GetVersion(), pt.response.GetWithdrawnThrough())
+		}
+		return err
+	}, cons)
+	if err != nil {
+		return nil, err
+	}
+	return pt.response, nil
 }
 
 func (c *Client) checkCoalescing() error {

@@ -22,6 +22,13 @@ import (
 //
 // A part that answered an empty version (a server too old to say) is
 // accepted as it is: it is never compared nor re-sent.
+//
+// With monotonic reads (Options.Monotonic, monotonic.go) a call that names
+// no version settles instead on the table's target R (never older than a
+// version the client already read, and the oldest of what the shards
+// heard from have shown): the parts that did not answer R are re-sent
+// pinned to R; after a refusal, to the newest version answered that is not
+// withdrawn, never below R. Once they agree, the floor rises.
 
 // versionNumber returns the number of a version as a server names it:
 // "v000007" and "7" are both 7; ok is false for "" and anything else.
@@ -69,15 +76,47 @@ type consensus struct {
 	lost    []bool
 	seen    []string // distinct, in the order answered
 	forward bool
+
+	// With Options.Monotonic, in a call that names no version: the
+	// table's state (monotonic.go), which every answer updates and whose
+	// target the parts are pinned to; nil otherwise.
+	mono   *monoTable
+	shards []int  // part -> its shard
+	target string // the target agreed and next use ("": none, as without mono)
 }
 
 func newConsensus(parts int) *consensus {
 	return &consensus{answers: make([]string, parts), lost: make([]bool, parts)}
 }
 
+// newConsensus is a consensus of a call of table whose parts go to
+// shards: with Options.Monotonic and no version named by the caller
+// (callerPin), one that keeps and reads the table's monotonic state.
+func (c *Client) newConsensus(table, callerPin string, shards []int) *consensus {
+	cons := newConsensus(len(shards))
+	if c.monotonic != nil && callerPin == "" {
+		cons.mono = c.monotonic.table(table)
+		cons.shards = shards
+	}
+	return cons
+}
+
 // answered records that part answered from version ("" from a server too
 // old to say).
 func (c *consensus) answered(part int, version string) {
+	c.answeredFrom(part, version, "")
+}
+
+// answeredFrom records that part answered from version, naming
+// withdrawnThrough ("" when it named none); with monotonic reads, the
+// answer updates the table's state (rules 1 and 2).
+func (c *consensus) answeredFrom(part int, version, withdrawnThrough string) {
+	if c.mono != nil {
+		if v, ok := versionNumber(version); ok {
+			x, _ := versionNumber(withdrawnThrough) // 0: none
+			c.mono.answered(c.shards[part], v, x)
+		}
+	}
 	if version != "" {
 		known := false
 		for _, v := range c.seen {
@@ -117,11 +156,24 @@ func (c *consensus) extreme(newest bool) string {
 }
 
 // agreed reports whether every part has an answer and every one that named
-// a version named the same one.
+// a version named the same one; with monotonic reads, the call's target
+// (monoTarget) when it has one.
 func (c *consensus) agreed() bool {
 	for _, l := range c.lost {
 		if l {
 			return false
+		}
+	}
+	if c.mono != nil {
+		c.target = ""
+		if t := c.monoTarget(); t != 0 {
+			c.target = versionName(t)
+			for _, v := range c.answers {
+				if v != "" && !sameVersion(v, c.target) {
+					return false
+				}
+			}
+			return true
 		}
 	}
 	oldest := c.extreme(false)
@@ -141,8 +193,14 @@ func (c *consensus) version() string { return c.extreme(false) }
 // any refusal, the parts newer than the oldest, pinned to the oldest; after
 // one, the parts older than the newest, pinned to the newest; and the lost
 // parts.
+//
+// With monotonic reads and a target (set by agreed), the parts that did
+// not answer the target, pinned to it.
 func (c *consensus) next() (pin string, parts []int) {
 	pin = c.extreme(c.forward)
+	if c.mono != nil && c.target != "" {
+		pin = c.target
+	}
 	for i, v := range c.answers {
 		if c.lost[i] || (v != "" && !sameVersion(v, pin)) {
 			parts = append(parts, i)
@@ -154,6 +212,35 @@ func (c *consensus) next() (pin string, parts []int) {
 // pinRefused: a part pinned by next was refused; from now on the batch
 // moves forward to the newest version instead.
 func (c *consensus) pinRefused() { c.forward = true }
+
+// monoTarget is the version a monotonic call settles on: the table's
+// target R; after a refused pin, the newest version its parts answered
+// that is not withdrawn, never below R. 0 when there is none (no floor,
+// no shard heard from, no version answered that may be read): then the
+// call agrees as without monotonic reads.
+func (c *consensus) monoTarget() uint64 {
+	t := c.mono.target()
+	if !c.forward {
+		return t
+	}
+	for i, a := range c.answers {
+		if v, ok := versionNumber(a); ok && !c.lost[i] && v > t && c.mono.readable(v) {
+			t = v
+		}
+	}
+	return t
+}
+
+// settled: the call agreed on its version; with monotonic reads the
+// table's floor rises to it.
+func (c *consensus) settled() {
+	if c.mono == nil {
+		return
+	}
+	if v, ok := versionNumber(c.version()); ok {
+		c.mono.settled(v)
+	}
+}
 
 // seenList is every version answered so far, oldest first, for the
 // ABORTED message: "v000001, v000002".

@@ -54,8 +54,10 @@ type scanStream struct {
 	next    int  // the next entry of message to merge
 	more    bool // the last message's More
 	version string
-	last    []byte // the key of the last entry taken from it
-	taken   bool
+	// The first message's withdrawn_through (monotonic reads).
+	withdrawnThrough string
+	last             []byte // the key of the last entry taken from it
+	taken            bool
 }
 
 type scanRun struct {
@@ -80,7 +82,7 @@ func (r *scanRun) start(s *scanStream) {
 	ctx, cancel := context.WithCancel(r.ctx)
 	s.cancel = cancel
 	s.open = true
-	s.message, s.next, s.more, s.version = &roostv1.ScanResponse{}, 0, false, ""
+	s.message, s.next, s.more, s.version, s.withdrawnThrough = &roostv1.ScanResponse{}, 0, false, "", ""
 	stream, err := rep.stub.Scan(ctx, s.request)
 	if err != nil {
 		s.stream = failedStream{err}
@@ -98,6 +100,7 @@ func (r *scanRun) first(s *scanStream) error {
 		m, err := s.stream.Recv()
 		if err == nil {
 			s.message, s.version, s.more = m, m.GetVersion(), m.GetMore()
+			s.withdrawnThrough = m.GetWithdrawnThrough()
 			return nil
 		}
 		r.close(s)
@@ -140,7 +143,7 @@ func (r *scanRun) send(which []int, pin string, cons *consensus) error {
 				firstErr = err
 			}
 		} else {
-			cons.answered(i, r.streams[i].version)
+			cons.answeredFrom(i, r.streams[i].version, r.streams[i].withdrawnThrough)
 		}
 	}
 	return firstErr
@@ -207,7 +210,11 @@ func (c *Client) scan(ctx context.Context, table string, scan ScanOptions, opts 
 				// Each shard may hold every one of the first Limit keys.
 				Limit: scan.Limit}})
 	}
-	cons := newConsensus(len(run.streams))
+	shards := make([]int, len(run.streams))
+	for i := range shards {
+		shards[i] = i
+	}
+	cons := c.newConsensus(table, config.version, shards)
 	if err := c.readOneVersion(ctx, table, len(run.streams), config.version, p, func(which []int, pin string) error {
 		return run.send(which, pin, cons)
 	}, cons); err != nil {

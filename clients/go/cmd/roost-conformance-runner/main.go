@@ -8,7 +8,7 @@
 // Ops: partition, open, get, multi_get, scan, wait, metrics (the client's
 // Prometheus metrics since open, gathered from a registry of its own and
 // summed over their labels). Options: timeout_s, hedge_s, token, coalesce,
-// partial; any other (monotonic) is refused with a USAGE error, as the
+// partial, monotonic; any other is refused with a USAGE error, as the
 // protocol asks.
 package main
 
@@ -304,6 +304,8 @@ func (r *runner) open(req request) (any, error) {
 			err = json.Unmarshal(raw, &opts.CoalesceGets)
 		case "partial":
 			err = json.Unmarshal(raw, &opts.PartialAnswers)
+		case "monotonic":
+			err = json.Unmarshal(raw, &opts.Monotonic)
 		default:
 			return nil, usage("the Go client has no option %s", name)
 		}

@@ -144,9 +144,10 @@ type GetResponse struct {
 	Value []byte                 `protobuf:"bytes,2,opt,name=value,proto3" json:"value,omitempty"`
 	// The version that answered, on Get. Empty in MultiGetResponse.results:
 	// a MultiGetResponse names its version once.
-	Version       string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Version          string `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	WithdrawnThrough string `protobuf:"bytes,4,opt,name=withdrawn_through,json=withdrawnThrough,proto3" json:"withdrawn_through,omitempty"` // see Versions above; on Get only
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *GetResponse) Reset() {
@@ -196,6 +197,13 @@ func (x *GetResponse) GetValue() []byte {
 func (x *GetResponse) GetVersion() string {
 	if x != nil {
 		return x.Version
+	}
+	return ""
+}
+
+func (x *GetResponse) GetWithdrawnThrough() string {
+	if x != nil {
+		return x.WithdrawnThrough
 	}
 	return ""
 }
@@ -396,9 +404,10 @@ type MultiGetResponse struct {
 	Scores []float32 `protobuf:"fixed32,7,rep,packed,name=scores,proto3" json:"scores,omitempty"`
 	// With Score.top_k: the indexes of the best keys, best first (ties: the
 	// lower index first), at most top_k; keys without a score are never in it.
-	Top           []uint32 `protobuf:"varint,8,rep,packed,name=top,proto3" json:"top,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Top              []uint32 `protobuf:"varint,8,rep,packed,name=top,proto3" json:"top,omitempty"`
+	WithdrawnThrough string   `protobuf:"bytes,9,opt,name=withdrawn_through,json=withdrawnThrough,proto3" json:"withdrawn_through,omitempty"` // see Versions above
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *MultiGetResponse) Reset() {
@@ -485,6 +494,13 @@ func (x *MultiGetResponse) GetTop() []uint32 {
 		return x.Top
 	}
 	return nil
+}
+
+func (x *MultiGetResponse) GetWithdrawnThrough() string {
+	if x != nil {
+		return x.WithdrawnThrough
+	}
+	return ""
 }
 
 type ScanRequest struct {
@@ -631,9 +647,10 @@ type ScanResponse struct {
 	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"` // the version that answered, in every message
 	// In the last message: true when the scan stopped at `limit` with keys
 	// left in its range (resume after the last key to read on).
-	More          bool `protobuf:"varint,3,opt,name=more,proto3" json:"more,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	More             bool   `protobuf:"varint,3,opt,name=more,proto3" json:"more,omitempty"`
+	WithdrawnThrough string `protobuf:"bytes,4,opt,name=withdrawn_through,json=withdrawnThrough,proto3" json:"withdrawn_through,omitempty"` // see Versions above, in every message
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ScanResponse) Reset() {
@@ -685,6 +702,13 @@ func (x *ScanResponse) GetMore() bool {
 		return x.More
 	}
 	return false
+}
+
+func (x *ScanResponse) GetWithdrawnThrough() string {
+	if x != nil {
+		return x.WithdrawnThrough
+	}
+	return ""
 }
 
 type ListTablesRequest struct {
@@ -752,9 +776,12 @@ type TableInfo struct {
 	RepositoryVersion string `protobuf:"bytes,14,opt,name=repository_version,json=repositoryVersion,proto3" json:"repository_version,omitempty"`
 	// A table of rows (see Rows above): the serving version's schema as JSON
 	// (docs/format/rows.md); empty for opaque values.
-	SchemaJson    string `protobuf:"bytes,15,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SchemaJson string `protobuf:"bytes,15,opt,name=schema_json,json=schemaJson,proto3" json:"schema_json,omitempty"`
+	// See Versions above: the newest version withdrawn that the serving one
+	// stands in for; empty when none is.
+	WithdrawnThrough string `protobuf:"bytes,16,opt,name=withdrawn_through,json=withdrawnThrough,proto3" json:"withdrawn_through,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *TableInfo) Reset() {
@@ -892,6 +919,13 @@ func (x *TableInfo) GetSchemaJson() string {
 	return ""
 }
 
+func (x *TableInfo) GetWithdrawnThrough() string {
+	if x != nil {
+		return x.WithdrawnThrough
+	}
+	return ""
+}
+
 type ListTablesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Tables        []*TableInfo           `protobuf:"bytes,1,rep,name=tables,proto3" json:"tables,omitempty"`
@@ -946,11 +980,12 @@ const file_roost_v1_lookup_proto_rawDesc = "" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\fR\x03key\x12\x18\n" +
 	"\aversion\x18\x03 \x01(\tR\aversion\x12\x16\n" +
-	"\x06fields\x18\x04 \x03(\tR\x06fields\"S\n" +
+	"\x06fields\x18\x04 \x03(\tR\x06fields\"\x80\x01\n" +
 	"\vGetResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x18\n" +
-	"\aversion\x18\x03 \x01(\tR\aversion\"\xac\x01\n" +
+	"\aversion\x18\x03 \x01(\tR\aversion\x12+\n" +
+	"\x11withdrawn_through\x18\x04 \x01(\tR\x10withdrawnThrough\"\xac\x01\n" +
 	"\x0fMultiGetRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x12\n" +
 	"\x04keys\x18\x02 \x03(\fR\x04keys\x12\x18\n" +
@@ -969,7 +1004,7 @@ const file_roost_v1_lookup_proto_rawDesc = "" +
 	"Similarity\x12\x0f\n" +
 	"\vDOT_PRODUCT\x10\x00\x12\n" +
 	"\n" +
-	"\x06COSINE\x10\x01\"\x8c\x02\n" +
+	"\x06COSINE\x10\x01\"\xb9\x02\n" +
 	"\x10MultiGetResponse\x12/\n" +
 	"\aresults\x18\x01 \x03(\v2\x15.roost.v1.GetResponseR\aresults\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12#\n" +
@@ -978,7 +1013,8 @@ const file_roost_v1_lookup_proto_rawDesc = "" +
 	"\amissing\x18\x05 \x03(\rR\amissing\x12!\n" +
 	"\fpacked_width\x18\x06 \x01(\rR\vpackedWidth\x12\x16\n" +
 	"\x06scores\x18\a \x03(\x02R\x06scores\x12\x10\n" +
-	"\x03top\x18\b \x03(\rR\x03top\"\x93\x01\n" +
+	"\x03top\x18\b \x03(\rR\x03top\x12+\n" +
+	"\x11withdrawn_through\x18\t \x01(\tR\x10withdrawnThrough\"\x93\x01\n" +
 	"\vScanRequest\x12\x14\n" +
 	"\x05table\x18\x01 \x01(\tR\x05table\x12\x14\n" +
 	"\x05start\x18\x02 \x01(\fR\x05start\x12\x10\n" +
@@ -988,12 +1024,13 @@ const file_roost_v1_lookup_proto_rawDesc = "" +
 	"\aversion\x18\x06 \x01(\tR\aversion\"2\n" +
 	"\bKeyValue\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value\"j\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value\"\x97\x01\n" +
 	"\fScanResponse\x12,\n" +
 	"\aentries\x18\x01 \x03(\v2\x12.roost.v1.KeyValueR\aentries\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
-	"\x04more\x18\x03 \x01(\bR\x04more\"\x13\n" +
-	"\x11ListTablesRequest\"\x83\x04\n" +
+	"\x04more\x18\x03 \x01(\bR\x04more\x12+\n" +
+	"\x11withdrawn_through\x18\x04 \x01(\tR\x10withdrawnThrough\"\x13\n" +
+	"\x11ListTablesRequest\"\xb0\x04\n" +
 	"\tTableInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x12'\n" +
@@ -1012,7 +1049,8 @@ const file_roost_v1_lookup_proto_rawDesc = "" +
 	"\x10previous_version\x18\r \x01(\tR\x0fpreviousVersion\x12-\n" +
 	"\x12repository_version\x18\x0e \x01(\tR\x11repositoryVersion\x12\x1f\n" +
 	"\vschema_json\x18\x0f \x01(\tR\n" +
-	"schemaJson\"A\n" +
+	"schemaJson\x12+\n" +
+	"\x11withdrawn_through\x18\x10 \x01(\tR\x10withdrawnThrough\"A\n" +
 	"\x12ListTablesResponse\x12+\n" +
 	"\x06tables\x18\x01 \x03(\v2\x13.roost.v1.TableInfoR\x06tables2\xce\x02\n" +
 	"\x06Lookup\x122\n" +
