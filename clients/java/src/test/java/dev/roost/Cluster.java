@@ -178,9 +178,9 @@ public final class Cluster implements AutoCloseable {
   }
 
   /**
-   * Stops {@code old} (SIGTERM: it finishes the calls it has, refuses new ones UNAVAILABLE) and
-   * starts it again on the same address and data directory, with {@code extra} flags instead of
-   * its own; returns the new one, ready.
+   * Stops {@code old} (SIGTERM: it finishes the calls it has; calls that race its shutdown may end
+   * CANCELLED) and starts it again on the same address and data directory, with {@code extra} flags
+   * instead of its own; returns the new one, ready.
    */
   Server restart(Server old, List<String> extra) throws Exception {
     old.process.destroy();
