@@ -9,17 +9,18 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <ul>
  *   <li>the floor F: the newest version a call of the table was answered from (none at first);
- *   <li>the withdrawn bound W: versions after F, up to and including W, were withdrawn and are not
- *       read (none at first; while F is none, nothing is withdrawn);
+ *   <li>the withdrawn range (L, W]: versions after L, up to and including W, were withdrawn and are
+ *       not read (none at first);
  *   <li>per shard, newest[s]: the newest version not withdrawn that a replica of shard s has
  *       answered from.
  * </ul>
  *
- * On every answer from version V of shard s: (1) if it names withdrawn_through X (X &gt; V), W
- * becomes max(W, X), F goes back to V if it was in (V, X], and so does every newest[t] in (V, X];
- * (2) if V is not withdrawn, newest[s] becomes max(newest[s], V). A call settles on the target R =
- * max(F, the oldest newest[s] over the shards heard from) ({@link VersionConsensus} drives it), and
- * once every part answered one version V, F becomes max(F, V).
+ * On every answer from version V of shard s: (1) if it names withdrawn_through X (X &gt; V): if X
+ * &gt; W, or X = W and V &lt; L, the withdrawn range becomes (V, X]; F goes back to V if it was in
+ * (V, X], and so does every newest[t] in (V, X]; (2) if V is not withdrawn, newest[s] becomes
+ * max(newest[s], V). A call settles on the target R = max(F, the oldest newest[s] over the shards
+ * heard from) ({@link VersionConsensus} drives it), and once every part answered one version V, F
+ * becomes max(F, V).
  *
  * <p>Versions are numbers here ("v000007" is 7); -1 stands for none. Thread-safe: shared by every
  * call of a client.
@@ -40,6 +41,7 @@ final class MonotonicReads {
   /** One table's state; every method holds its lock. */
   static final class Table {
     private long floor = -1; // F
+    private long withdrawnAfter = -1; // L
     private long withdrawn = -1; // W
     private final long[] newest; // newest[s]; -1: not heard from
 
@@ -60,7 +62,10 @@ final class MonotonicReads {
       }
       long x = VersionConsensus.versionNumber(withdrawnThrough);
       if (x > v) {
-        withdrawn = Math.max(withdrawn, x);
+        if (x > withdrawn || (x == withdrawn && v < withdrawnAfter)) {
+          withdrawnAfter = v;
+          withdrawn = x;
+        }
         if (floor > v && floor <= x) {
           floor = v;
         }
@@ -75,9 +80,9 @@ final class MonotonicReads {
       }
     }
 
-    /** Whether {@code version} was withdrawn: in (F, W]. */
+    /** Whether {@code version} was withdrawn: in (L, W]. */
     synchronized boolean isWithdrawn(long version) {
-      return floor >= 0 && version > floor && version <= withdrawn;
+      return version > withdrawnAfter && version <= withdrawn;
     }
 
     /** The target R = max(F, the oldest newest[s] over the shards heard from); -1: no state yet. */
@@ -105,8 +110,9 @@ final class MonotonicReads {
       return floor;
     }
 
-    synchronized long withdrawnBound() {
-      return withdrawn;
+    /** {L, W}: the withdrawn range; {-1, -1} for none. */
+    synchronized long[] withdrawnRange() {
+      return new long[] {withdrawnAfter, withdrawn};
     }
 
     synchronized long newest(int shard) {

@@ -129,7 +129,7 @@ class MonotonicReadsTest {
     VersionConsensus after = call(t, 0, 1);
     after.answered(0, "v000001", "v000002");
     assertEquals(1, t.floor(), "the floor went back");
-    assertEquals(2, t.withdrawnBound());
+    assertArrayEquals(new long[] {1, 2}, t.withdrawnRange());
     assertEquals(1, t.newest(0));
     assertEquals(1, t.newest(1), "every newest[t] in (V, X] went back too");
     assertTrue(t.isWithdrawn(2));
@@ -185,17 +185,48 @@ class MonotonicReadsTest {
   }
 
   @Test
-  void withNoStateYetNothingIsWithdrawnAndTheFirstAnswerCounts() {
+  void anAnswerThatStandsInForWithdrawnVersionsIsRead() {
     // A client that starts after a rollback: its first answer names the
-    // rolled-back versions, and is read.
+    // versions rolled back from, and is read.
+    MonotonicReads.Table fresh = new MonotonicReads(1).table("t");
+    VersionConsensus first = call(fresh, 0);
+    first.answered(0, "v000003", "v000005");
+    assertTrue(first.agreed());
+    assertEquals("v000003", first.version());
+    first.settled();
+    assertEquals(3, fresh.floor());
+    assertArrayEquals(new long[] {3, 5}, fresh.withdrawnRange());
+
+    // A client that read v2, then v3 came, v4 and v5 too but were rolled
+    // back before it read them: v3 is newer than its floor, not withdrawn.
     MonotonicReads.Table t = new MonotonicReads(1).table("t");
+    t.answered(0, "v000002", "");
+    t.agreed(2);
     VersionConsensus c = call(t, 0);
     c.answered(0, "v000003", "v000005");
+    assertFalse(t.isWithdrawn(3));
+    assertTrue(t.isWithdrawn(4));
     assertTrue(c.agreed());
     assertEquals("v000003", c.version());
     c.settled();
     assertEquals(3, t.floor());
-    assertTrue(t.isWithdrawn(5));
+    // A replica that still serves v5 is pinned to v3.
+    VersionConsensus lagging = call(t, 0);
+    lagging.answered(0, "v000005", "");
+    assertEquals(3, t.newest(0));
+    assertFalse(lagging.agreed());
+    assertEquals("v000003", lagging.next().pin());
+
+    // A second rollback, further back, through the same newest withdrawn
+    // version: the range widens down to it, and the floor follows.
+    t.answered(0, "v000001", "v000005");
+    assertArrayEquals(new long[] {1, 5}, t.withdrawnRange());
+    assertEquals(1, t.floor());
+    assertTrue(t.isWithdrawn(3));
+    // An answer of a narrower range leaves the wider one.
+    t.answered(0, "v000003", "v000005");
+    assertArrayEquals(new long[] {1, 5}, t.withdrawnRange());
+    assertEquals(1, t.newest(0));
   }
 
   @Test
@@ -211,7 +242,7 @@ class MonotonicReadsTest {
     assertEquals("v000001", pinned.version());
     pinned.settled();
     assertEquals(3, t.floor());
-    assertEquals(-1, t.withdrawnBound());
+    assertArrayEquals(new long[] {-1, -1}, t.withdrawnRange());
     assertEquals(3, t.newest(0));
     assertEquals(3, t.newest(1));
   }
