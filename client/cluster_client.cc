@@ -51,6 +51,29 @@ ClusterClient::ClusterClient(ClusterLayout layout, ClusterClientOptions options,
   coalescing.max_batch = options_.coalesce_max_batch;
   coalescing.timeout_seconds = options_.timeout_seconds;
   coalescing.token = layout_.security.token;
+  if (options_.monotonic) {
+    coalescing.monotonic = &monotonic_;
+    coalescing.reread = [this](const std::string& table,
+                               std::span<const std::string> keys) {
+      std::vector<absl::StatusOr<GetResult>> out;
+      out.reserve(keys.size());
+      absl::StatusOr<MultiGetResult> r =
+          ReadBatch(table, keys, CallOptions(), nullptr);
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (!r.ok()) {
+          out.emplace_back(r.status());
+        } else if (!r->results[i].error.ok()) {
+          out.emplace_back(r->results[i].error);
+        } else {
+          GetResult& g = out.emplace_back(GetResult()).value();
+          g.found = r->results[i].found;
+          g.value = std::move(r->results[i].value);
+          g.version = r->version;
+        }
+      }
+      return out;
+    };
+  }
   for (uint32_t s = 0; s < shards_.size(); ++s) {
     coalescers_.push_back(
         std::make_unique<GetCoalescer>(shards_.replicas(s), s, coalescing));
@@ -207,7 +230,7 @@ absl::StatusOr<MultiGetResult> ClusterClient::ReadBatch(
     part.request.add_keys(keys[i]);
   }
 
-  VersionConsensus consensus(parts.size());
+  VersionConsensus consensus(parts.size(), MonotonicFor(call), table);
   ROOST_RETURN_IF_ERROR(ReadOneVersion(
       table, parts.size(), call.version, policy,
       [&](std::span<const size_t> which, const std::string& pin) {
@@ -218,7 +241,8 @@ absl::StatusOr<MultiGetResult> ClusterClient::ReadBatch(
         // version than the batch settles on.
         for (size_t i : which) {
           if (parts[i].answered) {
-            consensus.Answered(i, parts[i].response.version());
+            consensus.Answered(i, parts[i].response.version(), parts[i].shard,
+                               parts[i].response.withdrawn_through());
           } else if (!parts[i].failure.ok()) {
             consensus.Dropped(i);
           }
@@ -251,6 +275,7 @@ absl::StatusOr<MultiGetResult> ClusterClient::ReadBatch(
     }
   }
   out.version = consensus.version();
+  consensus.Settle();
   return out;
 }
 

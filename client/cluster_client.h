@@ -47,6 +47,7 @@
 #include "client/cluster_layout.h"
 #include "client/get_coalescer.h"
 #include "client/lookup_result.h"
+#include "client/monotonic_reads.h"
 #include "client/shard_calls.h"
 #include "storage/row/row_schema.h"
 
@@ -83,6 +84,13 @@ struct ClusterClientOptions {
   // layout, no such table, a bad request) fails the call as without it.
   // Scan and MultiGetRows are not partial. The default value is false.
   bool partial_answers = false;
+  // Monotonic reads (client/README.md, "Monotonic reads"): no call of a
+  // table answers from a version older than one this client answered a
+  // call of it from before, unless that one was withdrawn (a rollback); a
+  // new version is read once every shard heard from has shown it. Calls
+  // that name a version (CallOptions::version, MultiGetRows) are outside
+  // it. The default value is false.
+  bool monotonic = false;
   // Called with a CallRecord after each Get, GetAsync, MultiGet (and
   // MultiGetRows' MultiGet) and Scan: the client metrics of
   // tests/conformance/README.md, for the program to count in the metrics
@@ -202,6 +210,11 @@ class ClusterClient {
   absl::StatusOr<ScanResult> ScanShards(std::string_view table,
                                         const ScanOptions& scan,
                                         const CallOptions& call) const;
+  // The monotonic reads a call takes part in: null without
+  // options_.monotonic, or when the call names its version.
+  MonotonicReads* MonotonicFor(const CallOptions& call) const {
+    return options_.monotonic && call.version.empty() ? &monotonic_ : nullptr;
+  }
   // Hands the CallRecord of a call that began at `start` to
   // options_.on_call, with its version switch.
   void Record(std::string_view method, std::string_view table, size_t keys,
@@ -221,6 +234,8 @@ class ClusterClient {
   // version_switched (only with options_.on_call).
   mutable std::mutex versions_mu_;
   mutable std::map<std::string, std::string, std::less<>> last_versions_;
+  // With options_.monotonic: what each table was read at (thread-safe).
+  mutable MonotonicReads monotonic_;
 };
 
 }  // namespace roost

@@ -35,6 +35,7 @@ struct ShardStream {
   int next = 0;       // the next entry of `message` to merge
   bool more = false;  // the last message's `more`
   std::string version;
+  std::string withdrawn_through;  // what the first message named
   // The index in the result of the last entry taken from this stream (to
   // check the order without copying keys), or npos.
   size_t last_entry = std::string::npos;
@@ -68,7 +69,8 @@ class ScanRun {
     for (size_t i : which) {
       const absl::Status status = First(&streams_[i]);
       if (status.ok()) {
-        consensus->Answered(i, streams_[i].version);
+        consensus->Answered(i, streams_[i].version, streams_[i].shard,
+                            streams_[i].withdrawn_through);
       } else {
         consensus->Lost(i);
         if (first_error.ok()) first_error = status;
@@ -141,6 +143,7 @@ class ScanRun {
     while (true) {
       if (s->reader->Read(&s->message)) {
         s->version = s->message.version();
+        s->withdrawn_through = s->message.withdrawn_through();
         s->more = s->message.more();
         return absl::OkStatus();
       }
@@ -199,7 +202,7 @@ absl::StatusOr<ScanResult> ClusterClient::ScanShards(
     request.set_limit(scan.limit);
   }
 
-  VersionConsensus consensus(streams.size());
+  VersionConsensus consensus(streams.size(), MonotonicFor(call), table);
   ROOST_RETURN_IF_ERROR(ReadOneVersion(
       table, streams.size(), call.version, policy,
       [&](std::span<const size_t> which, const std::string& pin) {
@@ -211,6 +214,7 @@ absl::StatusOr<ScanResult> ClusterClient::ScanShards(
   // of the heads: a table has few shards, and it keeps no heap in step.
   ScanResult out;
   out.version = consensus.version();
+  consensus.Settle();
   std::vector<v1::KeyValue*> heads(streams.size());
   for (size_t i = 0; i < streams.size(); ++i) {
     ROOST_ASSIGN_OR_RETURN(heads[i], run.Head(&streams[i]));

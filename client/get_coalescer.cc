@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "client/multiget_answer.h"
+#include "client/version_consensus.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -128,12 +129,40 @@ void GetCoalescer::Send(Batch* batch) {
   batch->reader->Finish(&batch->response, &batch->status, batch);
 }
 
+bool GetCoalescer::Settled(Batch* batch) {
+  const v1::MultiGetResponse& r = batch->response;
+  MonotonicReads& monotonic = *options_.monotonic;
+  monotonic.Answered(batch->table, shard_, r.version(), r.withdrawn_through());
+  const std::optional<uint64_t> v = VersionNumber(r.version());
+  if (!v.has_value()) return true;  // a server too old to say
+  if (*v == monotonic.Target(batch->table) &&
+      monotonic.Readable(batch->table, *v)) {
+    monotonic.Settled(batch->table, *v);
+    return true;
+  }
+  // Another version than the target (a rollout or rollback under way):
+  // the routing client's MultiGet settles it, off the completion thread,
+  // which must not wait for its rounds and backoffs.
+  std::thread([this, batch] {
+    const std::vector<std::string> keys(batch->request.keys().begin(),
+                                        batch->request.keys().end());
+    std::vector<absl::StatusOr<GetResult>> results =
+        options_.reread(batch->table, keys);
+    for (size_t i = 0; i < batch->dones.size(); ++i) {
+      batch->dones[i](std::move(results[i]));
+    }
+    Finish(batch);
+  }).detach();
+  return false;
+}
+
 void GetCoalescer::Answered(Batch* batch, const grpc::Status& status) {
   if (!status.ok() && IsRetryable(status.error_code()) &&
       batch->tries < replicas_.size() && Clock::now() < batch->deadline) {
     Send(batch);
     return;
   }
+  if (status.ok() && options_.monotonic != nullptr && !Settled(batch)) return;
   // The results go out before the batch stops counting as in flight, so
   // that Gets the callbacks make queue up and leave together below.
   const size_t n = batch->dones.size();
@@ -160,6 +189,10 @@ void GetCoalescer::Answered(Batch* batch, const grpc::Status& status) {
       batch->dones[i](std::move(results[i]));
     }
   }
+  Finish(batch);
+}
+
+void GetCoalescer::Finish(Batch* batch) {
   std::vector<Batch*> next;
   {
     std::lock_guard lock(mu_);

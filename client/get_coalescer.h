@@ -20,8 +20,9 @@
 // timeout_seconds); after that every Get of it fails with the error
 // (ShardError: the shard and replica named).
 //
-// Callbacks run on the coalescer's one completion thread, and may call Get
-// again; they must not block for long, nor destroy the coalescer. The
+// Callbacks run on the coalescer's one completion thread (with monotonic
+// reads, a batch read again runs its callbacks on its own thread), and may
+// call Get again; they must not block for long, nor destroy the coalescer. The
 // destructor waits for every MultiGet in flight to answer and its
 // callbacks to return.
 //
@@ -37,6 +38,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -48,6 +50,7 @@
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
 #include "client/lookup_result.h"
+#include "client/monotonic_reads.h"
 #include "client/shard_calls.h"
 
 namespace roost {
@@ -65,6 +68,16 @@ struct CoalescerOptions {
   double timeout_seconds = 10;
   // Sent as "authorization: Bearer TOKEN" when not empty.
   std::string token;
+  // Monotonic reads (monotonic_reads.h), null for none: each answer is told
+  // to it, and a MultiGet answered from another version than the table's
+  // target is not handed out but read again, on a thread of its own, by
+  // `reread` (the routing client's MultiGet of those keys, which settles
+  // on the target as any batch does), whose results the Gets get. Both
+  // must outlive the coalescer. The default value is null.
+  MonotonicReads* monotonic = nullptr;
+  using Reread = std::function<std::vector<absl::StatusOr<GetResult>>(
+      const std::string& table, std::span<const std::string> keys)>;
+  Reread reread;
 };
 
 class GetCoalescer {
@@ -103,6 +116,12 @@ class GetCoalescer {
   void Send(Batch* batch);
   // A MultiGet answered: hands out its results, then sends what queued.
   void Answered(Batch* batch, const grpc::Status& status);
+  // With monotonic reads: whether `batch`'s answer may be handed out; if
+  // not, it is read again (CoalescerOptions::reread) and finished then.
+  bool Settled(Batch* batch);
+  // `batch` has handed its results out: it stops counting as in flight,
+  // and what queued is sent.
+  void Finish(Batch* batch);
   // Runs in poller_: hands each answer to Answered.
   void Poll();
   // Takes up to max_batch Gets of `queue` into a new batch, or nullptr.

@@ -16,6 +16,12 @@
 // A part that answered an empty version (a server too old to say) is
 // accepted as it is: it is never compared nor re-sent.
 //
+// With monotonic reads (a MonotonicReads given), step 3 pins to its target
+// for the table instead of the oldest version answered, the parts agree
+// only on that version (once moved forward: on one not older), a version
+// withdrawn never agrees, and Settle() raises the floor
+// (client/README.md, "Monotonic reads").
+//
 // Not thread-safe: one per batch, used by the thread that runs it.
 //
 // Example:
@@ -36,6 +42,8 @@
 #include <string_view>
 #include <vector>
 
+#include "client/monotonic_reads.h"
+
 namespace roost {
 
 // The number of a version as the server names it: "v000007" and "7" are
@@ -49,9 +57,21 @@ class VersionConsensus {
  public:
   explicit VersionConsensus(size_t parts)
       : answers_(parts), lost_(parts, false) {}
+  // With monotonic reads of `table` (`monotonic` null: without), which
+  // must outlive the consensus.
+  VersionConsensus(size_t parts, MonotonicReads* monotonic,
+                   std::string_view table)
+      : answers_(parts),
+        lost_(parts, false),
+        monotonic_(monotonic),
+        table_(table) {}
 
   // Part `part` answered from `version` ("" from a server too old to say).
   void Answered(size_t part, std::string version);
+  // The same, from shard `shard`, naming `withdrawn_through`: monotonic
+  // reads learn of it.
+  void Answered(size_t part, std::string version, uint32_t shard,
+                std::string_view withdrawn_through);
   // Part `part` has no usable answer any more (its Scan stream was
   // re-opened, then failed): it is sent again in every round until it
   // answers.
@@ -87,14 +107,25 @@ class VersionConsensus {
   // ABORTED message: "v000001, v000002".
   std::string Seen() const;
 
+  // Once Agreed(), with monotonic reads: the table's floor rises to the
+  // version read. Nothing without.
+  void Settle() const;
+
  private:
   // The oldest (newest when `newest`) version the parts name now.
   std::string Extreme(bool newest) const;
+  // With monotonic reads: the one version every part that named one
+  // named, or "" when they differ (or none named one).
+  std::string Common() const;
+  // With monotonic reads: the version to pin to now.
+  uint64_t MonotonicPin() const;
 
   std::vector<std::string> answers_;
   std::vector<bool> lost_;
   std::vector<std::string> seen_;  // distinct, in the order answered
   bool forward_ = false;
+  MonotonicReads* monotonic_ = nullptr;
+  std::string table_;
 };
 
 }  // namespace roost

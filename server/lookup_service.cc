@@ -67,6 +67,7 @@ struct GetEncoding {
   static const std::string& VersionField(const ServingVersion& version) {
     return version.get_version_field;
   }
+  static constexpr int kWithdrawnField = 4;  // GetResponse.withdrawn_through
   size_t Size(std::span<const LookupResult> results, size_t /*max*/) const {
     return GetResponseSize(Encoded(results[0]));
   }
@@ -80,6 +81,7 @@ struct EntriesEncoding {
   static const std::string& VersionField(const ServingVersion& version) {
     return version.batch_version_field;
   }
+  static constexpr int kWithdrawnField = 9;  // MultiGetResponse's
   // Stops counting once past `max`: the response is refused whatever the
   // rest adds.
   size_t Size(std::span<const LookupResult> results, size_t max) const {
@@ -106,6 +108,7 @@ class PackedEncoding {
   static const std::string& VersionField(const ServingVersion& version) {
     return version.batch_version_field;
   }
+  static constexpr int kWithdrawnField = 9;  // MultiGetResponse's
   size_t Size(std::span<const LookupResult> results, size_t /*max*/) {
     for (const LookupResult& result : results) packed_.Count(Encoded(result));
     return packed_.size();
@@ -189,10 +192,12 @@ grpc::Status LookupService::Respond(Encoding encoding,
                                     ClientLimits::Share* client, CallGate* slot,
                                     grpc::ByteBuffer* response) const {
   const std::string& version_field = Encoding::VersionField(version);
+  const std::string withdrawn =
+      version.WithdrawnField(Encoding::kWithdrawnField);
   // The size first: a response over the limits is refused before a byte of
   // any value is copied.
   const size_t size = encoding.Size(results, options_.max_message_size) +
-                      trailer.size() + version_field.size();
+                      trailer.size() + version_field.size() + withdrawn.size();
   auto buffer =
       ResponseBuffer::Create(memory_, client, size, options_.max_message_size);
   if (!buffer.ok()) return ToClient(buffer.status(), options_.data_dir);
@@ -202,6 +207,8 @@ grpc::Status LookupService::Respond(Encoding encoding,
     out += trailer.size();
   }
   std::memcpy(out, version_field.data(), version_field.size());
+  out += version_field.size();
+  if (!withdrawn.empty()) std::memcpy(out, withdrawn.data(), withdrawn.size());
   *response = std::move(*buffer).Release(slot);
   return grpc::Status::OK;
 }
@@ -467,6 +474,7 @@ grpc::ServerUnaryReactor* LookupService::ListTables(
       info->set_shard(t.shard);
       info->set_shard_count(t.shard_count);
       info->set_previous_version(t.previous_version);
+      info->set_withdrawn_through(t.withdrawn_through);
       info->set_key_width(t.key_width);
       info->set_pinned(t.pinned);
       for (const std::string& v : t.rolled_back) {

@@ -109,7 +109,8 @@ void TableRegistry::DoRollback(const std::string& table,
         }
         const uint64_t previous = s->serving ? s->serving->version : 0;
         // The version rolled back from is not answered again.
-        switch (Serve(s, *v, /*hold_previous=*/false)) {
+        switch (
+            Serve(s, *v, /*hold_previous=*/false, /*withdrawing=*/previous)) {
           case ServeResult::kServed:
             return pin(s, previous, done);
           case ServeResult::kBusy:
@@ -167,6 +168,9 @@ std::vector<TableStatus> TableRegistry::List() const {
     if (const auto& v = state.serving) {
       t.format = std::string(TableFormatName(v->table().format()));
       t.serving_version = v->version_name;
+      if (const uint64_t w = v->withdrawn_through.load()) {
+        t.withdrawn_through = VersionDirName(w);
+      }
       t.keys = v->table().num_keys();
       t.file_size = v->file_size;
       t.max_key_length = v->max_key_length;

@@ -150,7 +150,7 @@ void TableRegistry::Fail(TableState* state, uint64_t version,
 
 TableRegistry::ServeResult TableRegistry::Serve(
     TableState* state, std::shared_ptr<const ServingVersion> v,
-    bool hold_previous) {
+    bool hold_previous, uint64_t withdrawing) {
   if (v->lease && !v->lease->Held()) {
     // A writer asked for the file after it was checked: the next scan
     // loads it again.
@@ -158,6 +158,10 @@ TableRegistry::ServeResult TableRegistry::Serve(
         ": its table file was opened for writing since it was checked");
     return ServeResult::kStale;
   }
+  // Before it is published: its first answer names it already.
+  v->withdrawn_through.store(
+      std::max(state->versions.WithdrawnThrough(v->version),
+               withdrawing > v->version ? withdrawing : uint64_t{0}));
   Held before = HoldPrevious(state, *v, hold_previous);
   if (!state->entry->slots.Publish(v)) {
     RestorePrevious(state, std::move(before));

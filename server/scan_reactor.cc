@@ -177,7 +177,9 @@ class LookupService::ScanReactor final
       return;
     }
     const std::string& version_field = version_->batch_version_field;
-    const size_t tail = version_field.size() + kScanMoreSize;
+    // ScanResponse.withdrawn_through, in every message.
+    const std::string withdrawn = version_->WithdrawnField(4);
+    const size_t tail = version_field.size() + withdrawn.size() + kScanMoreSize;
     size_t room = std::min<size_t>(kMessageBytes, options.max_message_size);
     bool in_range = sent_ < limit_ && InRange();
     if (in_range) {
@@ -213,6 +215,10 @@ class LookupService::ScanReactor final
     last_ = !in_range;
     std::memcpy(out, version_field.data(), version_field.size());
     out += version_field.size();
+    if (!withdrawn.empty()) {
+      std::memcpy(out, withdrawn.data(), withdrawn.size());
+      out += withdrawn.size();
+    }
     // Stopped by the limit with keys left in range: the client may go on.
     if (last_ && sent_ == limit_ && InRange()) out = WriteScanMore(out);
     buffer->Shrink(static_cast<size_t>(out - begin));

@@ -83,6 +83,9 @@ struct TableStatus {
   std::string format;
   std::string serving_version;
   std::string previous_version;  // held for --version-grace; "" when none
+  // The newest version withdrawn that the serving one stands in for ("" when
+  // none is): ServingVersion::withdrawn_through.
+  std::string withdrawn_through;
   uint32_t shard = 0;
   uint32_t shard_count = 0;  // 0: unsharded
   uint64_t keys = 0;
@@ -239,9 +242,11 @@ class TableRegistry {
   // kBusy: every other slot still has readers (try again after a reclaim);
   // kStale: a writer opened the file since it was checked. With
   // `hold_previous`, a version replaced by a newer one stays answerable
-  // for --version-grace (registry_grace.cc); a rollback passes false.
+  // for --version-grace (registry_grace.cc); a rollback passes false, and
+  // the version it rolls back from as `withdrawing` (answers of `v` then
+  // name it in withdrawn_through, as TableVersions::WithdrawnThrough's).
   ServeResult Serve(TableState* state, std::shared_ptr<const ServingVersion> v,
-                    bool hold_previous = true);
+                    bool hold_previous = true, uint64_t withdrawing = 0);
   // registry_grace.cc: the previous version, held after a swap, let go of.
   struct Held {
     std::shared_ptr<const ServingVersion> version;

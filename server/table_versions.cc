@@ -241,6 +241,20 @@ void TableVersions::SetPointer(std::optional<RepositoryPointer> pointer) {
   pointer_ = pointer;
 }
 
+uint64_t TableVersions::WithdrawnThrough(uint64_t serving) const {
+  uint64_t newest = 0;
+  if (!rolled_back_.empty() && *rolled_back_.rbegin() > serving) {
+    newest = *rolled_back_.rbegin();
+  }
+  if (pointer_ && !on_disk_.empty()) {
+    const uint64_t last = on_disk_.back();  // oldest first
+    if (last > serving && last > pointer_->version) {
+      newest = std::max(newest, last);
+    }
+  }
+  return newest;
+}
+
 uint64_t TableVersions::StaleCopy() const {
   if (!pointer_ || pointer_->local != RepositoryPointer::Local::kDiffers) {
     return 0;

@@ -300,6 +300,15 @@ class TableVersions {
   // matched.
   bool ServesPointer() const;
 
+  // ---- Withdrawn versions
+
+  // The newest version after `serving` that was withdrawn, 0 for none:
+  // rolled back from (roost-admin rollback), or, with --repository, a
+  // complete version on disk after the one the POINTER names (the POINTER
+  // moved back). Answers of `serving` name it (monotonic clients read
+  // `serving` again after it, client/README.md).
+  uint64_t WithdrawnThrough(uint64_t serving) const;
+
   // ---- Readiness
 
   enum class Readiness {

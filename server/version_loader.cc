@@ -27,6 +27,11 @@ ServingVersion::FirstKeyOfAnotherShard(
   return std::nullopt;
 }
 
+std::string ServingVersion::WithdrawnField(int number) const {
+  const uint64_t w = withdrawn_through.load(std::memory_order_relaxed);
+  return w == 0 ? std::string() : EncodeVersionField(number, VersionDirName(w));
+}
+
 LoadOutcome LoadVersion(const std::string& dir, uint64_t version,
                         const LoadOptions& options) {
   LoadOutcome out;

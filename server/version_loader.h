@@ -16,6 +16,7 @@
 #ifndef ROOST_SERVER_VERSION_LOADER_H_
 #define ROOST_SERVER_VERSION_LOADER_H_
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -41,6 +42,11 @@ struct ServingVersion {
   // (field 2).
   std::string get_version_field;
   std::string batch_version_field;
+  // The newest version withdrawn (rolled back from, or after a POINTER
+  // moved back) that this one serves in place of, 0 for none: answers name
+  // it in `withdrawn_through` (lookup.proto). The one field written after
+  // loading: by the registry's thread before each Publish of this version.
+  mutable std::atomic<uint64_t> withdrawn_through{0};
   // Declared before `opened`, so destroyed after it: the lease is released
   // only once the file is unmapped.
   std::unique_ptr<FileLease> lease;
@@ -57,6 +63,9 @@ struct ServingVersion {
   uint64_t generation = 0;
 
   const Table& table() const { return *opened.file; }
+  // The response field `number` naming withdrawn_through, encoded; "" (no
+  // allocation) when it is 0, as nearly always.
+  std::string WithdrawnField(int number) const;
 
   // A version served as one shard of a sharded version answers only for
   // that shard's keys: the index of the first of `keys` that belongs to

@@ -42,13 +42,17 @@ class LoopbackCluster {
   }
   size_t shards() const { return replicas_.size(); }
 
+  // The servers Start() starts listen for the admin service too (for a
+  // rollback, say); by default they do not.
+  void WithAdmin() { admin_ = true; }
+
   // Starts every server and waits until each is ready.
   ::testing::AssertionResult Start() {
     for (size_t s = 0; s < replicas_.size(); ++s) {
       for (int r = 0; r < replicas_[s]; ++r) {
         ServerFlags flags;
         flags.data_dir = data_dir(s);
-        flags.admin_listen = "";
+        if (!admin_) flags.admin_listen = "";
         flags.extra = {"--shard", StrCat(s)};
         flags.extra.insert(flags.extra.end(), extra_.begin(), extra_.end());
         servers_.push_back(std::make_unique<ServerProcess>(
@@ -104,6 +108,7 @@ class LoopbackCluster {
   std::vector<int> replicas_;
   std::vector<std::string> extra_;
   bool shared_;
+  bool admin_ = false;
   std::vector<std::unique_ptr<ServerProcess>> servers_;
   std::vector<size_t> shard_of_;
 };

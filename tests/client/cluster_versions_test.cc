@@ -8,7 +8,10 @@
 #include <csignal>
 
 #include "client/cluster_client.h"
+#include "client/monotonic_reads.h"
 #include "client/rpc_util.h"
+#include "client/version_consensus.h"
+#include "storage/partition.h"
 #include "tests/client/cluster_fixture.h"
 
 namespace roost::testing {
@@ -168,6 +171,158 @@ TEST_F(ClusterVersionsTest, NoCommonVersionIsAbortedNotMixed) {
   ASSERT_OK(r);
   EXPECT_EQ(r->version, "v000002");
   EXPECT_TRUE(AllFrom(*r, keys, 2));
+}
+
+// MonotonicReads' rules alone (client/README.md, "Monotonic reads").
+TEST(MonotonicReadsTest, TheTargetWaitsForEveryShardHeardFrom) {
+  MonotonicReads m;
+  EXPECT_EQ(m.Target("t"), 0u);
+  m.Answered("t", 0, "v000001", "");
+  m.Answered("t", 1, "v000002", "");
+  EXPECT_EQ(m.Target("t"), 1u);  // shard 0 has not shown v2
+  m.Settled("t", 1);
+  m.Answered("t", 0, "2", "");
+  EXPECT_EQ(m.Target("t"), 2u);
+  m.Settled("t", 2);
+  // An older answer never takes the floor back by itself.
+  m.Answered("t", 0, "v000001", "");
+  EXPECT_EQ(m.Target("t"), 2u);
+  EXPECT_EQ(m.Floor("t"), 2u);
+  // Tables are apart; a version that is no number changes nothing.
+  m.Answered("u", 0, "", "");
+  EXPECT_EQ(m.Target("u"), 0u);
+}
+
+TEST(MonotonicReadsTest, AWithdrawnRangeTakesTheFloorBack) {
+  MonotonicReads m;
+  m.Answered("t", 0, "v000003", "");
+  m.Answered("t", 1, "v000003", "");
+  m.Settled("t", 3);
+  // Shard 1 rolled back to v2 from v3.
+  m.Answered("t", 1, "v000002", "v000003");
+  EXPECT_EQ(m.Floor("t"), 2u);
+  EXPECT_EQ(m.Target("t"), 2u);
+  EXPECT_FALSE(m.Readable("t", 3));
+  EXPECT_TRUE(m.Readable("t", 2));
+  // Shard 0 has not rolled back yet: its v3 counts for nothing.
+  m.Answered("t", 0, "v000003", "");
+  EXPECT_EQ(m.Target("t"), 2u);
+  // A version published after the rollback is read again.
+  m.Answered("t", 0, "v000004", "");
+  m.Answered("t", 1, "v000004", "");
+  EXPECT_TRUE(m.Readable("t", 4));
+  EXPECT_EQ(m.Target("t"), 4u);
+}
+
+TEST(MonotonicReadsTest, ARollbackBelowNothingReadKeepsItsOwnVersion) {
+  // A client that never read past v1 hears of v2 standing in for v3: v2
+  // itself is not withdrawn, nor is the floor moved.
+  MonotonicReads m;
+  m.Answered("t", 0, "v000001", "");
+  m.Settled("t", 1);
+  m.Answered("t", 0, "v000002", "v000003");
+  EXPECT_TRUE(m.Readable("t", 2));
+  EXPECT_FALSE(m.Readable("t", 3));
+  EXPECT_EQ(m.Floor("t"), 1u);
+  EXPECT_EQ(m.Target("t"), 2u);
+}
+
+// Monotonic reads (client/README.md): a version one shard has is read only
+// once every shard heard from has shown it, by batches and single Gets
+// (coalesced or not) alike; and a rollback, which the servers sign with
+// withdrawn_through, takes the floor back.
+TEST_F(ClusterVersionsTest, MonotonicReadsSwitchOnceAndFollowARollback) {
+  LoopbackCluster cluster(scratch_, {1, 1, 1}, {"--version-grace", "600"},
+                          /*shared_data=*/false);
+  const std::vector<std::string> keys = Keys(300);
+  for (int s = 0; s < kShards; ++s) {
+    ASSERT_NE(BuildTable(cluster.data_dir(s), "t", Versioned(1, keys), "block",
+                         {"--shards", StrCat(kShards)}),
+              "");
+  }
+  cluster.WithAdmin();
+  ASSERT_TRUE(cluster.Start());
+  ClusterClientOptions options;
+  options.monotonic = true;
+  options.timeout_seconds = 5;
+  auto client = ClusterClient::Create(cluster.layout(), options);
+  ASSERT_OK(client);
+  options.coalesce_gets = true;
+  auto coalescing = ClusterClient::Create(cluster.layout(), options);
+  ASSERT_OK(coalescing);
+  // A key of each shard.
+  std::vector<std::string> key_of(kShards);
+  for (const std::string& k : keys) {
+    key_of[PartitionOf(k, kShards)] = k;
+  }
+  auto get_version = [&](ClusterClient& c, int shard) {
+    absl::StatusOr<GetResult> g = c.Get("t", key_of[shard]);
+    if (!g.ok()) return std::string(g.status().message());
+    if (static_cast<uint64_t>(VersionOf(g->value, key_of[shard])) !=
+        *VersionNumber(g->version)) {
+      return StrCat("value ", g->value, " is not of ", g->version);
+    }
+    return g->version;
+  };
+  for (ClusterClient* c : {client->get(), coalescing->get()}) {
+    absl::StatusOr<MultiGetResult> r = c->MultiGet("t", keys);
+    ASSERT_OK(r);
+    EXPECT_EQ(r->version, "v000001");
+  }
+
+  // v2 on shard 1 only: its keys are still read at v1, since shards 0 and
+  // 2 were heard from at v1.
+  ASSERT_NE(BuildTable(cluster.data_dir(1), "t", Versioned(2, keys), "block",
+                       {"--shards", StrCat(kShards)}),
+            "");
+  ASSERT_TRUE(WaitServes(cluster, 1, 1, "v000002"));
+  for (ClusterClient* c : {client->get(), coalescing->get()}) {
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(get_version(*c, 1), "v000001");
+    absl::StatusOr<MultiGetResult> r = c->MultiGet("t", keys);
+    ASSERT_OK(r);
+    EXPECT_EQ(r->version, "v000001");
+    EXPECT_TRUE(AllFrom(*r, keys, 1));
+  }
+  // Every shard at v2: one switch, for every kind of call.
+  for (int s : {0, 2}) {
+    ASSERT_NE(BuildTable(cluster.data_dir(s), "t", Versioned(2, keys), "block",
+                         {"--shards", StrCat(kShards)}),
+              "");
+    ASSERT_TRUE(WaitServes(cluster, s, 1, "v000002"));
+  }
+  for (ClusterClient* c : {client->get(), coalescing->get()}) {
+    // Shard 1's keys first: shards 0 and 2 are heard from at v2 only by
+    // the batch after.
+    absl::StatusOr<MultiGetResult> r = c->MultiGet("t", keys);
+    ASSERT_OK(r);
+    EXPECT_EQ(r->version, "v000002");
+    EXPECT_TRUE(AllFrom(*r, keys, 2));
+    for (int s = 0; s < kShards; ++s) EXPECT_EQ(get_version(*c, s), "v000002");
+    absl::StatusOr<ScanResult> scan = c->Scan("t", {});
+    ASSERT_OK(scan);
+    EXPECT_EQ(scan->version, "v000002");
+  }
+
+  // Shard 0's server rolled back alone: v1 there names v2 withdrawn, and
+  // the client follows (the floor goes back) instead of waiting for v2.
+  v1::RollbackResponse rolled;
+  ASSERT_OK(cluster.server(0, 0).Rollback("t", "1", &rolled));
+  EXPECT_EQ(cluster.server(0, 0).Table("t")->withdrawn_through(), "v000002");
+  for (ClusterClient* c : {client->get(), coalescing->get()}) {
+    EXPECT_EQ(get_version(*c, 0), "v000001");
+    absl::StatusOr<MultiGetResult> r = c->MultiGet("t", keys);
+    ASSERT_OK(r);
+    EXPECT_EQ(r->version, "v000001");
+    EXPECT_TRUE(AllFrom(*r, keys, 1));
+    // Shards 1 and 2 still serve v2, withdrawn: never read again.
+    EXPECT_EQ(get_version(*c, 2), "v000001");
+  }
+  // Naming a version is outside monotonic reads.
+  CallOptions pinned;
+  pinned.version = "2";
+  absl::StatusOr<GetResult> g = (*client)->Get("t", key_of[1], pinned);
+  ASSERT_OK(g);
+  EXPECT_EQ(g->version, "v000002");
 }
 
 // roost-admin wait counts a replica only when it serves the version as the

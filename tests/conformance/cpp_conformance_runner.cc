@@ -152,6 +152,8 @@ class Runner {
         options.partial_answers = value.get<bool>();
       } else if (name == "coalesce") {
         options.coalesce_gets = value.get<bool>();
+      } else if (name == "monotonic") {
+        options.monotonic = value.get<bool>();
       } else {
         throw UsageError{StrCat("the C++ client has no option ", name)};
       }

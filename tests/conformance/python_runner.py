@@ -20,7 +20,7 @@ import prometheus_client
 import roost
 
 _OPTIONS = {"timeout_s": "timeout", "hedge_s": "hedge_after", "token": "token",
-            "partial": "partial"}
+            "partial": "partial", "monotonic": "monotonic"}
 
 
 def _b64(data: bytes) -> str:

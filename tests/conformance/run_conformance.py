@@ -88,6 +88,9 @@ class Server:
         self.address = ""
         self.process: Optional[subprocess.Popen[bytes]] = None
         self.starts = 0
+        # A lagging replica (a `lagging` publish or rollback) pulls from a
+        # copy of the repository taken before the change.
+        self.repository = cluster.repository
 
     @property
     def log_path(self) -> Path:
@@ -98,7 +101,7 @@ class Server:
 
     def start(self) -> None:
         self.starts += 1
-        args = [self.cluster.server_binary, "--repository", self.cluster.repository,
+        args = [self.cluster.server_binary, "--repository", self.repository,
                 "--shard", str(self.shard), "--data-dir", str(self.data),
                 "--listen", self.listen, "--admin-listen", "", "--metrics-listen", "",
                 "--poll-interval", "0.2", "--repository-poll", "0.1", "--drain-period", "0"]
@@ -129,6 +132,17 @@ class Server:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    @property
+    def lagging(self) -> bool:
+        return self.repository != self.cluster.repository
+
+    def restart(self, repository: str) -> None:
+        """Kills it, and starts it again (same port) pulling from `repository`."""
+        self.kill()
+        self.repository = repository
+        self.start()
+        self.wait_ready()
+
 
 class Cluster:
     def __init__(self, scratch: Path, tables: dict[str, Any]) -> None:
@@ -140,6 +154,7 @@ class Cluster:
         self.tables = tables
         self.versions: dict[str, int] = {}
         self.inputs = 0
+        self.snapshots = 0
         for name, spec in tables.items():
             self.publish(name, table_rows(spec), spec["format"])
         self.servers = [[Server(self, s, r) for r in range(REPLICAS)] for s in range(SHARDS)]
@@ -179,11 +194,31 @@ class Cluster:
         if r.returncode != 0:
             raise Failure(f"roost-load rollback failed ({r.returncode}): {r.stderr}")
 
+    def lag(self, which: list[list[int]]) -> None:
+        """Replicas `which` ([shard, replica] pairs) stop following the
+        repository: each is restarted on a copy of it as it is now."""
+        if not which:
+            return
+        self.snapshots += 1
+        snapshot = self.scratch / f"repo-snapshot-{self.snapshots}"
+        shutil.copytree(self.scratch / "repo", snapshot)
+        for shard, replica in which:
+            self.servers[shard][replica].restart("file://" + str(snapshot))
+
+    def catch_up(self) -> None:
+        """Every lagging replica follows the repository again."""
+        for row in self.servers:
+            for server in row:
+                if server.lagging:
+                    server.restart(self.repository)
+
     def wait_served(self, table: str, version: int) -> None:
-        """Until every live replica's ListTables names `version` of `table`,
-        asked with roost-admin (not the client under test)."""
+        """Until every live replica that follows the repository names
+        `version` of `table` in ListTables, asked with roost-admin (not the
+        client under test)."""
         admin = binary("ROOST_ADMIN_BINARY", "client/roost-admin")
-        shards = [[s.address for s in row if s.alive()] for row in self.servers]
+        shards = [[s.address for s in row if s.alive() and not s.lagging]
+                  for row in self.servers]
         path = self.scratch / "layout-live.json"
         path.write_text(json.dumps({"shards": shards}))
         r = subprocess.run([admin, "wait", "--cluster", str(path), "--table", table,
@@ -193,7 +228,8 @@ class Cluster:
             raise Failure(f"the servers did not serve {table} v{version}: {r.stderr}")
 
     def restore(self) -> None:
-        """Starts every killed replica again."""
+        """Starts every killed replica again, and catches the lagging up."""
+        self.catch_up()
         dead = [s for row in self.servers for s in row if not s.alive()]
         for server in dead:
             server.start()
@@ -303,13 +339,17 @@ def check(step: dict[str, Any], answer: dict[str, Any]) -> None:
             got = unb64(answer.get("value", "")).decode(errors="replace")
         elif name == "value_b64":
             got = answer.get("value")
-        elif name in ("values_text", "all_values"):
+        elif name == "value_versioned":
+            got = unb64(answer.get("value", "")).decode(errors="replace")
+            want = want.format(key=step["key"], v=version_of(answer))
+        elif name in ("values_text", "all_values", "all_values_versioned"):
             results = answer.get("results")
             if not isinstance(results, list):
                 raise Failure(f"no results list: {json.dumps(answer)[:400]}")
-            if name == "all_values":
+            if name != "values_text":
                 keys = expand_keys(step)
-                want = [want.format(key=k) for k in keys]
+                v = version_of(answer) if name == "all_values_versioned" else 0
+                want = [want.format(key=k, v=v) for k in keys]
             if len(results) != len(want):
                 raise Failure(f"{len(results)} results for {len(want)} keys")
             for i, (r, w) in enumerate(zip(results, want)):
@@ -321,6 +361,8 @@ def check(step: dict[str, Any], answer: dict[str, Any]) -> None:
         elif name == "partial":
             check_partial(step, answer, want)
             continue
+        elif name == "version_monotonic":
+            continue  # run_case's: it needs the answers before
         elif name == "entry_keys":
             entries = answer.get("entries")
             if not isinstance(entries, list):
@@ -337,6 +379,14 @@ def check(step: dict[str, Any], answer: dict[str, Any]) -> None:
             got = answer.get(name)
         if got != want:
             raise Failure(f"{name}: expected {want!r}, got {got!r} (answer {json.dumps(answer)[:300]})")
+
+
+def version_of(answer: dict[str, Any]) -> int:
+    """The number of the version an answer names (v000002: 2)."""
+    version = answer.get("version") or ""
+    if not re.fullmatch(r"v[0-9]+", version):
+        raise Failure(f"the answer names no version: {json.dumps(answer)[:300]}")
+    return int(version[1:])
 
 
 def partition_of(key: bytes, shards: int) -> int:
@@ -394,16 +444,28 @@ def run_case(case: dict[str, Any], cluster: Cluster, runner: Runner) -> list[str
     if "vectors" in case:
         steps = vector_steps(ROOT / case["vectors"])
     failures = []
+    newest = 0  # the newest version answered since the last open or rollback
     for number, step in enumerate(steps):
         try:
             if "do" in step:
                 act(step, cluster)
+                if step["do"] == "rollback":
+                    newest = 0
                 continue
             request = to_request(step, cluster)
             if step["op"] == "partition":
                 request["key"] = step["key_b64"]
                 request.pop("key_b64", None)
-            check(step, runner.ask(request))
+            if step["op"] == "open":
+                newest = 0
+            answer = runner.ask(request)
+            check(step, answer)
+            version = answer.get("version") or ""
+            if version:
+                number_of = version_of(answer)
+                if step.get("expect", {}).get("version_monotonic") and number_of < newest:
+                    raise Failure(f"answered {version} after v{newest:06d}: reads went back")
+                newest = max(newest, number_of)
         except Failure as e:
             failures.append(f"step {number} ({json.dumps(step)[:160]}): {e}")
             if "do" in step:
@@ -422,11 +484,15 @@ def act(step: dict[str, Any], cluster: Cluster) -> None:
     elif what == "publish":
         table = step["table"]
         spec = cluster.tables[table]
+        cluster.lag(step.get("lagging", []))
         cluster.publish(table, table_rows(spec, step["value"]), spec["format"])
         cluster.wait_served(table, cluster.versions[table])
     elif what == "rollback":
+        cluster.lag(step.get("lagging", []))
         cluster.rollback(step["table"], step["version"])
         cluster.wait_served(step["table"], step["version"])
+    elif what == "catch_up":
+        cluster.catch_up()
     else:
         raise Failure(f"unknown harness action {what!r}")
 

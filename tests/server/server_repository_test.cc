@@ -61,10 +61,24 @@ TEST_F(ServerRepositoryTest, PullsItsShardSwapsAndFollowsThePointerBack) {
       << server.Log();
   EXPECT_TRUE(ServesVersion(server, mine, 1));
   EXPECT_EQ(server.Table("t")->repository_version(), "v000001");
-  // And forward again.
+  // v1 stands in for v2, withdrawn (lookup.proto's withdrawn_through).
+  EXPECT_EQ(server.Table("t")->withdrawn_through(), "v000002");
+  {
+    v1::GetResponse got;
+    ASSERT_OK(server.Get("t", mine[0], &got));
+    EXPECT_EQ(got.version(), "v000001");
+    EXPECT_EQ(got.withdrawn_through(), "v000002");
+  }
+  // And forward again: v2 stands in for nothing.
   ASSERT_OK(repository.MovePointer("t", 2));
   ASSERT_TRUE(WaitFor([&] { return server.ServingVersion("t") == "v000002"; }))
       << server.Log();
+  EXPECT_EQ(server.Table("t")->withdrawn_through(), "");
+  {
+    v1::GetResponse got;
+    ASSERT_OK(server.Get("t", mine[0], &got));
+    EXPECT_EQ(got.withdrawn_through(), "");
+  }
 
   ASSERT_TRUE(WaitFor([&] {
     const Metrics m = server.ScrapeMetrics();

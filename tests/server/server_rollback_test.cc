@@ -19,6 +19,68 @@ using grpc::StatusCode;
 
 class RollbackTest : public ServerFixture {};
 
+// What the server says a version stands in for (lookup.proto's
+// withdrawn_through): in ListTables, and in the answers of Get, MultiGet
+// (both forms), and Scan's (`scan`: the version served is a block table).
+::testing::AssertionResult Withdrawn(ServerProcess& server,
+                                     const std::string& key,
+                                     const std::string& want,
+                                     bool scan = false) {
+  auto info = server.Table("t");
+  if (!info) return ::testing::AssertionFailure() << "no table t";
+  if (info->withdrawn_through() != want) {
+    return ::testing::AssertionFailure()
+           << "ListTables: withdrawn_through \"" << info->withdrawn_through()
+           << "\", want \"" << want << "\"";
+  }
+  v1::GetResponse get;
+  grpc::Status st = server.Get("t", key, &get);
+  if (!st.ok() || get.withdrawn_through() != want) {
+    return ::testing::AssertionFailure()
+           << "Get: " << st.error_message() << " withdrawn_through \""
+           << get.withdrawn_through() << "\", want \"" << want << "\"";
+  }
+  for (bool packed : {false, true}) {
+    v1::MultiGetRequest request;
+    request.set_table("t");
+    request.add_keys(key);
+    request.set_packed(packed);
+    v1::MultiGetResponse batch;
+    grpc::ClientContext context;
+    st = server.lookup().MultiGet(&context, request, &batch);
+    if (!st.ok() || batch.withdrawn_through() != want) {
+      return ::testing::AssertionFailure()
+             << "MultiGet (packed " << packed << "): " << st.error_message()
+             << " withdrawn_through \"" << batch.withdrawn_through()
+             << "\", want \"" << want << "\"";
+    }
+  }
+  if (scan) {
+    v1::ScanRequest request;
+    request.set_table("t");
+    request.set_limit(3);
+    grpc::ClientContext context;
+    auto reader = server.lookup().Scan(&context, request);
+    v1::ScanResponse message;
+    int messages = 0;
+    while (reader->Read(&message)) {
+      ++messages;
+      if (message.withdrawn_through() != want) {
+        return ::testing::AssertionFailure()
+               << "Scan: withdrawn_through \"" << message.withdrawn_through()
+               << "\", want \"" << want << "\"";
+      }
+    }
+    st = reader->Finish();
+    if (!st.ok() || messages == 0) {
+      return ::testing::AssertionFailure()
+             << "Scan: " << st.error_message() << " after " << messages
+             << " messages";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
 TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
   const std::vector<std::string> keys = Keys(200);
   for (int v = 1; v <= 3; ++v) {
@@ -44,6 +106,8 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
     EXPECT_TRUE(info->pinned());
     EXPECT_EQ(Strings(info->rolled_back_versions()), Names{"v000003"});
     EXPECT_TRUE(fs::exists(TableDir() + "/ROLLBACK"));
+    // Answers of v2 say it stands in for v3, withdrawn.
+    EXPECT_TRUE(Withdrawn(server, keys[0], "v000003", /*scan=*/true));
 
     // A new version while pinned: seen on disk, not served.
     ASSERT_NE(BuildTable(data_, "t", Versioned(4, keys)), "");
@@ -67,6 +131,8 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
     EXPECT_FALSE(info->pinned());
     EXPECT_EQ(Strings(info->rolled_back_versions()), Names{"v000003"});
     EXPECT_EQ(server.CountLogLines("serving t v000003"), 1);
+    // v4 stands in for nothing: v3, rolled back from, is older.
+    EXPECT_TRUE(Withdrawn(server, keys[0], ""));
 
     // Errors.
     EXPECT_TRUE(IsError(server.Rollback("nope", "", &rolled),
@@ -99,6 +165,7 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(r.out, "t: now serving v000001 (rolled back from v000004)\n");
     EXPECT_TRUE(ServesVersion(server, keys, 1));
+    EXPECT_TRUE(Withdrawn(server, keys[0], "v000004"));
     server.Disconnect();
     server.SendSignal(SIGTERM);
     EXPECT_EQ(server.WaitExit(), 0) << server.Log();
@@ -115,6 +182,8 @@ TEST_F(RollbackTest, RollbackPinsAVersionAcrossNewVersionsAndRestarts) {
               (Names{"v000003", "v000004"}));
     EXPECT_TRUE(ServesVersion(server, keys, 1));
     EXPECT_EQ(server.CountLogLines("serving t v00000"), 1) << server.Log();
+    // From the ROLLBACK file after a restart, too.
+    EXPECT_TRUE(Withdrawn(server, keys[0], "v000004"));
   }
   // With the pinned version gone at start, the table is served as if
   // unpinned (never from a version rolled back from), and still reported

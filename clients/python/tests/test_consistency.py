@@ -13,7 +13,7 @@ import pytest
 
 import roost
 from roost._calls import raise_failure
-from roost._versions import Failure, Round, consistent_rounds
+from roost._versions import Failure, MonotonicReads, Round, consistent_rounds
 
 
 @dataclasses.dataclass
@@ -134,3 +134,74 @@ def test_version_names(text: str, number: int) -> None:
 def test_bad_version_names(text: str) -> None:
     with pytest.raises(ValueError, match="is not a table version"):
         roost.version_number(text)
+
+
+# ---- monotonic reads (client/README.md, "Monotonic reads") ----
+
+
+@dataclasses.dataclass
+class Flagged:
+    version: str
+    withdrawn_through: str = ""
+    value: str = ""
+
+
+def monotonic(reads: MonotonicReads, parts: list[int], clock: Clock,
+              deadline: float = 10.0) -> tuple[Generator[Round, Mapping[int, Any], Any], Round]:
+    plan = consistent_rounds(parts, deadline, clock, raise_failure, None, False, (reads, "t"))
+    return plan, next(plan)
+
+
+def test_monotonic_a_new_version_waits_for_every_shard_heard_from() -> None:
+    reads, clock = MonotonicReads(), Clock()
+    plan, _ = monotonic(reads, [0, 1, 2], clock)
+    finish(plan, {0: Flagged("v000001"), 1: Flagged("v000001"), 2: Flagged("v000001")})
+    # Shard 1 alone has v2: a batch of shards 1 and 2 reads v1 ...
+    plan, _ = monotonic(reads, [1, 2], clock)
+    second = plan.send({1: Flagged("v000002"), 2: Flagged("v000001")})
+    assert second.pins == {1: "v000001"}
+    finish(plan, {1: Flagged("v000001")})
+    # ... and so does shard 1 read alone, since shard 0 was heard from at v1.
+    plan, _ = monotonic(reads, [1], clock)
+    assert plan.send({1: Flagged("v000002")}).pins == {1: "v000001"}
+    finish(plan, {1: Flagged("v000001")})
+    # Every shard at v2: read, and the floor is v2.
+    plan, _ = monotonic(reads, [0, 1, 2], clock)
+    finish(plan, {0: Flagged("v000002"), 1: Flagged("v000002"), 2: Flagged("v000002")})
+    assert reads.floor("t") == 2
+    # A replica still at v1 is pinned to v2; refused, the batch moves on to
+    # v2 (never v1) after a backoff, until the deadline.
+    plan, _ = monotonic(reads, [0, 1], clock, deadline=1.0)
+    assert plan.send({0: Flagged("v000001"), 1: Flagged("v000002")}).pins == {0: "v000002"}
+    again = plan.send({0: gone(0)})
+    assert again.pins == {0: "v000002"} and again.delay > 0
+    clock.now = 1.0
+    with pytest.raises(roost.InconsistentVersionsError):
+        plan.send({0: gone(0)})
+
+
+def test_monotonic_a_rollback_takes_the_floor_back() -> None:
+    reads, clock = MonotonicReads(), Clock()
+    plan, _ = monotonic(reads, [0, 1], clock)
+    finish(plan, {0: Flagged("v000003"), 1: Flagged("v000003")})
+    assert reads.floor("t") == 3
+    # Shard 1 rolled back to v2 from v3; shard 0 not yet: its v3 is
+    # withdrawn, and the batch reads v2.
+    plan, _ = monotonic(reads, [0, 1], clock)
+    second = plan.send({0: Flagged("v000003"), 1: Flagged("v000002", "v000003")})
+    assert second.pins == {0: "v000002"}
+    results = finish(plan, {0: Flagged("v000002")})
+    assert {p: r.version for p, r in results.items()} == {0: "v000002", 1: "v000002"}
+    assert reads.floor("t") == 2 and not reads.readable("t", 3)
+    # A version published after it is read again.
+    plan, _ = monotonic(reads, [0, 1], clock)
+    finish(plan, {0: Flagged("v000004"), 1: Flagged("v000004")})
+    assert reads.floor("t") == 4
+
+
+def test_monotonic_without_the_servers_signal_the_floor_holds() -> None:
+    reads, clock = MonotonicReads(), Clock()
+    plan, _ = monotonic(reads, [0], clock)
+    finish(plan, {0: Flagged("v000003")})
+    plan, _ = monotonic(reads, [0], clock)
+    assert plan.send({0: Flagged("v000002")}).pins == {0: "v000003"}

@@ -34,7 +34,7 @@ from roost._layout import Layout, TlsConfig
 from roost._metrics import CallMeter, ClientMetrics, timed
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
-from roost._versions import Failure, Outcome, consistent_rounds
+from roost._versions import Failure, MonotonicReads, Outcome, consistent_rounds
 from roost._wait import WaitPlan
 from roost.v1 import lookup_pb2
 
@@ -75,6 +75,7 @@ class AsyncClient:
         hedge_after: Optional[float] = None,
         max_batch: int = _calls.DEFAULT_MAX_BATCH,
         partial: bool = False,
+        monotonic: bool = False,
         metrics: Optional[ClientMetrics] = None,
         coalesce: bool = False,
         coalesce_in_flight: int = 4,
@@ -94,6 +95,7 @@ class AsyncClient:
         self._hedge_after = hedge_after
         self._max_batch = max_batch
         self._partial = partial
+        self._monotonic = MonotonicReads() if monotonic else None
         self._meter = CallMeter(metrics) if metrics is not None else None
         self._coalescer = _Coalescer(self, coalesce_in_flight) if coalesce else None
         self._schemas = _calls.SchemaCache()
@@ -200,7 +202,7 @@ class AsyncClient:
             return _calls.scan_request(table, *bounds, limit, pinned)
 
         with timed(self._meter, "scan", table, 0) as call:
-            parts = await self._consistent(_calls.SCAN, range(self._n), request,
+            parts = await self._consistent(table, _calls.SCAN, range(self._n), request,
                                            self._deadline(timeout), version)
             result = _calls.merge_scans(parts, limit)
             call.answered(result.version)
@@ -269,7 +271,7 @@ class AsyncClient:
                     table, split, pinned, fields, score)
             return by_version[part]
 
-        return split, await self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+        return split, await self._consistent(table, _calls.MULTI_GET, split.keys.keys(), request,
                                              deadline, version, partial)
 
     async def _many(self, table: str, batch: Sequence[bytes], deadline: float,
@@ -339,14 +341,15 @@ class AsyncClient:
         def request(part: int, pinned: str) -> Any:
             return lookup_pb2.GetRequest(table=table, key=key, version=pinned)
 
-        return (await self._consistent(_calls.GET, [shard], request,
+        return (await self._consistent(table, _calls.GET, [shard], request,
                                        self._deadline(timeout), version))[shard]
 
-    async def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
+    async def _consistent(self, table: str, method: str, parts: Any, request: Callable[[int, str], Any],
                           deadline: float, pin: Optional[str],
                           partial: bool = False) -> dict[int, Any]:
+        monotonic = (self._monotonic, table) if self._monotonic is not None else None
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
-                                 partial)
+                                 partial, monotonic)
         round_ = next(plan)
         while True:
             if round_.delay:

@@ -129,6 +129,7 @@ class ScanPart:
     entries: list[tuple[bytes, bytes]]
     version: str
     more: bool
+    withdrawn_through: str = ""
 
 
 def common_version(results: Sequence[Any]) -> str:
@@ -385,6 +386,7 @@ def add_scan_message(part: ScanPart, message: Any, shard: int) -> None:
             raise RoostError(f"shard {shard}: the scan changed version from "
                              f"{part.version!r} to {message.version!r}", shard=shard)
         part.version = message.version
+        part.withdrawn_through = message.withdrawn_through
     last = part.entries[-1][0] if part.entries else None
     for kv in message.entries:
         if last is not None and kv.key <= last:

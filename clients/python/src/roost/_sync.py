@@ -31,7 +31,7 @@ from roost._layout import Layout, TlsConfig
 from roost._metrics import CallMeter, ClientMetrics, timed
 from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
-from roost._versions import Failure, Outcome, Versioned, consistent_rounds
+from roost._versions import Failure, MonotonicReads, Outcome, Versioned, consistent_rounds
 from roost._wait import WaitPlan
 from roost.v1 import lookup_pb2
 
@@ -106,8 +106,14 @@ class Client:
     10,000): a larger get_many goes in pieces of that many keys, the first
     read as any batch and the others pinned to the version it answered.
     `partial` (default False) turns partial answers on for
-    get_many_versioned (see there). `metrics` (a roost.ClientMetrics)
-    counts each get, get_many and scan in Prometheus' client.
+    get_many_versioned (see there). `monotonic` (default False) turns
+    monotonic reads on: no call of a table answers from a version older
+    than one this client answered a call of it from, unless that one was
+    withdrawn (a rollback), and a new version is read once every shard
+    heard from has shown it (calls that name a version are outside it;
+    client/README.md in the repository, "Monotonic reads"). `metrics` (a
+    roost.ClientMetrics) counts each get, get_many and scan in Prometheus'
+    client.
     """
 
     def __init__(
@@ -120,6 +126,7 @@ class Client:
         hedge_after: Optional[float] = None,
         max_batch: int = _calls.DEFAULT_MAX_BATCH,
         partial: bool = False,
+        monotonic: bool = False,
         metrics: Optional[ClientMetrics] = None,
     ) -> None:
         if max_batch < 1:
@@ -134,6 +141,7 @@ class Client:
         self._hedge_after = hedge_after
         self._max_batch = max_batch
         self._partial = partial
+        self._monotonic = MonotonicReads() if monotonic else None
         self._meter = CallMeter(metrics) if metrics is not None else None
         self._pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._pool_lock = threading.Lock()
@@ -264,7 +272,7 @@ class Client:
             return _calls.scan_request(table, *bounds, limit, pinned)
 
         with timed(self._meter, "scan", table, 0) as call:
-            parts = self._consistent(_calls.SCAN, range(self._n), request,
+            parts = self._consistent(table, _calls.SCAN, range(self._n), request,
                                      self._deadline(timeout), version)
             result = _calls.merge_scans(parts, limit)
             call.answered(result.version)
@@ -328,7 +336,7 @@ class Client:
                     table, split, pinned, fields, score)
             return by_version[part]
 
-        return split, self._consistent(_calls.MULTI_GET, split.keys.keys(), request,
+        return split, self._consistent(table, _calls.MULTI_GET, split.keys.keys(), request,
                                        deadline, version, partial)
 
     def _many(self, table: str, batch: Sequence[bytes], deadline: float,
@@ -412,13 +420,14 @@ class Client:
         def request(part: int, pinned: str) -> Any:
             return lookup_pb2.GetRequest(table=table, key=key, version=pinned)
 
-        return self._consistent(_calls.GET, [shard], request, self._deadline(timeout),
+        return self._consistent(table, _calls.GET, [shard], request, self._deadline(timeout),
                                 version)[shard]
 
-    def _consistent(self, method: str, parts: Any, request: Callable[[int, str], Any],
+    def _consistent(self, table: str, method: str, parts: Any, request: Callable[[int, str], Any],
                     deadline: float, pin: Optional[str], partial: bool = False) -> dict[int, Any]:
+        monotonic = (self._monotonic, table) if self._monotonic is not None else None
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
-                                 partial)
+                                 partial, monotonic)
         round_ = next(plan)
         while True:
             if round_.delay:

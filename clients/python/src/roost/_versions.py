@@ -18,6 +18,10 @@ is the response of every part. With `partial`, a part whose shard could not
 answer (`shard_down`) is left out of the batch: never compared nor re-sent,
 and its Failure is its result; the call fails only when no part answered.
 
+With `monotonic` (a MonotonicReads and the table), the batch settles on the
+table's target instead of the oldest version answered (client/README.md in
+the repository, "Monotonic reads", has the rules; every client runs them).
+
 Example (what a client's driver does):
     plan = consistent_rounds(parts, deadline, time.monotonic, fail)
     results = None
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import threading
 from typing import Callable, Generator, Iterable, Mapping, NoReturn, Optional, Protocol, Union
 
 import grpc
@@ -97,6 +102,80 @@ class Round:
     delay: float = 0.0
 
 
+class MonotonicReads:
+    """What a client with monotonic reads remembers of each table: the floor
+    F (the newest version a call was answered from), the withdrawn range
+    (L, W] (versions a rollback withdrew: an answer from L named W in
+    withdrawn_through) and, per shard, the newest version not withdrawn any
+    of its replicas answered from. A call settles on the target R = max(F,
+    the oldest of those over the shards heard from). Thread-safe; one per
+    client, shared by its calls (an asyncio client's too)."""
+
+    @dataclasses.dataclass
+    class _Table:
+        floor: int = 0
+        withdrawn_after: int = 0
+        withdrawn: int = 0
+        newest: dict[int, int] = dataclasses.field(default_factory=dict)
+
+        def is_withdrawn(self, version: int) -> bool:
+            return self.withdrawn_after < version <= self.withdrawn
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._tables: dict[str, MonotonicReads._Table] = {}
+
+    def answered(self, table: str, shard: int, version: str, withdrawn_through: str = "") -> None:
+        """Shard `shard` answered a call of `table` from `version`, naming
+        `withdrawn_through` ("" for none)."""
+        v = _number_or_none(version)
+        if v is None:
+            return
+        x = _number_or_none(withdrawn_through)
+        with self._lock:
+            t = self._tables.setdefault(table, MonotonicReads._Table())
+            if x is not None and x > v:
+                if x > t.withdrawn or (x == t.withdrawn and v < t.withdrawn_after):
+                    t.withdrawn_after, t.withdrawn = v, x
+                if v < t.floor <= x:
+                    t.floor = v
+                for s, newest in t.newest.items():
+                    if v < newest <= x:
+                        t.newest[s] = v
+            if not t.is_withdrawn(v):
+                t.newest[shard] = max(t.newest.get(shard, 0), v)
+
+    def target(self, table: str) -> int:
+        """The version a call of `table` settles on; 0 when nothing is known."""
+        with self._lock:
+            t = self._tables.get(table)
+            if t is None:
+                return 0
+            return max(t.floor, min(t.newest.values(), default=0))
+
+    def readable(self, table: str, version: int) -> bool:
+        """Whether `version` may answer a call of `table` (not withdrawn)."""
+        with self._lock:
+            t = self._tables.get(table)
+            return t is None or not t.is_withdrawn(version)
+
+    def settled(self, table: str, version: int) -> None:
+        """A call of `table` was answered from `version`: the floor rises."""
+        with self._lock:
+            t = self._tables.setdefault(table, MonotonicReads._Table())
+            t.floor = max(t.floor, version)
+
+    def floor(self, table: str) -> int:
+        with self._lock:
+            t = self._tables.get(table)
+            return t.floor if t is not None else 0
+
+
+def _number_or_none(version: str) -> Optional[int]:
+    m = _VERSION.fullmatch(version) if version else None
+    return int(m.group(1)) if m is not None else None
+
+
 # Backoff between attempts of the last step of the algorithm, in seconds.
 _FIRST_BACKOFF = 0.02
 _MAX_BACKOFF = 0.5
@@ -109,12 +188,15 @@ def consistent_rounds(
     fail: Callable[[Failure], NoReturn],
     pin: Optional[str] = None,
     partial: bool = False,
+    monotonic: Optional[tuple[MonotonicReads, str]] = None,
 ) -> Generator[Round, Mapping[int, Outcome], dict[int, Outcome]]:
     """The consistency algorithm over `parts` (see the module comment).
     `fail` raises the error of a failed part. With `pin`, every part is
     sent pinned to that version once, and its failures are the caller's.
     With `partial`, parts whose shard could not answer are dropped (their
-    Failure is their result)."""
+    Failure is their result). With `monotonic` (the client's MonotonicReads
+    and the table), monotonic reads, unless `pin` is given; each part is
+    the shard it reads."""
     dropped: dict[int, Failure] = {}
 
     def answered(outcomes: Mapping[int, Outcome]) -> dict[int, Outcome]:
@@ -126,7 +208,11 @@ def consistent_rounds(
                 kept[p] = o
         return kept
 
-    rounds = _rounds(parts, deadline, clock, fail, pin, answered)
+    if monotonic is not None and pin is None:
+        rounds = _monotonic_rounds(parts, deadline, clock, fail, monotonic[0], monotonic[1],
+                                   answered)
+    else:
+        rounds = _rounds(parts, deadline, clock, fail, pin, answered)
     results: dict[int, Outcome] = dict((yield from rounds))
     # A part dropped in a later round loses the answer it gave before.
     results.update(dropped)
@@ -203,6 +289,79 @@ def _rounds(
             results[p] = o
             del todo[p]
     return results
+
+
+def _monotonic_rounds(
+    parts: Iterable[int],
+    deadline: float,
+    clock: Callable[[], float],
+    fail: Callable[[Failure], NoReturn],
+    reads: MonotonicReads,
+    table: str,
+    answered: Callable[[Mapping[int, Outcome]], dict[int, Outcome]],
+) -> Generator[Round, Mapping[int, Outcome], dict[int, Versioned]]:
+    """_rounds with monotonic reads: the parts settle on `reads`' target
+    for `table` (or, once a pinned part was refused, on the newest readable
+    version answered, never older than the target)."""
+
+    def note(outcomes: Mapping[int, Versioned]) -> None:
+        for p, r in outcomes.items():
+            reads.answered(table, p, r.version, getattr(r, "withdrawn_through", ""))
+
+    results = _all_answered(answered((yield Round({p: "" for p in parts}))), fail, None)
+    note(results)
+    seen: set[str] = set()
+    forward = False
+    backoff = _FIRST_BACKOFF
+    delay = 0.0
+    last: Optional[Failure] = None
+    while True:
+        numbers = {p: _number_of(r.version, p) for p, r in results.items() if r.version}
+        seen |= {results[p].version for p in numbers}
+        if not numbers:
+            return results  # servers too old to say: taken as they are
+        target = reads.target(table)
+        versions = set(numbers.values())
+        if len(versions) == 1:
+            (v,) = versions
+            if reads.readable(table, v) and (v >= target if forward else v == target):
+                reads.settled(table, v)
+                return results
+        pin = target
+        if forward:
+            pin = max([target] + [n for n in versions if reads.readable(table, n)])
+        if clock() + delay >= deadline:
+            detail = f"; last: {last.describe()}" if last is not None else ""
+            names = sorted(seen, key=version_number)
+            raise InconsistentVersionsError(
+                f"the shards served no common version before the deadline "
+                f"(versions seen: {', '.join(names)}){detail}",
+                names,
+            )
+        pinned = version_name(pin)
+        todo = {p: pinned for p, n in numbers.items() if n != pin}
+        if not todo:  # cannot be: a version every part answered is the pin
+            return results
+        sent = yield Round(todo, delay)
+        outcomes = answered(sent)
+        for p in sent:
+            if p not in outcomes:  # dropped
+                results.pop(p, None)
+        refused = False
+        for p, o in outcomes.items():
+            if isinstance(o, Failure):
+                if not o.version_gone():
+                    fail(o)
+                last, refused = o, True
+                continue
+            _check_answered(o, pinned, p)
+            results[p] = o
+            note({p: o})
+        # A refusal moves the batch forward, after a backoff.
+        delay = backoff if refused else 0.0
+        if refused:
+            backoff = min(backoff * 2, _MAX_BACKOFF)
+            forward = True
 
 
 def _number_of(version: str, part: int) -> int:

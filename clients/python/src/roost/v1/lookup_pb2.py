@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15roost/v1/lookup.proto\x12\x08roost.v1\"I\n\nGetRequest\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\x0c\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06\x66ields\x18\x04 \x03(\t\"<\n\x0bGetResponse\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\r\n\x05value\x18\x02 \x01(\x0c\x12\x0f\n\x07version\x18\x03 \x01(\t\"\x7f\n\x0fMultiGetRequest\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0c\n\x04keys\x18\x02 \x03(\x0c\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06packed\x18\x04 \x01(\x08\x12\x0e\n\x06\x66ields\x18\x05 \x03(\t\x12\x1e\n\x05score\x18\x06 \x01(\x0b\x32\x0f.roost.v1.Score\"\x8f\x01\n\x05Score\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12.\n\nsimilarity\x18\x02 \x01(\x0e\x32\x1a.roost.v1.Score.Similarity\x12\r\n\x05query\x18\x03 \x03(\x02\x12\r\n\x05top_k\x18\x04 \x01(\r\")\n\nSimilarity\x12\x0f\n\x0b\x44OT_PRODUCT\x10\x00\x12\n\n\x06\x43OSINE\x10\x01\"\xbc\x01\n\x10MultiGetResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.roost.v1.GetResponse\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x15\n\rpacked_values\x18\x03 \x01(\x0c\x12\x14\n\x0cpacked_sizes\x18\x04 \x03(\r\x12\x0f\n\x07missing\x18\x05 \x03(\r\x12\x14\n\x0cpacked_width\x18\x06 \x01(\r\x12\x0e\n\x06scores\x18\x07 \x03(\x02\x12\x0b\n\x03top\x18\x08 \x03(\r\"h\n\x0bScanRequest\x12\r\n\x05table\x18\x01 \x01(\t\x12\r\n\x05start\x18\x02 \x01(\x0c\x12\x0b\n\x03\x65nd\x18\x03 \x01(\x0c\x12\x0e\n\x06prefix\x18\x04 \x01(\x0c\x12\r\n\x05limit\x18\x05 \x01(\r\x12\x0f\n\x07version\x18\x06 \x01(\t\"&\n\x08KeyValue\x12\x0b\n\x03key\x18\x01 \x01(\x0c\x12\r\n\x05value\x18\x02 \x01(\x0c\"R\n\x0cScanResponse\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.roost.v1.KeyValue\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04more\x18\x03 \x01(\x08\"\x13\n\x11ListTablesRequest\"\xca\x02\n\tTableInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x02 \x01(\t\x12\x17\n\x0fserving_version\x18\x03 \x01(\t\x12\x11\n\tkey_count\x18\x04 \x01(\x04\x12\x11\n\tfile_size\x18\x05 \x01(\x04\x12\x18\n\x10versions_on_disk\x18\x06 \x03(\t\x12\x16\n\x0emax_key_length\x18\x07 \x01(\r\x12\x11\n\tkey_width\x18\x08 \x01(\r\x12\x0e\n\x06pinned\x18\t \x01(\x08\x12\x1c\n\x14rolled_back_versions\x18\n \x03(\t\x12\r\n\x05shard\x18\x0b \x01(\r\x12\x13\n\x0bshard_count\x18\x0c \x01(\r\x12\x18\n\x10previous_version\x18\r \x01(\t\x12\x1a\n\x12repository_version\x18\x0e \x01(\t\x12\x13\n\x0bschema_json\x18\x0f \x01(\t\"9\n\x12ListTablesResponse\x12#\n\x06tables\x18\x01 \x03(\x0b\x32\x13.roost.v1.TableInfo2\xce\x02\n\x06Lookup\x12\x32\n\x03Get\x12\x14.roost.v1.GetRequest\x1a\x15.roost.v1.GetResponse\x12\x41\n\x08MultiGet\x12\x19.roost.v1.MultiGetRequest\x1a\x1a.roost.v1.MultiGetResponse\x12G\n\nListTables\x12\x1b.roost.v1.ListTablesRequest\x1a\x1c.roost.v1.ListTablesResponse\x12K\n\x0eStreamMultiGet\x12\x19.roost.v1.MultiGetRequest\x1a\x1a.roost.v1.MultiGetResponse(\x01\x30\x01\x12\x37\n\x04Scan\x12\x15.roost.v1.ScanRequest\x1a\x16.roost.v1.ScanResponse0\x01\x42h\n\x0c\x64\x65v.roost.v1B\x0bLookupProtoP\x01Z!roost.dev/gen/go/roost/v1;roostv1\xa2\x02\x03RST\xaa\x02\x08Roost.V1\xca\x02\x08Roost\\V1\xea\x02\tRoost::V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x15roost/v1/lookup.proto\x12\x08roost.v1\"I\n\nGetRequest\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\x0c\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06\x66ields\x18\x04 \x03(\t\"W\n\x0bGetResponse\x12\r\n\x05\x66ound\x18\x01 \x01(\x08\x12\r\n\x05value\x18\x02 \x01(\x0c\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x19\n\x11withdrawn_through\x18\x04 \x01(\t\"\x7f\n\x0fMultiGetRequest\x12\r\n\x05table\x18\x01 \x01(\t\x12\x0c\n\x04keys\x18\x02 \x03(\x0c\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x0e\n\x06packed\x18\x04 \x01(\x08\x12\x0e\n\x06\x66ields\x18\x05 \x03(\t\x12\x1e\n\x05score\x18\x06 \x01(\x0b\x32\x0f.roost.v1.Score\"\x8f\x01\n\x05Score\x12\r\n\x05\x66ield\x18\x01 \x01(\t\x12.\n\nsimilarity\x18\x02 \x01(\x0e\x32\x1a.roost.v1.Score.Similarity\x12\r\n\x05query\x18\x03 \x03(\x02\x12\r\n\x05top_k\x18\x04 \x01(\r\")\n\nSimilarity\x12\x0f\n\x0b\x44OT_PRODUCT\x10\x00\x12\n\n\x06\x43OSINE\x10\x01\"\xd7\x01\n\x10MultiGetResponse\x12&\n\x07results\x18\x01 \x03(\x0b\x32\x15.roost.v1.GetResponse\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x15\n\rpacked_values\x18\x03 \x01(\x0c\x12\x14\n\x0cpacked_sizes\x18\x04 \x03(\r\x12\x0f\n\x07missing\x18\x05 \x03(\r\x12\x14\n\x0cpacked_width\x18\x06 \x01(\r\x12\x0e\n\x06scores\x18\x07 \x03(\x02\x12\x0b\n\x03top\x18\x08 \x03(\r\x12\x19\n\x11withdrawn_through\x18\t \x01(\t\"h\n\x0bScanRequest\x12\r\n\x05table\x18\x01 \x01(\t\x12\r\n\x05start\x18\x02 \x01(\x0c\x12\x0b\n\x03\x65nd\x18\x03 \x01(\x0c\x12\x0e\n\x06prefix\x18\x04 \x01(\x0c\x12\r\n\x05limit\x18\x05 \x01(\r\x12\x0f\n\x07version\x18\x06 \x01(\t\"&\n\x08KeyValue\x12\x0b\n\x03key\x18\x01 \x01(\x0c\x12\r\n\x05value\x18\x02 \x01(\x0c\"m\n\x0cScanResponse\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.roost.v1.KeyValue\x12\x0f\n\x07version\x18\x02 \x01(\t\x12\x0c\n\x04more\x18\x03 \x01(\x08\x12\x19\n\x11withdrawn_through\x18\x04 \x01(\t\"\x13\n\x11ListTablesRequest\"\xe5\x02\n\tTableInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0e\n\x06\x66ormat\x18\x02 \x01(\t\x12\x17\n\x0fserving_version\x18\x03 \x01(\t\x12\x11\n\tkey_count\x18\x04 \x01(\x04\x12\x11\n\tfile_size\x18\x05 \x01(\x04\x12\x18\n\x10versions_on_disk\x18\x06 \x03(\t\x12\x16\n\x0emax_key_length\x18\x07 \x01(\r\x12\x11\n\tkey_width\x18\x08 \x01(\r\x12\x0e\n\x06pinned\x18\t \x01(\x08\x12\x1c\n\x14rolled_back_versions\x18\n \x03(\t\x12\r\n\x05shard\x18\x0b \x01(\r\x12\x13\n\x0bshard_count\x18\x0c \x01(\r\x12\x18\n\x10previous_version\x18\r \x01(\t\x12\x1a\n\x12repository_version\x18\x0e \x01(\t\x12\x13\n\x0bschema_json\x18\x0f \x01(\t\x12\x19\n\x11withdrawn_through\x18\x10 \x01(\t\"9\n\x12ListTablesResponse\x12#\n\x06tables\x18\x01 \x03(\x0b\x32\x13.roost.v1.TableInfo2\xce\x02\n\x06Lookup\x12\x32\n\x03Get\x12\x14.roost.v1.GetRequest\x1a\x15.roost.v1.GetResponse\x12\x41\n\x08MultiGet\x12\x19.roost.v1.MultiGetRequest\x1a\x1a.roost.v1.MultiGetResponse\x12G\n\nListTables\x12\x1b.roost.v1.ListTablesRequest\x1a\x1c.roost.v1.ListTablesResponse\x12K\n\x0eStreamMultiGet\x12\x19.roost.v1.MultiGetRequest\x1a\x1a.roost.v1.MultiGetResponse(\x01\x30\x01\x12\x37\n\x04Scan\x12\x15.roost.v1.ScanRequest\x1a\x16.roost.v1.ScanResponse0\x01\x42h\n\x0c\x64\x65v.roost.v1B\x0bLookupProtoP\x01Z!roost.dev/gen/go/roost/v1;roostv1\xa2\x02\x03RST\xaa\x02\x08Roost.V1\xca\x02\x08Roost\\V1\xea\x02\tRoost::V1b\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'roost.v1.lookup_pb2', globals())
@@ -24,27 +24,27 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _GETREQUEST._serialized_start=35
   _GETREQUEST._serialized_end=108
   _GETRESPONSE._serialized_start=110
-  _GETRESPONSE._serialized_end=170
-  _MULTIGETREQUEST._serialized_start=172
-  _MULTIGETREQUEST._serialized_end=299
-  _SCORE._serialized_start=302
-  _SCORE._serialized_end=445
-  _SCORE_SIMILARITY._serialized_start=404
-  _SCORE_SIMILARITY._serialized_end=445
-  _MULTIGETRESPONSE._serialized_start=448
-  _MULTIGETRESPONSE._serialized_end=636
-  _SCANREQUEST._serialized_start=638
-  _SCANREQUEST._serialized_end=742
-  _KEYVALUE._serialized_start=744
-  _KEYVALUE._serialized_end=782
-  _SCANRESPONSE._serialized_start=784
-  _SCANRESPONSE._serialized_end=866
-  _LISTTABLESREQUEST._serialized_start=868
-  _LISTTABLESREQUEST._serialized_end=887
-  _TABLEINFO._serialized_start=890
-  _TABLEINFO._serialized_end=1220
-  _LISTTABLESRESPONSE._serialized_start=1222
-  _LISTTABLESRESPONSE._serialized_end=1279
-  _LOOKUP._serialized_start=1282
-  _LOOKUP._serialized_end=1616
+  _GETRESPONSE._serialized_end=197
+  _MULTIGETREQUEST._serialized_start=199
+  _MULTIGETREQUEST._serialized_end=326
+  _SCORE._serialized_start=329
+  _SCORE._serialized_end=472
+  _SCORE_SIMILARITY._serialized_start=431
+  _SCORE_SIMILARITY._serialized_end=472
+  _MULTIGETRESPONSE._serialized_start=475
+  _MULTIGETRESPONSE._serialized_end=690
+  _SCANREQUEST._serialized_start=692
+  _SCANREQUEST._serialized_end=796
+  _KEYVALUE._serialized_start=798
+  _KEYVALUE._serialized_end=836
+  _SCANRESPONSE._serialized_start=838
+  _SCANRESPONSE._serialized_end=947
+  _LISTTABLESREQUEST._serialized_start=949
+  _LISTTABLESREQUEST._serialized_end=968
+  _TABLEINFO._serialized_start=971
+  _TABLEINFO._serialized_end=1328
+  _LISTTABLESRESPONSE._serialized_start=1330
+  _LISTTABLESRESPONSE._serialized_end=1387
+  _LOOKUP._serialized_start=1390
+  _LOOKUP._serialized_end=1724
 # @@protoc_insertion_point(module_scope)

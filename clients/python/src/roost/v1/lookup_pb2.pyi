@@ -19,14 +19,16 @@ class GetRequest(_message.Message):
     def __init__(self, table: _Optional[str] = ..., key: _Optional[bytes] = ..., version: _Optional[str] = ..., fields: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class GetResponse(_message.Message):
-    __slots__ = ["found", "value", "version"]
+    __slots__ = ["found", "value", "version", "withdrawn_through"]
     FOUND_FIELD_NUMBER: _ClassVar[int]
     VALUE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_THROUGH_FIELD_NUMBER: _ClassVar[int]
     found: bool
     value: bytes
     version: str
-    def __init__(self, found: bool = ..., value: _Optional[bytes] = ..., version: _Optional[str] = ...) -> None: ...
+    withdrawn_through: str
+    def __init__(self, found: bool = ..., value: _Optional[bytes] = ..., version: _Optional[str] = ..., withdrawn_through: _Optional[str] = ...) -> None: ...
 
 class KeyValue(_message.Message):
     __slots__ = ["key", "value"]
@@ -63,7 +65,7 @@ class MultiGetRequest(_message.Message):
     def __init__(self, table: _Optional[str] = ..., keys: _Optional[_Iterable[bytes]] = ..., version: _Optional[str] = ..., packed: bool = ..., fields: _Optional[_Iterable[str]] = ..., score: _Optional[_Union[Score, _Mapping]] = ...) -> None: ...
 
 class MultiGetResponse(_message.Message):
-    __slots__ = ["missing", "packed_sizes", "packed_values", "packed_width", "results", "scores", "top", "version"]
+    __slots__ = ["missing", "packed_sizes", "packed_values", "packed_width", "results", "scores", "top", "version", "withdrawn_through"]
     MISSING_FIELD_NUMBER: _ClassVar[int]
     PACKED_SIZES_FIELD_NUMBER: _ClassVar[int]
     PACKED_VALUES_FIELD_NUMBER: _ClassVar[int]
@@ -72,6 +74,7 @@ class MultiGetResponse(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     TOP_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_THROUGH_FIELD_NUMBER: _ClassVar[int]
     missing: _containers.RepeatedScalarFieldContainer[int]
     packed_sizes: _containers.RepeatedScalarFieldContainer[int]
     packed_values: bytes
@@ -80,7 +83,8 @@ class MultiGetResponse(_message.Message):
     scores: _containers.RepeatedScalarFieldContainer[float]
     top: _containers.RepeatedScalarFieldContainer[int]
     version: str
-    def __init__(self, results: _Optional[_Iterable[_Union[GetResponse, _Mapping]]] = ..., version: _Optional[str] = ..., packed_values: _Optional[bytes] = ..., packed_sizes: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., packed_width: _Optional[int] = ..., scores: _Optional[_Iterable[float]] = ..., top: _Optional[_Iterable[int]] = ...) -> None: ...
+    withdrawn_through: str
+    def __init__(self, results: _Optional[_Iterable[_Union[GetResponse, _Mapping]]] = ..., version: _Optional[str] = ..., packed_values: _Optional[bytes] = ..., packed_sizes: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., packed_width: _Optional[int] = ..., scores: _Optional[_Iterable[float]] = ..., top: _Optional[_Iterable[int]] = ..., withdrawn_through: _Optional[str] = ...) -> None: ...
 
 class ScanRequest(_message.Message):
     __slots__ = ["end", "limit", "prefix", "start", "table", "version"]
@@ -99,14 +103,16 @@ class ScanRequest(_message.Message):
     def __init__(self, table: _Optional[str] = ..., start: _Optional[bytes] = ..., end: _Optional[bytes] = ..., prefix: _Optional[bytes] = ..., limit: _Optional[int] = ..., version: _Optional[str] = ...) -> None: ...
 
 class ScanResponse(_message.Message):
-    __slots__ = ["entries", "more", "version"]
+    __slots__ = ["entries", "more", "version", "withdrawn_through"]
     ENTRIES_FIELD_NUMBER: _ClassVar[int]
     MORE_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_THROUGH_FIELD_NUMBER: _ClassVar[int]
     entries: _containers.RepeatedCompositeFieldContainer[KeyValue]
     more: bool
     version: str
-    def __init__(self, entries: _Optional[_Iterable[_Union[KeyValue, _Mapping]]] = ..., version: _Optional[str] = ..., more: bool = ...) -> None: ...
+    withdrawn_through: str
+    def __init__(self, entries: _Optional[_Iterable[_Union[KeyValue, _Mapping]]] = ..., version: _Optional[str] = ..., more: bool = ..., withdrawn_through: _Optional[str] = ...) -> None: ...
 
 class Score(_message.Message):
     __slots__ = ["field", "query", "similarity", "top_k"]
@@ -125,7 +131,7 @@ class Score(_message.Message):
     def __init__(self, field: _Optional[str] = ..., similarity: _Optional[_Union[Score.Similarity, str]] = ..., query: _Optional[_Iterable[float]] = ..., top_k: _Optional[int] = ...) -> None: ...
 
 class TableInfo(_message.Message):
-    __slots__ = ["file_size", "format", "key_count", "key_width", "max_key_length", "name", "pinned", "previous_version", "repository_version", "rolled_back_versions", "schema_json", "serving_version", "shard", "shard_count", "versions_on_disk"]
+    __slots__ = ["file_size", "format", "key_count", "key_width", "max_key_length", "name", "pinned", "previous_version", "repository_version", "rolled_back_versions", "schema_json", "serving_version", "shard", "shard_count", "versions_on_disk", "withdrawn_through"]
     FILE_SIZE_FIELD_NUMBER: _ClassVar[int]
     FORMAT_FIELD_NUMBER: _ClassVar[int]
     KEY_COUNT_FIELD_NUMBER: _ClassVar[int]
@@ -141,6 +147,7 @@ class TableInfo(_message.Message):
     SHARD_COUNT_FIELD_NUMBER: _ClassVar[int]
     SHARD_FIELD_NUMBER: _ClassVar[int]
     VERSIONS_ON_DISK_FIELD_NUMBER: _ClassVar[int]
+    WITHDRAWN_THROUGH_FIELD_NUMBER: _ClassVar[int]
     file_size: int
     format: str
     key_count: int
@@ -156,4 +163,5 @@ class TableInfo(_message.Message):
     shard: int
     shard_count: int
     versions_on_disk: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, name: _Optional[str] = ..., format: _Optional[str] = ..., serving_version: _Optional[str] = ..., key_count: _Optional[int] = ..., file_size: _Optional[int] = ..., versions_on_disk: _Optional[_Iterable[str]] = ..., max_key_length: _Optional[int] = ..., key_width: _Optional[int] = ..., pinned: bool = ..., rolled_back_versions: _Optional[_Iterable[str]] = ..., shard: _Optional[int] = ..., shard_count: _Optional[int] = ..., previous_version: _Optional[str] = ..., repository_version: _Optional[str] = ..., schema_json: _Optional[str] = ...) -> None: ...
+    withdrawn_through: str
+    def __init__(self, name: _Optional[str] = ..., format: _Optional[str] = ..., serving_version: _Optional[str] = ..., key_count: _Optional[int] = ..., file_size: _Optional[int] = ..., versions_on_disk: _Optional[_Iterable[str]] = ..., max_key_length: _Optional[int] = ..., key_width: _Optional[int] = ..., pinned: bool = ..., rolled_back_versions: _Optional[_Iterable[str]] = ..., shard: _Optional[int] = ..., shard_count: _Optional[int] = ..., previous_version: _Optional[str] = ..., repository_version: _Optional[str] = ..., schema_json: _Optional[str] = ..., withdrawn_through: _Optional[str] = ...) -> None: ...
