@@ -15,7 +15,8 @@ import java.util.stream.IntStream;
  * forward after a backoff; past the deadline the batch fails ABORTED naming the versions seen. Any
  * other failure is the batch's. With partial answers, a part whose shard could not answer ({@link
  * Shards.Part#failure}) is dropped from the consensus: never compared nor re-sent, its keys given
- * its error by the caller.
+ * its error by the caller. With monotonic reads (a table state given, and no caller's version), the
+ * consensus settles on the state's target, and the agreed version raises the floor.
  *
  * <p>Runs on gRPC's and the client's timer threads, one step at a time: the future completes with
  * the version the batch was read from.
@@ -35,24 +36,31 @@ final class BatchRead {
       String table,
       List<Shards.Part> parts,
       String callerPin,
-      Shards.Policy policy) {
+      Shards.Policy policy,
+      MonotonicReads.Table monotonic) {
     this.shards = shards;
     this.table = table;
     this.parts = parts;
     this.callerPin = callerPin;
     this.policy = policy;
-    this.consensus = new VersionConsensus(parts.size());
+    this.consensus =
+        VersionConsensus.forCall(
+            parts.stream().mapToInt(p -> p.shard).toArray(), monotonic, callerPin);
     this.backoff = policy.backoffNanos();
   }
 
-  /** Reads {@code parts} from one version: the future's value is that version. */
+  /**
+   * Reads {@code parts} from one version: the future's value is that version. {@code monotonic}:
+   * the table's state of monotonic reads, null when off.
+   */
   static CompletableFuture<String> run(
       Shards shards,
       String table,
       List<Shards.Part> parts,
       String callerPin,
-      Shards.Policy policy) {
-    BatchRead read = new BatchRead(shards, table, parts, callerPin, policy);
+      Shards.Policy policy,
+      MonotonicReads.Table monotonic) {
+    BatchRead read = new BatchRead(shards, table, parts, callerPin, policy, monotonic);
     read.send(IntStream.range(0, parts.size()).toArray(), callerPin == null ? "" : callerPin)
         .whenComplete(
             (failure, thrown) -> {
@@ -83,7 +91,10 @@ final class BatchRead {
               synchronized (this) {
                 for (int i : which) {
                   if (parts.get(i).answered) {
-                    consensus.answered(i, parts.get(i).response.getVersion());
+                    consensus.answered(
+                        i,
+                        parts.get(i).response.getVersion(),
+                        parts.get(i).response.getWithdrawnThrough());
                   } else if (parts.get(i).failure != null) {
                     consensus.dropped(i); // partial answers: its shard is left out
                   }
@@ -125,6 +136,7 @@ final class BatchRead {
     VersionConsensus.Round round;
     synchronized (this) {
       if (consensus.agreed()) {
+        consensus.settled();
         result.complete(consensus.version());
         return;
       }

@@ -28,11 +28,13 @@ public final class ClientOptions {
   private final int coalesceMaxInFlight;
   private final int coalesceMaxBatch;
   private final boolean partialAnswers;
+  private final boolean monotonic;
   private final MeterRegistry meterRegistry;
   private final Tracer tracer;
 
   private ClientOptions(Builder b) {
     this.partialAnswers = b.partialAnswers;
+    this.monotonic = b.monotonic;
     this.meterRegistry = b.meterRegistry;
     this.tracer = b.tracer;
     this.maxBatch = b.maxBatch;
@@ -96,6 +98,10 @@ public final class ClientOptions {
     return partialAnswers;
   }
 
+  public boolean monotonic() {
+    return monotonic;
+  }
+
   /** The registry the client metrics go to, or null (none). */
   public MeterRegistry meterRegistry() {
     return meterRegistry;
@@ -109,6 +115,7 @@ public final class ClientOptions {
   public Builder toBuilder() {
     Builder b = new Builder();
     b.partialAnswers = partialAnswers;
+    b.monotonic = monotonic;
     b.meterRegistry = meterRegistry;
     b.tracer = tracer;
     b.maxBatch = maxBatch;
@@ -134,6 +141,7 @@ public final class ClientOptions {
     private int coalesceMaxInFlight = 4;
     private int coalesceMaxBatch = 1000;
     private boolean partialAnswers;
+    private boolean monotonic;
     private MeterRegistry meterRegistry;
     private Tracer tracer;
 
@@ -149,6 +157,22 @@ public final class ClientOptions {
      */
     public Builder partialAnswers(boolean on) {
       this.partialAnswers = on;
+      return this;
+    }
+
+    /**
+     * Monotonic reads (client/README.md, "Monotonic reads"): no call answers from a version of a
+     * table older than one this client already answered a call of that table from, unless that
+     * newer version was withdrawn (a rollback; the servers say so in withdrawn_through); and a new
+     * version becomes visible only once every shard this client has heard from has shown it, so
+     * that a rollout is seen as one switch. The state is this client's, per table, shared by every
+     * call; a call that names its version ({@link CallOptions}) neither reads nor changes it. A
+     * call may take one more round trip during a rollout, and waits (backoff, up to its deadline)
+     * while every replica of a shard lags behind a version already answered. The default value is
+     * off.
+     */
+    public Builder monotonic(boolean on) {
+      this.monotonic = on;
       return this;
     }
 

@@ -46,6 +46,7 @@ final class ClusterScan implements AutoCloseable {
     int next; // the next entry of `message` to merge
     boolean more; // the last message's `more`
     String version = "";
+    String withdrawnThrough = ""; // its first message's
     ByteString lastKey; // the last key taken from this stream
 
     Stream(int shard, ScanRequest request) {
@@ -60,8 +61,17 @@ final class ClusterScan implements AutoCloseable {
     this.streams = streams;
   }
 
+  /**
+   * Scans {@code table}: {@code callerPin} the caller's version (null: none), {@code monotonic} the
+   * table's state of monotonic reads (null: off; a caller's version neither reads nor changes it).
+   */
   static ScanResult run(
-      Shards shards, Shards.Policy policy, String table, ScanOptions scan, String callerPin) {
+      Shards shards,
+      Shards.Policy policy,
+      String table,
+      ScanOptions scan,
+      String callerPin,
+      MonotonicReads.Table monotonic) {
     Stream[] streams = new Stream[shards.size()];
     for (int s = 0; s < streams.length; ++s) {
       streams[s] =
@@ -77,7 +87,9 @@ final class ClusterScan implements AutoCloseable {
                   .build());
     }
     try (ClusterScan run = new ClusterScan(shards, policy, streams)) {
-      VersionConsensus consensus = new VersionConsensus(streams.length);
+      VersionConsensus consensus =
+          VersionConsensus.forCall(
+              IntStream.range(0, streams.length).toArray(), monotonic, callerPin);
       run.readOneVersion(table, callerPin, consensus);
       return run.merge(scan.limit(), consensus.version());
     }
@@ -114,6 +126,7 @@ final class ClusterScan implements AutoCloseable {
       sleep(backoff);
       backoff = Math.min(backoff * 2, policy.maxBackoffNanos());
     }
+    consensus.settled();
   }
 
   private static RoostException aborted(String table, VersionConsensus consensus, String why) {
@@ -151,7 +164,7 @@ final class ClusterScan implements AutoCloseable {
     for (int i : which) {
       RoostException failure = first(streams[i]);
       if (failure == null) {
-        consensus.answered(i, streams[i].version);
+        consensus.answered(i, streams[i].version, streams[i].withdrawnThrough);
       } else {
         consensus.lost(i);
         first = first == null ? failure : first;
@@ -180,6 +193,7 @@ final class ClusterScan implements AutoCloseable {
     s.next = 0;
     s.more = false;
     s.version = "";
+    s.withdrawnThrough = "";
   }
 
   private static void close(Stream s) {
@@ -207,6 +221,7 @@ final class ClusterScan implements AutoCloseable {
         if (s.reader.hasNext()) {
           s.message = s.reader.next();
           s.version = s.message.getVersion();
+          s.withdrawnThrough = s.message.getWithdrawnThrough();
           s.more = s.message.getMore();
           return null;
         }

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -21,12 +22,15 @@ import java.util.function.Supplier;
  * it waits at most one round trip, in a batch as large as the load makes it. Each MultiGet has the
  * retries and hedging of any part ({@link Shards}), its deadline counted from its first Get's
  * arrival. The version a Get names is the one its shard answered, not agreed over shards (one key
- * is on one shard).
+ * is on one shard). With monotonic reads each Get is a call of one part: the MultiGet goes through
+ * the same consensus ({@link BatchRead}), re-sent pinned to the table's target when its shard
+ * answered another version, and its answer raises the floor.
  *
  * <p>Thread-safe.
  */
 final class GetCoalescer {
   private final Shards shards;
+  private final Function<String, MonotonicReads.Table> monotonic; // a table's state, or null
   private final int maxInFlight;
   private final int maxBatch;
   private final Supplier<Shards.Policy> policy;
@@ -44,8 +48,14 @@ final class GetCoalescer {
     int inFlight;
   }
 
-  GetCoalescer(Shards shards, int maxInFlight, int maxBatch, Supplier<Shards.Policy> policy) {
+  GetCoalescer(
+      Shards shards,
+      Function<String, MonotonicReads.Table> monotonic,
+      int maxInFlight,
+      int maxBatch,
+      Supplier<Shards.Policy> policy) {
     this.shards = shards;
+    this.monotonic = monotonic;
     this.maxInFlight = maxInFlight;
     this.maxBatch = maxBatch;
     this.policy = policy;
@@ -79,15 +89,14 @@ final class GetCoalescer {
       request.addKeys(ByteString.copyFrom(w.key()));
     }
     Shards.Part part = new Shards.Part(shard, null, request.build());
-    // The deadline of the batch's first Get.
-    shards
-        .run(List.of(part), new int[] {0}, batch.get(0).policy())
+    // The deadline of the batch's first Get. A batch of one part: without
+    // monotonic reads, its first answer is agreed at once.
+    BatchRead.run(shards, table, List.of(part), null, batch.get(0).policy(), monotonic.apply(table))
         .whenComplete(
-            (failure, thrown) -> {
+            (version, thrown) -> {
               try {
-                if (thrown != null || failure != null || part.failure != null) {
-                  Throwable error =
-                      thrown != null ? thrown : failure != null ? failure : part.failure;
+                if (thrown != null || part.failure != null) {
+                  Throwable error = thrown != null ? thrown : part.failure;
                   for (Waiting w : batch) {
                     w.done().completeExceptionally(error);
                   }

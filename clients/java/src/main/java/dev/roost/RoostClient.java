@@ -52,6 +52,7 @@ public final class RoostClient implements AutoCloseable {
   private final ScheduledThreadPoolExecutor timers;
   private final Shards shards;
   private final GetCoalescer coalescer; // null: off
+  private final MonotonicReads monotonic; // null: off
   private final Telemetry telemetry;
 
   private RoostClient(Layout layout, ClientOptions options) {
@@ -77,10 +78,12 @@ public final class RoostClient implements AutoCloseable {
       timers.shutdownNow();
       throw e;
     }
+    this.monotonic = options.monotonic() ? new MonotonicReads(layout.shardCount()) : null;
     this.coalescer =
         options.coalesceGets()
             ? new GetCoalescer(
                 shards,
+                this::monotonic,
                 options.coalesceMaxInFlight(),
                 options.coalesceMaxBatch(),
                 () -> policy(CallOptions.DEFAULT, false)) // one key: never partial
@@ -160,7 +163,9 @@ public final class RoostClient implements AutoCloseable {
     Telemetry.Call t = telemetry.begin("scan", table, 0);
     try {
       // Never partial: a merge with a shard missing would skip its keys.
-      ScanResult r = ClusterScan.run(shards, policy(call, false), table, scan, call.version());
+      ScanResult r =
+          ClusterScan.run(
+              shards, policy(call, false), table, scan, call.version(), monotonic(table));
       if (t != null) {
         t.answered(r.version(), Map.of());
       }
@@ -305,7 +310,7 @@ public final class RoostClient implements AutoCloseable {
       parts.add(new Shards.Part(partShards.get(p), indices.get(p), requests.get(p).build()));
     }
     Shards.Policy policy = policy(call, options.partialAnswers());
-    return BatchRead.run(shards, table, parts, call.version(), policy)
+    return BatchRead.run(shards, table, parts, call.version(), policy, monotonic(table))
         .thenApply(version -> collect(parts, keys.size(), version));
   }
 
@@ -345,6 +350,11 @@ public final class RoostClient implements AutoCloseable {
   }
 
   // ---- internals ----
+
+  /** The state of monotonic reads of {@code table}, or null when they are off. */
+  private MonotonicReads.Table monotonic(String table) {
+    return monotonic == null ? null : monotonic.table(table);
+  }
 
   private Shards.Policy policy(CallOptions call, boolean partial) {
     Duration timeout = call.timeout() != null ? call.timeout() : options.timeout();

@@ -23,7 +23,15 @@ import java.util.List;
  * A part that answered an empty version (a server too old to say) is accepted as it is: never
  * compared nor re-sent.
  *
- * <p>Not thread-safe: one per batch, used under its lock.
+ * <p>With monotonic reads (a {@link MonotonicReads.Table} given), every answer also goes to the
+ * table's state, and the batch settles on its target instead of the oldest version answered: R =
+ * max(floor, the oldest newest[s] over the shards heard from), the parts that did not answer R
+ * re-sent pinned to R; after a refusal, the newest version the parts answered that is not withdrawn
+ * (never below R). Once agreed, {@link #settled} raises the floor. A batch whose caller names the
+ * version has no state: it neither reads nor changes it.
+ *
+ * <p>Not thread-safe: one per batch, used under its lock. {@link #next} and {@link #version} use
+ * the target the last {@link #agreed} computed (the table's state moves with other calls).
  */
 final class VersionConsensus {
   /** One round of re-sends: these parts, pinned to {@code pin}. */
@@ -32,10 +40,44 @@ final class VersionConsensus {
   private final String[] answers;
   private final List<String> seen = new ArrayList<>();
   private boolean forward;
+  // Monotonic reads: the table's state, and each part's shard; null: off.
+  private final MonotonicReads.Table state;
+  private final int[] shards;
+  private long target = -1; // what the last agreed() computed; -1: the oldest answered
 
   VersionConsensus(int parts) {
+    this(parts, null, null);
+  }
+
+  /**
+   * A batch of {@code shards.length} parts, part i going to shard {@code shards[i]}, with monotonic
+   * reads over {@code state}; a null state: without.
+   */
+  VersionConsensus(int[] shards, MonotonicReads.Table state) {
+    this(shards.length, state, shards);
+  }
+
+  /**
+   * The consensus of one call whose part i goes to shard {@code shards[i]}: with monotonic reads
+   * over {@code state} (null: off) unless the caller names the version ({@code callerPin} not
+   * null), as such a call neither reads nor changes the state.
+   */
+  static VersionConsensus forCall(int[] shards, MonotonicReads.Table state, String callerPin) {
+    return state == null || callerPin != null
+        ? new VersionConsensus(shards.length)
+        : new VersionConsensus(shards, state);
+  }
+
+  private VersionConsensus(int parts, MonotonicReads.Table state, int[] shards) {
     answers = new String[parts];
     Arrays.fill(answers, null);
+    this.state = state;
+    this.shards = shards;
+  }
+
+  /** The name of version {@code n} as the servers write it: "v000007". */
+  static String versionName(long n) {
+    return String.format("v%06d", n);
   }
 
   /**
@@ -87,6 +129,18 @@ final class VersionConsensus {
 
   /** Part {@code part} answered from {@code version} ("" from a server too old to say). */
   void answered(int part, String version) {
+    answered(part, version, "");
+  }
+
+  /**
+   * Part {@code part} answered from {@code version}, naming {@code withdrawnThrough} (the newest
+   * version withdrawn that this one stands in for; "" for none): with monotonic reads, the table's
+   * state learns both.
+   */
+  void answered(int part, String version, String withdrawnThrough) {
+    if (state != null) {
+      state.answered(shards[part], version, withdrawnThrough);
+    }
     if (!version.isEmpty() && seen.stream().noneMatch(v -> sameVersion(v, version))) {
       seen.add(version);
     }
@@ -109,12 +163,25 @@ final class VersionConsensus {
     answers[part] = "";
   }
 
-  /** Whether every part has an answer and every one that named a version named the same. */
+  /**
+   * Whether every part has an answer and every one that named a version named the same: with
+   * monotonic reads, the target.
+   */
   boolean agreed() {
+    target = monotonicTarget();
     for (String a : answers) {
       if (a == null) {
         return false;
       }
+    }
+    if (target >= 0) {
+      for (String a : answers) {
+        long n = versionNumber(a);
+        if (n >= 0 && n != target) {
+          return false;
+        }
+      }
+      return true;
     }
     String oldest = extreme(false);
     for (String a : answers) {
@@ -125,17 +192,73 @@ final class VersionConsensus {
     return true;
   }
 
+  // With monotonic reads, what the batch settles on now: R, or after a
+  // refusal the newest version answered that is not withdrawn (never below
+  // R). -1: off, or nothing known yet (the oldest answered, as without).
+  private long monotonicTarget() {
+    if (state == null) {
+      return -1;
+    }
+    long r = state.target();
+    if (forward) {
+      for (String a : answers) {
+        long n = versionNumber(a);
+        if (n > r && !state.isWithdrawn(n)) {
+          r = n;
+        }
+      }
+    }
+    return r;
+  }
+
+  /**
+   * The batch agreed (agreed() was true) and its answer is taken: with monotonic reads, the floor
+   * becomes at least its version.
+   */
+  void settled() {
+    if (state != null) {
+      state.agreed(versionNumber(version()));
+    }
+  }
+
   /** The version the batch was read from, once agreed: "" when no part named one. */
   String version() {
+    if (target >= 0) {
+      for (String a : answers) {
+        if (a != null && versionNumber(a) == target) {
+          return a;
+        }
+      }
+      return "";
+    }
     return extreme(false);
   }
 
   /**
    * What to send next (only when !agreed()): before any refusal, the parts newer than the oldest,
    * pinned to the oldest; after one, the parts older than the newest, pinned to the newest; and
-   * parts with no answer yet.
+   * parts with no answer yet. With monotonic reads, every part that did not answer the target,
+   * pinned to it.
    */
   Round next() {
+    if (target >= 0) {
+      String pin = versionName(target);
+      for (String a : answers) {
+        if (versionNumber(a) == target) {
+          pin = a; // as the servers named it
+          break;
+        }
+      }
+      int[] parts =
+          java.util.stream.IntStream.range(0, answers.length)
+              .filter(
+                  i ->
+                      answers[i] == null
+                          || (versionNumber(answers[i]) >= 0
+                              && versionNumber(answers[i]) != target))
+              .toArray();
+      return new Round(pin, parts);
+    }
     String pin = extreme(forward);
     int[] parts =
         java.util.stream.IntStream.range(0, answers.length)

@@ -29,6 +29,10 @@ import java.util.regex.Pattern;
  *   List<List<String>> shards = cluster.startShards(3, 2);
  * }
  * }</pre>
+ *
+ * <p>{@link #withRepository}: tables are published to a table repository (a local directory) and
+ * each server pulls its shard of them into a data directory of its own, following each table's
+ * POINTER ({@link #rollback} moves it back).
  */
 public final class Cluster implements AutoCloseable {
   static final long WAIT_SECONDS = 60;
@@ -39,13 +43,29 @@ public final class Cluster implements AutoCloseable {
   final String load;
   final String serverBinary;
   final List<Server> servers = new ArrayList<>();
+  final String repository; // file:///...; null: none, every server reads `data`
   private int inputs;
 
   public Cluster(Path scratch) throws IOException {
+    this(scratch, null);
+  }
+
+  private Cluster(Path scratch, String repository) throws IOException {
     this.scratch = scratch;
     this.data = Files.createDirectories(scratch.resolve("data"));
     this.load = binary("ROOST_LOAD_BINARY", "loader/roost-load");
     this.serverBinary = binary("ROOST_SERVER_BINARY", "server/roost-server");
+    this.repository = repository;
+  }
+
+  /**
+   * A cluster whose tables are published to a table repository in {@code scratch}: each server
+   * pulls from it (polling its POINTERs every 0.1 s unless told otherwise) into its own data
+   * directory.
+   */
+  public static Cluster withRepository(Path scratch) throws IOException {
+    Path repo = Files.createDirectories(scratch.resolve("repo"));
+    return new Cluster(scratch, "file://" + repo);
   }
 
   static String binary(String variable, String relative) {
@@ -110,8 +130,8 @@ public final class Cluster implements AutoCloseable {
                 "hex",
                 "--value-encoding",
                 "hex",
-                "--data-dir",
-                data.toString(),
+                repository == null ? "--data-dir" : "--repository",
+                repository == null ? data.toString() : repository,
                 "--table",
                 table,
                 "--shards",
@@ -127,16 +147,63 @@ public final class Cluster implements AutoCloseable {
     }
   }
 
+  /**
+   * Moves the POINTER of {@code table} in the repository back to {@code version} ("v000001" or
+   * "1"), as roost-load rollback does; every server follows.
+   */
+  public void rollback(String table, String version) throws Exception {
+    Path log = scratch.resolve("rollback-" + table + "-" + version + ".log");
+    Process p =
+        new ProcessBuilder(
+                load, "rollback", "--repository", repository, "--table", table, "--to", version)
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
+            .start();
+    if (!p.waitFor(WAIT_SECONDS, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      p.destroyForcibly();
+      fail("roost-load rollback failed: " + Files.readString(log));
+    }
+  }
+
   /** A roost-server of shard {@code shard} (-1: unsharded), ready. */
   Server server(int shard, List<String> extra) throws Exception {
+    Path dataDir =
+        repository == null
+            ? data
+            : Files.createDirectories(scratch.resolve("data-" + servers.size()));
+    Server server = start(dataDir, shard, "127.0.0.1:0", extra, servers.size());
+    servers.add(server);
+    server.waitReady();
+    return server;
+  }
+
+  /**
+   * Stops {@code old} (SIGTERM: it finishes the calls it has; calls that race its shutdown may end
+   * CANCELLED) and starts it again on the same address and data directory, with {@code extra} flags
+   * instead of its own; returns the new one, ready.
+   */
+  Server restart(Server old, List<String> extra) throws Exception {
+    old.process.destroy();
+    if (!old.process.waitFor(WAIT_SECONDS, TimeUnit.SECONDS)) {
+      fail("roost-server did not stop on SIGTERM" + old.describe());
+    }
+    int i = servers.indexOf(old);
+    Server server = start(old.dataDir, old.shard, old.address, extra, i);
+    servers.set(i, server);
+    server.waitReady();
+    return server;
+  }
+
+  private Server start(Path dataDir, int shard, String listen, List<String> extra, int logIndex)
+      throws IOException {
     List<String> args =
         new ArrayList<>(
             List.of(
                 serverBinary,
                 "--data-dir",
-                data.toString(),
+                dataDir.toString(),
                 "--listen",
-                "127.0.0.1:0",
+                listen,
                 "--admin-listen",
                 "",
                 "--metrics-listen",
@@ -149,11 +216,20 @@ public final class Cluster implements AutoCloseable {
       args.add("--shard");
       args.add(Integer.toString(shard));
     }
+    if (repository != null) {
+      args.add("--repository");
+      args.add(repository);
+      if (!extra.contains("--repository-poll")) {
+        args.add("--repository-poll");
+        args.add("0.1");
+      }
+    }
     args.addAll(extra);
-    Server server = new Server(scratch.resolve("server" + servers.size() + ".log"), args);
-    servers.add(server);
-    server.waitReady();
-    return server;
+    Path log = scratch.resolve("server" + logIndex + ".log");
+    for (int n = 2; Files.exists(log); ++n) { // a restart's log is a file of its own
+      log = scratch.resolve("server" + logIndex + "-" + n + ".log");
+    }
+    return new Server(log, args, dataDir, shard);
   }
 
   /** shards × replicas servers; the layout's lists of their addresses. */
@@ -204,10 +280,14 @@ public final class Cluster implements AutoCloseable {
   static final class Server {
     final Path logPath;
     final Process process;
+    final Path dataDir;
+    final int shard;
     String address = "";
 
-    Server(Path logPath, List<String> args) throws IOException {
+    Server(Path logPath, List<String> args, Path dataDir, int shard) throws IOException {
       this.logPath = logPath;
+      this.dataDir = dataDir;
+      this.shard = shard;
       this.process =
           new ProcessBuilder(args)
               .redirectErrorStream(true)

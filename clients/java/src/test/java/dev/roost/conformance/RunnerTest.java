@@ -69,7 +69,7 @@ class RunnerTest {
             + b64("nope")
             + "\"], \"version\": \"1\"}",
         "{\"op\": \"get\", \"table\": \"t\", \"key\": \"" + b64("k") + "\", \"versoin\": \"1\"}",
-        "{\"op\": \"open\", \"layout\": \"" + layout + "\", \"options\": {\"monotonic\": true}}",
+        "{\"op\": \"open\", \"layout\": \"" + layout + "\", \"options\": {\"monotonic\": 1}}",
         "{\"op\": \"wait\", \"table\": \"t\", \"version\": \"v000001\", \"timeout_s\": 10}",
         "{\"op\": \"wait\", \"table\": \"t\", \"version\": \"v000002\", \"timeout_s\": 0.2}",
         "{\"op\": \"get\", \"table\": \"t\", \"key\": \"" + b64("k") + "\", \"version\": \"9\"}",
@@ -78,6 +78,8 @@ class RunnerTest {
             + b64("key0001")
             + "\", \"limit\": 2}",
         "{\"op\": \"scan\", \"table\": \"t\"}",
+        "{\"op\": \"open\", \"layout\": \"" + layout + "\", \"options\": {\"monotonic\": true}}",
+        "{\"op\": \"get\", \"table\": \"t\", \"key\": \"" + b64("key00001") + "\"}",
       };
       try (Writer in = new OutputStreamWriter(runner.getOutputStream(), StandardCharsets.UTF_8)) {
         for (String r : requests) {
@@ -111,7 +113,7 @@ class RunnerTest {
           "{\"found\":false,\"value\":\"\"}", a[5].getAsJsonArray("results").get(1).toString());
       assertEquals("v000001", a[5].get("version").getAsString());
       assertEquals("USAGE", code(a[6]), "an unknown member");
-      assertEquals("USAGE", code(a[7]), "an option the client lacks");
+      assertEquals("USAGE", code(a[7]), "an option of the wrong type");
       assertEquals(0, a[8].size(), a[8].toString());
       assertEquals("DEADLINE_EXCEEDED", code(a[9]));
       assertEquals("FAILED_PRECONDITION", code(a[10]));
@@ -135,6 +137,8 @@ class RunnerTest {
       assertTrue(a[12].get("more").getAsBoolean());
       assertEquals("v000001", a[12].get("version").getAsString());
       assertEquals("FAILED_PRECONDITION", code(a[13]), "a scan of a cuckoo table");
+      assertEquals(0, a[14].size(), a[14].toString());
+      assertEquals("v000001", a[15].get("version").getAsString(), "monotonic reads");
     }
   }
 
