@@ -233,7 +233,7 @@ final class ClusterScan implements AutoCloseable {
       }
       s.open = false;
       s.message = ScanResponse.getDefaultInstance();
-      if (!Shards.retryable(status.getCode()) || System.nanoTime() - policy.deadlineNanos() >= 0) {
+      if (!Shards.retryable(status) || System.nanoTime() - policy.deadlineNanos() >= 0) {
         return Shards.shardError(s.shard, s.target, status, "");
       }
       if (s.tries % n == 0) {

@@ -18,6 +18,7 @@ import io.grpc.stub.MetadataUtils;
 import io.grpc.stub.StreamObserver;
 import java.io.File;
 import java.io.IOException;
+import java.nio.channels.ClosedChannelException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -175,6 +176,18 @@ final class Shards implements AutoCloseable {
   /** Whether a call that failed with {@code code} is tried again on another replica. */
   static boolean retryable(Status.Code code) {
     return code == Status.Code.UNAVAILABLE || code == Status.Code.RESOURCE_EXHAUSTED;
+  }
+
+  /**
+   * Whether a call that failed with {@code status} is tried again on another replica: as {@link
+   * #retryable(Status.Code)} says, and also grpc-java's "UNKNOWN: channel closed" (its cause a
+   * ClosedChannelException), which is how it reports a server that went away while the call was
+   * being written (grpc/grpc-java#7376): the replica is gone, as with UNAVAILABLE.
+   */
+  static boolean retryable(Status status) {
+    return retryable(status.getCode())
+        || (status.getCode() == Status.Code.UNKNOWN
+            && status.getCause() instanceof ClosedChannelException);
   }
 
   /** What a status says: its description, and the cause's when gRPC gave one. */
@@ -385,7 +398,7 @@ final class Shards implements AutoCloseable {
       }
       int n = replicas.size();
       long now = System.nanoTime();
-      boolean retryable = !closed && retryable(status.getCode());
+      boolean retryable = !closed && retryable(status);
       if (retryable) {
         s.lastFailure = status;
         s.lastFailureReplica = replica;

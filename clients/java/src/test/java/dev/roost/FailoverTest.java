@@ -3,8 +3,11 @@ package dev.roost;
 import static dev.roost.Cluster.bytes;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.grpc.Status;
+import java.nio.channels.ClosedChannelException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -33,6 +36,20 @@ class FailoverTest {
       assertTrue(r.results().get(k).found(), "key " + k);
       assertArrayEquals(bytes("v1 value of key " + k), r.results().get(k).value(), "key " + k);
     }
+  }
+
+  // grpc-java reports a server that went away mid-write as "UNKNOWN: channel closed" (its cause a
+  // ClosedChannelException, grpc/grpc-java#7376): retried like UNAVAILABLE; other UNKNOWNs are not.
+  @Test
+  void aClosedChannelIsRetriedLikeUnavailable() {
+    assertTrue(Shards.retryable(Status.UNAVAILABLE));
+    assertTrue(
+        Shards.retryable(
+            Status.UNKNOWN
+                .withDescription("channel closed")
+                .withCause(new ClosedChannelException())));
+    assertFalse(Shards.retryable(Status.UNKNOWN.withDescription("channel closed")));
+    assertFalse(Shards.retryable(Status.NOT_FOUND));
   }
 
   @Test
