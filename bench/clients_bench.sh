@@ -17,7 +17,9 @@
 #            client is used); multiget: MultiGet (MGET) of --batch keys,
 #            --batches batches in flight. Keys uniform at random; every
 #            answer checked (a miss or a wrong value fails the run).
-#            --warmup seconds, then --duration measured seconds, each.
+#            --warmup seconds (the Java programs: --jvm-warmup, as HotSpot
+#            compiles the hot paths only after some seconds of load), then
+#            --duration measured seconds, each.
 # With 2 or more cores, the servers run on core 0 and every load generator
 # on core 1 (taskset). Prints one JSON line per client and load (keys_per_s,
 # qps = calls/s, p50_us, p99_us, errors; server_cores: the servers' CPU
@@ -26,12 +28,15 @@
 # bench/clients_bench_report.py, with each roost client's keys/s as a
 # ratio to the C++ roost client's and to its own language's Redis client's.
 #
-# Usage: bench/clients_bench.sh [--keys N] [--duration S] [--warmup S]
+# Usage: bench/clients_bench.sh [--keys N] [--duration S] [--warmup S] [--jvm-warmup S]
 #            [--in-flight K] [--batch B] [--batches M] [--clients LIST]
 #            [--work DIR] [--results DIR] [--offline] [--smoke]
 #   --keys N        pairs (default 1000000)
 #   --duration S    measured seconds per client and load (default 10)
 #   --warmup S      seconds of load before (default 2)
+#   --jvm-warmup S  the same for Jedis and roost's Java client (default 10:
+#                   after 2 s on one busy core, the JIT had not finished and
+#                   roost's Java client ran at a third of its speed)
 #   --in-flight K   Gets outstanding (default 64)
 #   --batch B       keys per MultiGet (default 100)
 #   --batches M     MultiGets in flight (default 8)
@@ -60,6 +65,7 @@ repo="$(cd "$(dirname "$0")/.." && pwd)"
 keys=1000000
 duration=10
 warmup=2
+jvm_warmup=10
 in_flight=64
 batch=100
 batches=8
@@ -79,7 +85,7 @@ die() {
 }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --keys | --duration | --warmup | --in-flight | --batch | --batches | --clients | --work | --results)
+    --keys | --duration | --warmup | --jvm-warmup | --in-flight | --batch | --batches | --clients | --work | --results)
       [ $# -ge 2 ] || die "$1 needs a value"
       name="${1#--}"
       declare "${name//-/_}=$2"
@@ -92,14 +98,14 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ "$smoke" = 1 ]; then
-  keys=2000 duration=1 warmup=0.5 offline=1
+  keys=2000 duration=1 warmup=0.5 jvm_warmup=0.5 offline=1
 fi
 for n in keys in_flight batch batches; do
   [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || die "--${n//_/-} must be a positive integer, not '${!n}'"
 done
 [ "$keys" -le 100000000 ] || die "--keys must be at most 100000000"
-for n in duration warmup; do
-  [[ "${!n}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--$n must be a number of seconds, not '${!n}'"
+for n in duration warmup jvm_warmup; do
+  [[ "${!n}" =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--${n//_/-} must be a number of seconds, not '${!n}'"
 done
 for c in ${clients//,/ }; do
   case "$c" in cpp | python | go | java) ;; *) die "--clients: unknown client '$c'" ;; esac
@@ -315,6 +321,7 @@ run() {
 }
 window=(--duration "$duration" --warmup "$warmup")
 roost_args=(--keys "$keys" "${window[@]}")
+jvm_args=(--keys "$keys" --duration "$duration" --warmup "$jvm_warmup")
 for workload in get multiget; do
   if [ "$workload" = get ]; then k=$in_flight; else k=$batches; fi
   if want cpp; then
@@ -351,10 +358,10 @@ for workload in get multiget; do
   if [ -n "$java_cp" ]; then
     run Java "roost (Java)" roost "$workload" "$roost_pids" java -cp "$java_cp" ClientsLoad \
       --client roost --layout "$work/cluster.json" --workload "$workload" --in-flight "$k" \
-      --batch "$batch" "${roost_args[@]}"
+      --batch "$batch" "${jvm_args[@]}"
     run Java Jedis redis "$workload" "$redis_pid" java -cp "$java_cp" ClientsLoad \
       --client redis --redis "127.0.0.1:$redis_port" --workload "$workload" --in-flight "$k" \
-      --batch "$batch" "${roost_args[@]}"
+      --batch "$batch" "${jvm_args[@]}"
   fi
 done
 
@@ -376,7 +383,7 @@ if [ "$smoke" = 1 ]; then
   }
   python3 "$repo/bench/clients/pairs.py" --wrong 100 |
     redis-cli -p "$redis_port" --pipe >/dev/null
-  short=(--duration 0.3 --warmup 0)
+  short=(--duration 0.5 --warmup 0)
   absent=(--keys $((keys * 2)) "${short[@]}")
   wrong=(--keys 100 "${short[@]}")
   if want cpp; then
@@ -397,15 +404,18 @@ if [ "$smoke" = 1 ]; then
   fi
   if [ -n "$go_load" ]; then
     expect_fail "roost (Go) on absent keys" "answered as absent" "$go_load" -client roost \
-      -layout "$work/cluster.json" -workload get -keys $((keys * 2)) -duration 0.3 -warmup 0
+      -layout "$work/cluster.json" -workload get -keys $((keys * 2)) -duration 0.5 -warmup 0
     expect_fail "go-redis on wrong values" "wrong value" "$go_load" -client redis \
-      -redis "127.0.0.1:$redis_port" -workload multiget -keys 100 -duration 0.3 -warmup 0
+      -redis "127.0.0.1:$redis_port" -workload multiget -keys 100 -duration 0.5 -warmup 0
   fi
   if [ -n "$java_cp" ]; then
+    # (A JVM's first calls can take seconds.)
     expect_fail "roost (Java) on absent keys" "answered as absent" java -cp "$java_cp" \
-      ClientsLoad --client roost --layout "$work/cluster.json" --workload get "${absent[@]}"
+      ClientsLoad --client roost --layout "$work/cluster.json" --workload get \
+      --keys $((keys * 2)) --duration 3 --warmup 0
     expect_fail "Jedis on wrong values" "wrong value" java -cp "$java_cp" ClientsLoad \
-      --client redis --redis "127.0.0.1:$redis_port" --workload get "${wrong[@]}"
+      --client redis --redis "127.0.0.1:$redis_port" --workload get --keys 100 \
+      --duration 3 --warmup 0
   fi
 fi
 
@@ -417,7 +427,7 @@ machine=$(cd "$repo/bench" && python3 -c 'import machine; print(f"{machine.summa
   echo "$keys pairs (keys of 8 to 16 bytes, 100-byte values); 2 roost-servers" \
     "(cuckoo, one per shard) and one redis-server on loopback; $pinning;" \
     "get: $in_flight in flight, multiget: $batches batches of $batch in flight;" \
-    "$duration s measured after $warmup s. $machine"
+    "$duration s measured after $warmup s of warm-up ($jvm_warmup s for Java). $machine"
   echo
   "$report" "$work/clients.jsonl"
 } | tee "$work/clients.md" || failures+=("the report: $(tail -n 3 "$work/clients.md")")
