@@ -195,7 +195,7 @@ if want go; then
       env "${go_env[@]}" go build -o "$work/clients-load" . 2>"$work/go-build.err"); then
       go_load="$work/clients-load"
     else
-      skip go "go build failed (go-redis not in the module cache?): $(head -c 300 "$work/go-build.err")"
+      skip go "go build failed (go-redis not in the module cache?): $(tail -n 1 "$work/go-build.err" | head -c 300)"
     fi
   fi
 fi
@@ -223,7 +223,7 @@ if want java; then
         java_cp="$work/java-classes:$java_cp"
       fi
     else
-      skip java "Maven could not build the client or find Jedis 8.0.2 (not in ~/.m2?): $(grep -m1 ERROR "$work/java-build.err" | head -c 300)"
+      skip java "Maven could not build the client or find Jedis 8.0.2 (not in ~/.m2?): $(grep -m1 ERROR "$work/java-build.err" | sed 's/\x1b\[[0-9;]*m//g' | head -c 300)"
     fi
   fi
 fi
