@@ -190,7 +190,7 @@ if want go; then
   else
     echo "clients_bench: building bench/clients/go..." >&2
     go_env=()
-    [ "$offline" = 1 ] && go_env=(GOPROXY=off GOFLAGS=-mod=mod)
+    [ "$offline" = 1 ] && go_env=(GOPROXY=off)
     if (cd "$repo/bench/clients/go" &&
       env "${go_env[@]}" go build -o "$work/clients-load" . 2>"$work/go-build.err"); then
       go_load="$work/clients-load"
@@ -209,7 +209,7 @@ if want java; then
     classpath=(org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath
       -Dmdep.includeScope=runtime)
     if "${mvn[@]}" -f "$repo/clients/java/pom.xml" "-Droost.java.build=$work/java" \
-      -DskipTests package >"$work/java-build.err" 2>&1 &&
+      -Dmaven.test.skip=true package >"$work/java-build.err" 2>&1 &&
       "${mvn[@]}" -f "$repo/clients/java/pom.xml" "-Droost.java.build=$work/java" \
         "${classpath[@]}" "-Dmdep.outputFile=$work/roost-java.cp" >>"$work/java-build.err" 2>&1 &&
       "${mvn[@]}" -f "$repo/bench/clients/java/pom.xml" "${classpath[@]}" \
@@ -230,8 +230,7 @@ fi
 
 # --- the data, the cluster and Redis -----------------------------------------
 echo "clients_bench: $keys pairs, a cuckoo table of 2 shards, Redis..." >&2
-"$python" "$repo/bench/clients/pairs.py" "$keys" "$work" 2>/dev/null ||
-  python3 "$repo/bench/clients/pairs.py" "$keys" "$work"
+python3 "$repo/bench/clients/pairs.py" "$keys" "$work"
 "$loader" build -q -i "$work/pairs.tsv" --format cuckoo --shards 2 \
   --data-dir "$work/data" --table bench
 rm -f "$work/pairs.tsv"
