@@ -22,11 +22,12 @@
 #            --duration measured seconds, each.
 # With 2 or more cores, the servers run on core 0 and every load generator
 # on core 1 (taskset). Prints one JSON line per client and load (keys_per_s,
-# qps = calls/s, p50_us, p99_us, errors; server_cores: the servers' CPU
+# qps = calls/s, p50_us, p99_us, rpc_errors, misses, bad_values; server_cores: the servers' CPU
 # seconds (/proc/PID/stat) over the load generator's whole run, start-up
 # and warm-up included, per second), then the Markdown table of
-# bench/clients_bench_report.py, with each roost client's keys/s as a
-# ratio to the C++ roost client's and to its own language's Redis client's.
+# bench/clients_bench_report.py (with the servers' CPU per key), with each
+# roost client's keys/s as a ratio to the C++ roost client's and to its own
+# language's Redis client's.
 #
 # Usage: bench/clients_bench.sh [--keys N] [--duration S] [--warmup S] [--jvm-warmup S]
 #            [--in-flight K] [--batch B] [--batches M] [--clients LIST]

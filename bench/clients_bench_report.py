@@ -3,6 +3,8 @@
 from its JSON lines (clients.jsonl), and each roost client's keys/s as a
 ratio to the C++ roost client's on the same load and to its own language's
 Redis client's (C++: hiredis, Python: redis-py, Go: go-redis, Java: Jedis).
+"server µs/key" is the servers' CPU per key answered (server_cores over
+keys/s): what a key cost the servers, whoever else had the cores.
 
   clients_bench_report.py clients.jsonl
 
@@ -69,8 +71,8 @@ def table(rows):
         WORKLOADS.index(r["workload"]) if r["workload"] in WORKLOADS else len(WORKLOADS),
         order.get(r["language"], len(order)), r["system"] != "roost", r["client"]))
     out = ["| load | in flight | client | against | keys/s | calls/s | p50 µs | p99 µs "
-           "| errors | server cores | keys/s ÷ roost C++ | keys/s ÷ its Redis client |",
-           "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+           "| errors | server cores | server µs/key | keys/s ÷ roost C++ | keys/s ÷ its Redis client |",
+           "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in ordered:
         versus_cpp = versus_redis = ""
         if r["system"] == "roost":
@@ -79,12 +81,15 @@ def table(rows):
             versus_cpp = ratio(r["keys_per_s"], cpp["keys_per_s"] if cpp else 0)
             versus_redis = ratio(r["keys_per_s"], redis["keys_per_s"] if redis else 0)
         cores = r.get("server_cores")
+        per_key = (f"{cores / r['keys_per_s'] * 1e6:.2f}"
+                   if cores is not None and r["keys_per_s"] else "")
         out.append(
             f"| {r['workload']} | {in_flight(r)} | {r['client']} | "
             f"{'roost' if r['system'] == 'roost' else 'Redis'} | "
             f"{r['keys_per_s']:,.0f} | {r['qps']:,.0f} | {r['p50_us']:,.0f} | "
             f"{r['p99_us']:,.0f} | {errors(r)} | "
-            f"{'' if cores is None else f'{cores:.2f}'} | {versus_cpp} | {versus_redis} |")
+            f"{'' if cores is None else f'{cores:.2f}'} | {per_key} | {versus_cpp} | "
+            f"{versus_redis} |")
     return "\n".join(out)
 
 

@@ -35,19 +35,19 @@ ROWS = [
 ]
 
 TABLE = """\
-| load | in flight | client | against | keys/s | calls/s | p50 µs | p99 µs | errors | server cores | keys/s ÷ roost C++ | keys/s ÷ its Redis client |
-| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| get | 64 Gets | roost (C++) | roost | 200,000 | 200,000 | 300 | 900 | 0 | 0.50 | 1.00 | 2.00 |
-| get | 64 Gets | hiredis | Redis | 100,000 | 100,000 | 600 | 1,500 | 0 | 0.50 |  |  |
-| get | 64 Gets | roost (Python) | roost | 30,000 | 30,000 | 2,000 | 4,000 | 0 | 0.50 | 0.15 | 1.50 |
-| get | 64 Gets | redis-py | Redis | 20,000 | 20,000 | 3,000 | 6,000 | 0 | 0.50 |  |  |
-| get | 64 Gets | roost (Go) | roost | 100,000 | 100,000 | 600 | 1,800 | 0 | 0.50 | 0.50 | 1.25 |
-| get | 64 Gets | go-redis | Redis | 80,000 | 80,000 | 800 | 2,000 | 0 | 0.50 |  |  |
-| get | 64 Gets | roost (Java) | roost | 50,000 | 50,000 | 1,201 | 3,000 | 0 | 0.50 | 0.25 | — |
-| multiget | 8 × 100 keys | roost (C++) | roost | 1,000,000 | 10,000 | 800 | 2,000 | 0 | 0.50 | 1.00 | 0.50 |
-| multiget | 8 × 100 keys | hiredis | Redis | 2,000,000 | 20,000 | 400 | 1,000 | 0 | 0.50 |  |  |
-| multiget | 8 × 100 keys | roost (Java) | roost | 500,000 | 5,000 | 1,600 | 4,000 | 0 | 0.50 | 0.50 | 2.00 |
-| multiget | 8 × 100 keys | Jedis | Redis | 250,000 | 2,500 | 3,200 | 9,000 | 0 |  |  |  |"""
+| load | in flight | client | against | keys/s | calls/s | p50 µs | p99 µs | errors | server cores | server µs/key | keys/s ÷ roost C++ | keys/s ÷ its Redis client |
+| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+| get | 64 Gets | roost (C++) | roost | 200,000 | 200,000 | 300 | 900 | 0 | 0.50 | 2.50 | 1.00 | 2.00 |
+| get | 64 Gets | hiredis | Redis | 100,000 | 100,000 | 600 | 1,500 | 0 | 0.50 | 5.00 |  |  |
+| get | 64 Gets | roost (Python) | roost | 30,000 | 30,000 | 2,000 | 4,000 | 0 | 0.50 | 16.67 | 0.15 | 1.50 |
+| get | 64 Gets | redis-py | Redis | 20,000 | 20,000 | 3,000 | 6,000 | 0 | 0.50 | 25.00 |  |  |
+| get | 64 Gets | roost (Go) | roost | 100,000 | 100,000 | 600 | 1,800 | 0 | 0.50 | 5.00 | 0.50 | 1.25 |
+| get | 64 Gets | go-redis | Redis | 80,000 | 80,000 | 800 | 2,000 | 0 | 0.50 | 6.25 |  |  |
+| get | 64 Gets | roost (Java) | roost | 50,000 | 50,000 | 1,201 | 3,000 | 0 | 0.50 | 10.00 | 0.25 | — |
+| multiget | 8 × 100 keys | roost (C++) | roost | 1,000,000 | 10,000 | 800 | 2,000 | 0 | 0.50 | 0.50 | 1.00 | 0.50 |
+| multiget | 8 × 100 keys | hiredis | Redis | 2,000,000 | 20,000 | 400 | 1,000 | 0 | 0.50 | 0.25 |  |  |
+| multiget | 8 × 100 keys | roost (Java) | roost | 500,000 | 5,000 | 1,600 | 4,000 | 0 | 0.50 | 1.00 | 0.50 | 2.00 |
+| multiget | 8 × 100 keys | Jedis | Redis | 250,000 | 2,500 | 3,200 | 9,000 | 0 |  |  |  |  |"""
 
 
 def write(tmp_path, rows, extra=""):
@@ -65,7 +65,7 @@ def test_no_cpp_client_is_no_ratio(tmp_path, capsys):
     rows = [r for r in ROWS if r["client"] != "roost (C++)"]
     assert report.main(["report", write(tmp_path, rows)]) == 0
     out = capsys.readouterr().out
-    assert "| roost (Go) | roost | 100,000 | 100,000 | 600 | 1,800 | 0 | 0.50 | — | 1.25 |" in out
+    assert "| roost (Go) | roost | 100,000 | 100,000 | 600 | 1,800 | 0 | 0.50 | 5.00 | — | 1.25 |" in out
 
 
 def test_a_run_with_errors_fails(tmp_path, capsys):
