@@ -22,9 +22,9 @@
 #            --duration measured seconds, each.
 # With 2 or more cores, the servers run on core 0 and every load generator
 # on core 1 (taskset). Prints one JSON line per client and load (keys_per_s,
-# qps = calls/s, p50_us, p99_us, rpc_errors, misses, bad_values; server_cores: the servers' CPU
-# seconds (/proc/PID/stat) over the load generator's whole run, start-up
-# and warm-up included, per second), then the Markdown table of
+# qps = calls/s, p50_us, p99_us, rpc_errors, misses, bad_values;
+# server_cores: the servers' CPU seconds (/proc/PID/stat) over the load
+# generator's whole run, start-up and warm-up included, per second), then the Markdown table of
 # bench/clients_bench_report.py (with the servers' CPU per key), with each
 # roost client's keys/s as a ratio to the C++ roost client's and to its own
 # language's Redis client's.
@@ -186,14 +186,14 @@ if want python; then
   fi
 fi
 if want go; then
-  if ! command -v go >/dev/null; then
-    skip go "go is not on PATH"
+  if ! go=$("$repo/scripts/find-go.sh" 2>/dev/null); then
+    skip go "no Go 1.21 or newer (scripts/find-go.sh)"
   else
     echo "clients_bench: building bench/clients/go..." >&2
     go_env=()
     [ "$offline" = 1 ] && go_env=(GOPROXY=off)
     if (cd "$repo/bench/clients/go" &&
-      env "${go_env[@]}" go build -o "$work/clients-load" . 2>"$work/go-build.err"); then
+      env "${go_env[@]}" "$go" build -o "$work/clients-load" . 2>"$work/go-build.err"); then
       go_load="$work/clients-load"
     else
       skip go "go build failed (go-redis not in the module cache?): $(tail -n 1 "$work/go-build.err" | head -c 300)"
