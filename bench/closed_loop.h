@@ -59,6 +59,7 @@ struct LoadFlags {
   double warmup = 2;             // seconds of load before measuring
   uint64_t keys = 0;             // requests draw keys 0 to keys - 1
   uint64_t seed = kDefaultSeed;  // gen_records's seed
+  bool text_pairs = false;       // bench/text_pairs.h's pairs instead
   int server_pid = 0;            // 0, or the server whose CPU is reported
   double timeout = 10;           // longest wait for an answer, seconds
   double rate = 0;  // the open loop's requests/s (open_loop.h); 0: closed

@@ -33,6 +33,10 @@
 // hand-written RESP client this program had before hiredis). A second
 // client thread would only compete with Redis for the cores.
 //
+// run --text-pairs: the keys and values of bench/text_pairs.h instead (text
+// keys of 8 to 16 bytes, 100-byte values), as bench/clients_bench.sh loads
+// them with redis-cli --pipe.
+//
 // run --rate R: the open loop instead (bench/open_loop.h): requests are
 // sent at Poisson arrival times, R a second in total, each on the next
 // connection round-robin, pipelined behind any still out on it, whatever
@@ -288,6 +292,10 @@ int main(int argc, char** argv) {
                    "Keys loaded (by fill): requests draw from the first N")
       ->required()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  run_cmd->add_flag("--text-pairs", run.text_pairs,
+                    "Ask for the pairs of bench/text_pairs.h (text keys of 8 "
+                    "to 16 bytes, 100-byte values, loaded by "
+                    "bench/clients_bench.sh) rather than gen_records'");
   AddWindowFlags(run_cmd, &run);
   AddRateFlag(run_cmd, &run);
   run_cmd

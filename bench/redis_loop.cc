@@ -39,6 +39,7 @@
 #include "bench/load_stats.h"
 #include "bench/open_loop.h"
 #include "bench/redis_client.h"
+#include "bench/text_pairs.h"
 #include "fmt/format.h"
 
 namespace roost::bench {
@@ -55,12 +56,13 @@ struct Sent {
 
 // One connection, and its requests out: at most one in the closed loop.
 struct Slot {
-  Context conn;                   // null: broken, and not reopened
-  bool want_write = false;        // EPOLLOUT on: requests only partly sent
-  std::deque<Sent> sent;          // the requests out, oldest first
-  std::deque<uint64_t> picked;    // their key numbers, --batch each
-  std::vector<uint64_t> keys;     // the keys of the one appended, for argv
-  std::vector<const char*> argv;  // GET k, or MGET k1 ... kB
+  Context conn;                        // null: broken, and not reopened
+  bool want_write = false;             // EPOLLOUT on: requests only partly sent
+  std::deque<Sent> sent;               // the requests out, oldest first
+  std::deque<uint64_t> picked;         // their key numbers, --batch each
+  std::vector<uint64_t> keys;          // the keys of the one appended, for argv
+  std::vector<std::string> text_keys;  // or, with text pairs, these
+  std::vector<const char*> argv;       // GET k, or MGET k1 ... kB
   std::vector<size_t> argvlen;
   bool answer_ok = true;  // no error in the reply being checked so far
   std::optional<KeySchedule> schedule;
@@ -82,6 +84,7 @@ class RedisLoop {
     for (size_t i = 0; i < slots_.size(); ++i) {
       Slot& s = slots_[i];
       s.keys.resize(flags.batch);
+      if (flags.text_pairs) s.text_keys.resize(flags.batch);
       s.argv.push_back(mget_ ? "MGET" : "GET");
       s.argvlen.push_back(mget_ ? 4 : 3);
       for (const uint64_t& key : s.keys) {
@@ -246,10 +249,16 @@ class RedisLoop {
   // Sends a request on `s`, timed from `due` in the open loop (where
   // `phase` is the window's then), else from now.
   void Issue(Slot& s, std::optional<Clock::time_point> due, Phase phase) {
-    for (uint64_t& key : s.keys) {
+    for (size_t j = 0; j < s.keys.size(); ++j) {
       const uint64_t i = s.schedule->Next(flags_.keys);
       s.picked.push_back(i);
-      key = pairs_.Key(i);
+      if (flags_.text_pairs) {
+        s.text_keys[j] = TextKey(i);
+        s.argv[1 + j] = s.text_keys[j].data();
+        s.argvlen[1 + j] = s.text_keys[j].size();
+      } else {
+        s.keys[j] = pairs_.Key(i);
+      }
     }
     s.sent.push_back({due ? *due : Clock::now(), phase});
     ++in_flight_;
@@ -336,6 +345,13 @@ class RedisLoop {
       return true;
     }
     if (r.type != REDIS_REPLY_STRING) return false;
+    if (flags_.text_pairs) {
+      if (std::string_view(r.str, r.len) != TextValue(TextKey(i))) {
+        s.answer_ok = false;
+        counts_.BadValue(fmt::format("key #{}: not the key's value", i));
+      }
+      return true;
+    }
     const uint64_t value = GeneratedPairs::ValueOf(pairs_.Key(i));
     if (r.len != sizeof(value)) {
       s.answer_ok = false;
