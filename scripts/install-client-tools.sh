@@ -19,8 +19,14 @@ report() {
   echo "PROTOC_GEN_GO=$dir/protoc-gen-go"
   echo "PROTOC_GEN_GO_GRPC=$dir/protoc-gen-go-grpc"
 }
+# The Go client's modules, and the client benchmark's (go-redis: bench/clients/go),
+# so that tests build them offline.
+download_modules() {
+  (cd "$root/clients/go" && "$1" mod download)
+  (cd "$root/bench/clients/go" && "$1" mod download)
+}
 if [ -x "$dir/protoc-gen-go" ] && [ -x "$dir/protoc-gen-go-grpc" ]; then
-  [ "${1:-}" = --check ] || (cd "$root/clients/go" && "$("$here/find-go.sh")" mod download)
+  [ "${1:-}" = --check ] || download_modules "$("$here/find-go.sh")"
   report
   exit 0
 fi
@@ -36,5 +42,5 @@ mkdir -p "$dir.tmp"
 GOBIN="$dir.tmp" "$go" install "google.golang.org/protobuf/cmd/protoc-gen-go@$gen_go_version"
 GOBIN="$dir.tmp" "$go" install "google.golang.org/grpc/cmd/protoc-gen-go-grpc@$gen_go_grpc_version"
 rm -rf "$dir" && mv "$dir.tmp" "$dir"
-(cd "$root/clients/go" && "$go" mod download)
+download_modules "$go"
 report
