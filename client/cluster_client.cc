@@ -21,6 +21,18 @@ Clock::duration Seconds(double seconds) {
       std::chrono::duration<double>(seconds));
 }
 
+// Key `i` of a MultiGet's answer as a Get's answer: the key's error (a
+// partial answer's), or its value and the version of the batch.
+absl::StatusOr<GetResult> GetResultOf(MultiGetResult& r, size_t i) {
+  LookupResult& key = r.results[i];
+  if (!key.error.ok()) return key.error;
+  GetResult out;
+  out.found = key.found;
+  out.value = std::move(key.value);
+  out.version = r.version;
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ClusterClient>> ClusterClient::Create(
@@ -60,16 +72,7 @@ ClusterClient::ClusterClient(ClusterLayout layout, ClusterClientOptions options,
       absl::StatusOr<MultiGetResult> r =
           ReadBatch(table, keys, CallOptions(), nullptr);
       for (size_t i = 0; i < keys.size(); ++i) {
-        if (!r.ok()) {
-          out.emplace_back(r.status());
-        } else if (!r->results[i].error.ok()) {
-          out.emplace_back(r->results[i].error);
-        } else {
-          GetResult& g = out.emplace_back(GetResult()).value();
-          g.found = r->results[i].found;
-          g.value = std::move(r->results[i].value);
-          g.version = r->version;
-        }
+        out.push_back(r.ok() ? GetResultOf(*r, i) : r.status());
       }
       return out;
     };
@@ -141,14 +144,7 @@ absl::StatusOr<GetResult> ClusterClient::Get(std::string_view table,
     const std::string keys[1] = {std::string(key)};
     absl::StatusOr<MultiGetResult> r =
         ReadBatch(table, keys, call, options_.on_call ? &counts : nullptr);
-    if (r.ok()) {
-      out.emplace();
-      out->found = r->results[0].found;
-      out->value = std::move(r->results[0].value);
-      out->version = std::move(r->version);
-    } else {
-      out = r.status();
-    }
+    out = r.ok() ? GetResultOf(*r, 0) : r.status();
   }
   if (options_.on_call) {
     Record("get", table, 1, counts, 0, start, out.status(),

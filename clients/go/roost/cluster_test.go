@@ -143,6 +143,12 @@ func (c *testCluster) buildFormat(table string, kvs []kv, shards int, format str
 
 // buildAt is buildFormat into another data directory.
 func (c *testCluster) buildAt(data, table string, kvs []kv, shards int, format string) {
+	c.loadBuild(table, kvs, shards, format, "--data-dir", data)
+}
+
+// loadBuild runs roost-load build of kvs as the next version of table, to
+// where `to` (--data-dir DIR or --repository URI) says.
+func (c *testCluster) loadBuild(table string, kvs []kv, shards int, format string, to ...string) {
 	c.inputs++
 	var b strings.Builder
 	for _, e := range kvs {
@@ -152,32 +158,19 @@ func (c *testCluster) buildAt(data, table string, kvs []kv, shards int, format s
 	if err := os.WriteFile(input, []byte(b.String()), 0o644); err != nil {
 		c.t.Fatal(err)
 	}
-	out, err := exec.Command(c.load, "build", "-q", "--format", format, "--key-encoding", "hex",
-		"--value-encoding", "hex", "--data-dir", data, "--table", table,
-		"--shards", fmt.Sprint(shards), "-i", input).CombinedOutput()
+	args := append([]string{"build", "-q", "--format", format, "--key-encoding", "hex",
+		"--value-encoding", "hex"}, to...)
+	args = append(args, "--table", table, "--shards", fmt.Sprint(shards), "-i", input)
+	out, err := exec.Command(c.load, args...).CombinedOutput()
 	if err != nil {
-		c.t.Fatalf("roost-load build failed (%v): %s", err, out)
+		c.t.Fatalf("roost-load build %v failed (%v): %s", to, err, out)
 	}
 }
 
 // publish builds the next version of table into the table repository
 // repo (a folder; roost-load build --repository file://REPO).
 func (c *testCluster) publish(repo, table string, kvs []kv, shards int, format string) {
-	c.inputs++
-	var b strings.Builder
-	for _, e := range kvs {
-		fmt.Fprintf(&b, "%s\t%s\n", hex.EncodeToString(e.key), hex.EncodeToString(e.value))
-	}
-	input := filepath.Join(c.dir, fmt.Sprintf("input-%s-%d.tsv", table, c.inputs))
-	if err := os.WriteFile(input, []byte(b.String()), 0o644); err != nil {
-		c.t.Fatal(err)
-	}
-	out, err := exec.Command(c.load, "build", "-q", "--format", format, "--key-encoding", "hex",
-		"--value-encoding", "hex", "--repository", "file://"+repo, "--table", table,
-		"--shards", fmt.Sprint(shards), "-i", input).CombinedOutput()
-	if err != nil {
-		c.t.Fatalf("roost-load build --repository failed (%v): %s", err, out)
-	}
+	c.loadBuild(table, kvs, shards, format, "--repository", "file://"+repo)
 }
 
 // rollback moves table's POINTER in the repository repo back to version

@@ -266,12 +266,7 @@ def _rounds(
     while todo:
         remaining = deadline - clock()
         if remaining <= backoff:
-            detail = f"; last: {last.describe()}" if last is not None else ""
-            raise InconsistentVersionsError(
-                f"the shards served no common version before the deadline "
-                f"(versions seen: {', '.join(seen)}){detail}",
-                seen,
-            )
+            raise _no_common_version(seen, last)
         sent = yield Round(dict(todo), backoff)
         outcomes = answered(sent)
         for p in sent:
@@ -331,13 +326,7 @@ def _monotonic_rounds(
         if forward:
             pin = max([target] + [n for n in versions if reads.readable(table, n)])
         if clock() + delay >= deadline:
-            detail = f"; last: {last.describe()}" if last is not None else ""
-            names = sorted(seen, key=version_number)
-            raise InconsistentVersionsError(
-                f"the shards served no common version before the deadline "
-                f"(versions seen: {', '.join(names)}){detail}",
-                names,
-            )
+            raise _no_common_version(sorted(seen, key=version_number), last)
         pinned = version_name(pin)
         todo = {p: pinned for p, n in numbers.items() if n != pin}
         if not todo:  # cannot be: a version every part answered is the pin
@@ -362,6 +351,17 @@ def _monotonic_rounds(
         if refused:
             backoff = min(backoff * 2, _MAX_BACKOFF)
             forward = True
+
+
+def _no_common_version(seen: list[str], last: Optional[Failure]) -> InconsistentVersionsError:
+    """The error of a batch whose parts found no common version by the
+    deadline: the versions seen (oldest first), and the last refusal."""
+    detail = f"; last: {last.describe()}" if last is not None else ""
+    return InconsistentVersionsError(
+        f"the shards served no common version before the deadline "
+        f"(versions seen: {', '.join(seen)}){detail}",
+        seen,
+    )
 
 
 def _number_of(version: str, part: int) -> int:
