@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import argparse
 import base64
+import fcntl
 import json
 import os
+import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -77,6 +80,35 @@ def expand_keys(step: dict[str, Any]) -> list[str]:
     return list(step["keys"])
 
 
+def claim_port() -> tuple[int, Any]:
+    """A loopback port for a server of the cluster, held until the harness
+    exits, and the open lock file that holds it.
+
+    The port stays this server's while it is down. A port the kernel chose
+    (":0") would go back to the kernel's pool with each kill, and another
+    test's server could get it: the case "every replica down" once read a
+    foreign shard on its dead replica's port, and the restart found the port
+    taken. So the ports come from below the kernel's ephemeral range, which
+    bind(":0") and outgoing connections never use, and each is claimed with
+    an flock (released when the process dies), so that conformance runs
+    side by side take different ones."""
+    low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    first, last = (max(1024, low - 12000), low - 1) if low > 4096 else (61000, 65535)
+    claims = Path(tempfile.gettempdir()) / "roost-conformance-ports"
+    claims.mkdir(exist_ok=True)
+    for _ in range(200):
+        port = random.randint(first, last)
+        lock = open(claims / str(port), "w")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            with socket.socket() as s:  # bound by nobody else now
+                s.bind(("127.0.0.1", port))
+            return port, lock
+        except OSError:
+            lock.close()
+    raise Failure(f"no free loopback port in {first}-{last} after 200 tries")
+
+
 class Server:
     def __init__(self, cluster: "Cluster", shard: int, replica: int) -> None:
         self.cluster = cluster
@@ -84,7 +116,8 @@ class Server:
         self.replica = replica
         self.data = cluster.scratch / f"data-{shard}-{replica}"
         self.data.mkdir()
-        self.listen = "127.0.0.1:0"
+        port, self.port_claim = claim_port()
+        self.listen = f"127.0.0.1:{port}"
         self.address = ""
         self.process: Optional[subprocess.Popen[bytes]] = None
         self.starts = 0
@@ -116,7 +149,6 @@ class Server:
             m = re.search(r"lookup service listening on (\S+)\n", log)
             if m and "roost-server: ready: " in log:
                 self.address = m.group(1)
-                self.listen = self.address  # a restart keeps the port
                 return
             assert self.process is not None
             if self.process.poll() is not None or time.monotonic() > end:
