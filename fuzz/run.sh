@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 all=(cuckoo_table_fuzz block_table_fuzz manifest_fuzz record_reader_fuzz
-     column_stream_fuzz request_fuzz differential_fuzz row_fuzz)
+     column_stream_fuzz request_fuzz differential_fuzz row_fuzz resp_fuzz)
 parallel=1
 if [ "${1:-}" = "--parallel" ]; then
   parallel=${2:?--parallel needs a number}

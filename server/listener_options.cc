@@ -32,6 +32,17 @@ void AddListenerFlags(CLI::App& app, ListenerOptions* o) {
                  "Prometheus /metrics address; empty turns it off. Default: "
                  "127.0.0.1:9464");
   app.add_option("--reflection", o->reflection, "Serve gRPC server reflection");
+  address_or_off("--redis-listen", &o->redis_listen,
+                 "Also serve GET, MGET and EXISTS over the Redis protocol "
+                 "here (read-only; plaintext, so not with TLS); empty, the "
+                 "default, turns it off");
+  app.add_option("--redis-table", o->redis_table,
+                 "The table every Redis key is of; by default a Redis key "
+                 "names its table as TABLE:KEY")
+      ->type_name("NAME");
+  app.add_option("--redis-threads", o->redis_threads,
+                 "Event loops (threads) of the Redis front end")
+      ->check(CLI::Range(1u, 256u));
 }
 
 void AddConnectionFlags(CLI::App& app, ConnectionOptions* o) {

@@ -31,6 +31,15 @@ struct ListenerOptions {
   std::string metrics_listen = "127.0.0.1:9464";
   // Serve gRPC server reflection. The default value is true.
   bool reflection = true;
+  // The Redis front end's address (GET, MGET, EXISTS over RESP2:
+  // redis_front.h); empty, the default, turns it off.
+  std::string redis_listen;
+  // With the Redis front end: the table every key is of; empty, the
+  // default, reads keys as TABLE:KEY.
+  std::string redis_table;
+  // With the Redis front end: its event loops, each a thread. The default
+  // value is 1.
+  uint32_t redis_threads = 1;
 };
 
 struct ConnectionOptions {
@@ -75,7 +84,8 @@ struct ShutdownOptions {
 };
 
 // Adds the "Listeners" group (--listen, --admin-listen, --metrics-listen,
-// --reflection) to `app`, bound to `*options`.
+// --reflection, --redis-listen, --redis-table, --redis-threads) to `app`,
+// bound to `*options`.
 void AddListenerFlags(CLI::App& app, ListenerOptions* options);
 
 // Adds the "Connections" group (--max-connections,

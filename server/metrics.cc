@@ -26,6 +26,9 @@ constexpr std::array<MethodName, kNumMethods> kMethodNames = {{
     {"grpc.health.v1.Health", "Check", "unary"},
     {"grpc.health.v1.Health", "Watch", "server_stream", true},
     {"roost.v1.Lookup", "Scan", "server_stream", true},
+    {"redis", "GET", "unary"},
+    {"redis", "MGET", "unary"},
+    {"redis", "EXISTS", "unary"},
 }};
 
 constexpr std::array<std::string_view, 17> kCodeNames = {"OK",
@@ -158,7 +161,8 @@ void RpcMetrics::Collect(std::vector<prometheus::MetricFamily>* out) const {
     h.sample_sum =
         static_cast<double>(counters_.Sum(Cell(m, kLatencySum))) * 1e-9;
     if (m == Method::kGet || m == Method::kMultiGet ||
-        m == Method::kStreamMultiGet) {
+        m == Method::kStreamMultiGet || m == Method::kRedisGet ||
+        m == Method::kRedisMGet || m == Method::kRedisExists) {
       auto& k = AddMetric(&keys, {{"grpc_method", method}}).histogram;
       uint64_t total = 0;
       for (size_t b = 0; b <= kRequestKeyBounds.size(); ++b) {

@@ -81,9 +81,14 @@ enum class Method {
   kUnpin,
   kHealthCheck,
   kHealthWatch,
-  kScan
+  kScan,
+  // The Redis front end's lookups (redis_front.h), labelled
+  // grpc_service="redis".
+  kRedisGet,
+  kRedisMGet,
+  kRedisExists
 };
-inline constexpr int kNumMethods = 9;
+inline constexpr int kNumMethods = 12;
 
 class RpcMetrics {
  public:

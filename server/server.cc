@@ -161,6 +161,13 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
         " takes rollbacks from any client that reaches it, without mutual "
         "TLS");
   }
+  if (!options.redis_listen.empty() && tls_files.enabled()) {
+    return absl::FailedPreconditionError(
+        StrCat("--redis-listen ", options.redis_listen,
+               ": the Redis front end speaks no TLS yet, and this server's "
+               "clients are to use TLS; serve Redis clients from a server "
+               "without --tls-cert, or leave --redis-listen off"));
+  }
   std::unique_ptr<AccessControl> access;
   if (!options.access_policy.empty()) {
     auto loaded = AccessControl::Load(options.access_policy);
@@ -237,6 +244,8 @@ Server::Server(const ServerOptions& options,
       quota_("roost"),
       lookup_(&registry_, &rpc_metrics_, &response_memory_, &streams_, &calls_,
               options, access_.get()),
+      redis_(&registry_, &rpc_metrics_, &response_memory_, options,
+             access_.get()),
       admin_(&registry_, &rpc_metrics_, options.data_dir, access_.get()),
       metrics_connections_(SIZE_MAX, "metrics", "") {
   quota_.Resize(options.grpc_memory);
@@ -266,6 +275,25 @@ absl::Status Server::Listen() {
   Log("lookup service listening on ",
       WithPort(options_.listen, lookup_listener_->port()));
 
+  if (!options_.redis_listen.empty()) {
+    auto bound = Listener::Bind(options_.redis_listen, "redis");
+    if (!bound.ok()) {
+      return absl::UnavailableError(
+          StrCat("cannot listen on ", options_.redis_listen,
+                 " (Redis front end): ", bound.status().message()));
+    }
+    redis_listener_ = std::move(*bound);
+    // Its connections count against --max-connections with gRPC's.
+    if (absl::Status s = redis_.Start(redis_listener_.get(), &connections_);
+        !s.ok()) {
+      return s;
+    }
+    Log("Redis front end listening on ",
+        WithPort(options_.redis_listen, redis_listener_->port()),
+        options_.redis_table.empty()
+            ? std::string(" (keys are TABLE:KEY)")
+            : StrCat(" (keys of table ", options_.redis_table, ")"));
+  }
   if (!options_.admin_listen.empty()) {
     auto bound = Listener::Bind(options_.admin_listen, "admin");
     if (!bound.ok()) {
@@ -386,16 +414,23 @@ bool Server::Shutdown() {
   // Accepts no more connections, refuses new RPCs, waits for in-flight ones
   // up to the deadline, then cancels what is left.
   lookup_listener_->Stop();
+  if (redis_listener_) redis_listener_->Stop();
   if (admin_listener_) admin_listener_->Stop();
   if (metrics_listener_) metrics_listener_->Stop();
   metrics_http_.reset();
   lookup_server_->Shutdown(After(options_.shutdown_timeout_seconds));
+  // Its commands run to completion at once: nothing to wait for.
+  redis_.Stop();
   if (admin_server_) admin_server_->Shutdown(After(1));
   if (puller_) puller_->Stop();
   return registry_.Stop();
 }
 
 int Server::lookup_port() const { return lookup_listener_->port(); }
+
+int Server::redis_port() const {
+  return redis_listener_ ? redis_listener_->port() : 0;
+}
 
 int Server::admin_port() const {
   return admin_listener_ ? admin_listener_->port() : 0;
@@ -438,6 +473,7 @@ void Server::CollectMetrics(std::vector<prometheus::MetricFamily>* out) {
                  prometheus::MetricType::Counter);
   lookup_listener_->AddAcceptErrors(&errors);
   if (admin_listener_) admin_listener_->AddAcceptErrors(&errors);
+  if (redis_listener_) redis_listener_->AddAcceptErrors(&errors);
   out->push_back(std::move(errors));
   response_memory_.CollectMetrics(out);
   streams_.CollectMetrics(out);

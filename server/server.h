@@ -57,6 +57,7 @@
 #include "server/lookup_service.h"
 #include "server/metrics.h"
 #include "server/metrics_http.h"
+#include "server/redis_front.h"
 #include "server/repository_puller.h"
 #include "server/response_buffer.h"
 #include "server/server_options.h"
@@ -99,6 +100,7 @@ class Server {
 
   // The ports bound (useful with port 0); 0 for a service turned off.
   int lookup_port() const;
+  int redis_port() const;
   int admin_port() const;
   int metrics_port() const;
   // Whether the registry got ready (its first scan loaded); Drain() does
@@ -164,6 +166,11 @@ class Server {
   std::unique_ptr<grpc::experimental::ExternalConnectionAcceptor>
       lookup_acceptor_;
   std::unique_ptr<grpc::Server> lookup_server_;
+
+  // Declared after the registry and the limits it uses, so destroyed
+  // (stopped) before them.
+  RedisFront redis_;
+  std::unique_ptr<Listener> redis_listener_;  // with --redis-listen
 
   AdminService admin_;
   std::unique_ptr<Listener> admin_listener_;  // with --admin-listen
