@@ -57,7 +57,8 @@ class Report:
                      f"`{m.get('thp', '?')}`.  ",
                      f"Versions: {v or 'unknown'}.  ",
                      f"Mode: {m.get('mode', '?')}; elapsed {fsig(m.get('elapsed_s'))} s; "
-                     f"git revision `{m.get('git_rev', '?')}`.", "")
+                     f"git revision `{m.get('git_rev', '?')}`.  ",
+                     f"Network rows: {m.get('placement', 'placement not recorded')}.", "")
         raw = Path(os.path.relpath(self.res["dir"], self.out.parent)).as_posix()
         self.add("Every number below comes from that run. This file is written "
                  f"by `bench/report.py` from the run's raw results (`{raw}`, JSON "

@@ -180,6 +180,7 @@ def machine_row(a, now=None):
             "versions": {k: package_version(p) for k, p in PACKAGES.items()},
             "thp": thp, "lookup_keys": a.lookup_keys, "network_keys": a.network_keys,
             "build_keys": a.network_keys, "load_average": machine.load_average(),
+            "placement": a.placement,
             "elapsed_s": round((now or time.time()) - a.started, 1)}
 
 
@@ -255,6 +256,8 @@ def main(argv=None):
     p.add_argument("--lookup-keys", type=int, required=True)
     p.add_argument("--network-keys", type=int, required=True)
     p.add_argument("--started", type=float, required=True)
+    p.add_argument("--placement", default="not recorded",
+                   help="where the network rows' servers and load generators ran")
     p = sub.add_parser("cluster-meta")
     p.add_argument("--command", required=True)
     p.add_argument("--git-rev", required=True)

@@ -11,12 +11,16 @@
 #   scaling  the uniform lookups at 1M, 10M and (full run only) 100M keys;
 #   network  roost-server (Get, coalesced Gets, MultiGet of 10/100/1000,
 #            packed too, and packed from a second roost-server with
-#            --load-mode huge-pages; bench/server_load) against redis-server, plain and
+#            --load-mode huge-pages; bench/server_load; and GET and MGET
+#            through its Redis front end, bench/redis_load) against
+#            redis-server, plain and
 #            with --io-threads 2 (GET, MGET; bench/redis_load), and against
 #            the no-op server (bench/noop_server: gRPC's ceiling), on loopback,
 #            same keys, batch sizes and requests in flight; memory per key;
 #            then single-key lookups open loop (--rate) at 25%, 50% and 75%
-#            of each system's own maximum Get throughput just measured;
+#            of each system's own maximum Get throughput just measured.
+#            Every server runs on core 0 and every load generator on core
+#            1 (taskset), when the machine has 2 cores or more;
 #   build    roost-load (cuckoo, block) against RocksDB's SstFileWriter and
 #            loading Redis: keys/s and peak RSS;
 #   cluster  the routing clients over sharded servers (bench/cluster_bench.sh):
@@ -109,6 +113,17 @@ if [ -z "$report" ] && [ "$mode" != smoke ]; then
 fi
 seed=20261122
 channels=4 concurrency=64
+# The network rows' placement: servers on core 0, load generators on core
+# 1, so that a load generator never takes its server's core.
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  pin_server=(taskset -c 0)
+  pin_load=(taskset -c 1)
+  placement="servers pinned to core 0, load generators to core 1 (taskset)"
+else
+  pin_server=()
+  pin_load=()
+  placement="not pinned ($(nproc) cores or no taskset)"
+fi
 
 # --- set-up -----------------------------------------------------------------
 # The revision measured, read before this run writes its own results into
@@ -268,15 +283,20 @@ echo "network: roost-server and redis-server, $net_keys keys..." >&2
 start_roost() {
   local name="$1"
   shift
-  start "$name" "roost-server: ready: " "${server:-$bin_dir/server/roost-server}" \
+  start "$name" "roost-server: ready: " "${pin_server[@]}" \
+    "${server:-$bin_dir/server/roost-server}" \
     --data-dir "$work/data" --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' \
     --drain-period 0 --shutdown-timeout 1 "$@"
   started_port=$(sed -n 's/^roost-server: lookup service listening on .*:\([0-9]*\)$/\1/p' \
     "$work/$name.log" | head -n 1)
 }
-start_roost roost
+# Its Redis front end too (--redis-listen): GET and MGET from a plain Redis
+# client (hiredis), the same load generator as Redis's rows.
+start_roost roost --redis-listen 127.0.0.1:0 --redis-table bench
 roost_pid=$started_pid
 roost_port=$started_port
+roost_redis_port=$(sed -n 's/^roost-server: Redis front end listening on .*:\([0-9]*\) .*/\1/p' \
+  "$work/roost.log" | head -n 1)
 # The same table served with --load-mode huge-pages (copied into
 # transparent huge pages): its packed MultiGet rows show what 4 KiB pages'
 # page walks cost a server whose caches gRPC's own work keeps churning.
@@ -291,11 +311,13 @@ if [ -n "$baseline_server" ]; then
 fi
 # gRPC's ceiling: a server that answers every key without looking it up
 # (bench/noop_server.cc), the same codec and message sizes as roost-server.
-start noop "noop_server: listening on " "$bin_dir/bench/noop_server" --listen 127.0.0.1:0
+start noop "noop_server: listening on " "${pin_server[@]}" "$bin_dir/bench/noop_server" \
+  --listen 127.0.0.1:0
 noop_pid=$started_pid
 noop_port=$(sed -n 's/^noop_server: listening on .*:\([0-9]*\)$/\1/p' "$work/noop.log" | head -n 1)
 redis_port=$(free_port)
-start redis "Ready to accept connections" redis-server --bind 127.0.0.1 --port "$redis_port" \
+start redis "Ready to accept connections" "${pin_server[@]}" redis-server --bind 127.0.0.1 \
+  --port "$redis_port" \
   --save '' --appendonly no --protected-mode no --dir "$work" --logfile ''
 redis_pid=$started_pid
 redis-cli -p "$redis_port" INFO memory >"$work/redis-before.info"
@@ -308,7 +330,7 @@ redis-cli -p "$redis_port" INFO memory >"$work/redis-after.info"
 # A second Redis with two I/O threads (reads too): Redis's own answer to
 # a network-bound load, filled the same way.
 redis_io_port=$(free_port)
-start redis-io "Ready to accept connections" redis-server --bind 127.0.0.1 \
+start redis-io "Ready to accept connections" "${pin_server[@]}" redis-server --bind 127.0.0.1 \
   --port "$redis_io_port" --save '' --appendonly no --protected-mode no --dir "$work" \
   --logfile '' --io-threads 2 --io-threads-do-reads yes
 redis_io_pid=$started_pid
@@ -324,7 +346,7 @@ redis_io_pid=$started_pid
 record() {
   local file="$1" fields="$2" system="$3" out rc=0
   shift 3
-  out=$("$@" 2>"$work/load.err") || rc=$?
+  out=$("${pin_load[@]}" "$@" 2>"$work/load.err") || rc=$?
   echo "  $system: $out" >&2
   if [ -z "$out" ]; then
     cat "$work/load.err" >&2
@@ -376,6 +398,9 @@ for batch in 1 10 100 1000; do
     done
   fi
   method=mget && [ "$batch" = 1 ] && method=get
+  net "roost, Redis protocol" "$bin_dir/bench/redis_load" run \
+    --addr "127.0.0.1:$roost_redis_port" --method "$method" --batch "$batch" \
+    --connections "$concurrency" --server-pid "$roost_pid" "${common[@]}"
   net Redis "$bin_dir/bench/redis_load" run --addr "127.0.0.1:$redis_port" \
     --method "$method" --batch "$batch" --connections "$concurrency" \
     --server-pid "$redis_pid" "${common[@]}"
@@ -411,6 +436,9 @@ for pct in 25 50 75; do
   open_loop "roost, coalesced Gets" "$pct" "$bin_dir/bench/server_load" \
     --addr "127.0.0.1:$roost_port" --table bench --method get --coalesce 2 \
     --channels "$channels" --server-pid "$roost_pid" "${common[@]}"
+  open_loop "roost, Redis protocol" "$pct" "$bin_dir/bench/redis_load" run \
+    --addr "127.0.0.1:$roost_redis_port" --method get --connections "$concurrency" \
+    --server-pid "$roost_pid" "${common[@]}"
   open_loop Redis "$pct" "$bin_dir/bench/redis_load" run --addr "127.0.0.1:$redis_port" \
     --method get --connections "$concurrency" --server-pid "$redis_pid" "${common[@]}"
   open_loop "Redis, io-threads 2" "$pct" "$bin_dir/bench/redis_load" run \
@@ -429,7 +457,7 @@ ROOST_BUILD_DIR="$bin_dir" "$repo/bench/cluster_bench.sh" --results "$results" \
 # --- report -----------------------------------------------------------------
 "$rows" machine --command "$command_line" --mode "$mode" --git-rev "$rev" \
   --baseline-rev "$baseline" --lookup-keys "$lookup_keys" --network-keys "$net_keys" \
-  --started "$started" >"$results/machine.json"
+  --started "$started" --placement "$placement" >"$results/machine.json"
 
 if [ -n "$report" ]; then
   mkdir -p "${img_dir:-$(dirname "$report")/img}"
