@@ -105,7 +105,7 @@ class RedisFront::Loop {
  public:
   explicit Loop(RedisFront* front) : front_(front) {
     limits_.max_args = std::max<size_t>(front->options_.max_batch + 1, 64);
-    limits_.max_command_bytes = front->options_.max_message_size;
+    limits_.max_command_bytes = front->options_.max_request_size;
   }
   ~Loop() { Stop(); }
 
@@ -256,13 +256,14 @@ class RedisFront::Loop {
       Close(c);
       return;
     }
+    bool peer_done = false;
     if (ready & EPOLLIN) {
       for (;;) {
         const ssize_t n = ::recv(c->fd, read_buffer_, kReadChunk, 0);
         if (n > 0) c->in.append(read_buffer_, n);
-        if (n == 0) {  // the client closed
-          Close(c);
-          return;
+        if (n == 0) {  // the client sends no more: answer what it sent
+          peer_done = true;
+          break;
         }
         if (n < 0) {
           if (errno == EINTR) continue;
@@ -271,12 +272,16 @@ class RedisFront::Loop {
           return;
         }
         if (static_cast<size_t>(n) < kReadChunk) break;
-        // A big command or pipeline: run what is here before reading more.
-        if (c->in.size() - c->in_start > limits_.max_command_bytes) break;
+        // A pipeline is run a megabyte at a time; a command longer than
+        // that (up to --max-request-size) is read whole first.
+        if (c->in.size() >= std::max(c->in_start + kHighWater, c->needed)) {
+          break;
+        }
       }
       c->active = Clock::now();
     }
     RunCommands(c);
+    if (peer_done) c->close_after_write = true;
     if (!Flush(c)) return;  // closed
     // Reads while the replies are under the high water mark.
     const bool waiting = c->out.size() > c->out_sent;
@@ -301,7 +306,7 @@ class RedisFront::Loop {
             AppendError(&c->out, "ERR",
                         StrCat("Protocol error: a command of more than ",
                                limits_.max_command_bytes,
-                               " bytes (--max-message-size)"));
+                               " bytes (--max-request-size)"));
             c->close_after_write = true;
           }
           goto compact;

@@ -19,8 +19,9 @@
 // with READONLY, unknown ones with ERR, as Redis words them.
 //
 // Limits: connections count against --max-connections with the gRPC
-// lookup port's; a command past --max-batch keys or a key past
-// --max-key-size is refused; a reply is counted against the response
+// lookup port's; a command of more than --max-request-size bytes closes its
+// connection; a command past --max-batch keys or a key past --max-key-size
+// is refused; a reply is counted against the response
 // memory budget until it is sent and refused past --max-message-size; a
 // connection stops being read while its unsent replies pass 1 MiB, and is
 // closed when a reply waits --send-timeout or it is idle

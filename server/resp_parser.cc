@@ -113,7 +113,7 @@ RespParse ParseRespCommand(std::string_view in, const RespLimits& limits,
     if (static_cast<uint64_t>(size) + pos > limits.max_command_bytes) {
       return Error(out,
                    StrCat("a command of more than ", limits.max_command_bytes,
-                          " bytes (--max-message-size)"));
+                          " bytes (--max-request-size)"));
     }
     if (in.size() - pos < static_cast<size_t>(size) + 2) {
       out->needed = pos + size + 2;

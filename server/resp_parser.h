@@ -32,7 +32,7 @@ struct RespLimits {
   size_t max_args = 1 << 20;
   // Bytes of one command, framing included: a bulk string, or the whole
   // command, past this is refused before it is read to its end.
-  size_t max_command_bytes = 32 << 20;
+  size_t max_command_bytes = 4 << 20;
   // Bytes of an inline command's line (Redis: 64 KiB).
   size_t max_inline_bytes = 64 << 10;
 };

@@ -106,9 +106,9 @@ TEST(RespParserTest, RefusalsNameWhatWasWrong) {
        "Protocol error: a bulk string does not end "
        "with CRLF"},
       {"*1\r\n$101\r\n",
-       "Protocol error: a command of more than 100 bytes (--max-message-size)"},
+       "Protocol error: a command of more than 100 bytes (--max-request-size)"},
       {"*2\r\n$50\r\n" + std::string(50, 'a') + "\r\n$50\r\n",
-       "Protocol error: a command of more than 100 bytes (--max-message-size)"},
+       "Protocol error: a command of more than 100 bytes (--max-request-size)"},
       {std::string(21, 'x'),
        "Protocol error: too big inline request (over 20 bytes)"},
       {"a b c d e\r\n", "Protocol error: more than 4 arguments"},

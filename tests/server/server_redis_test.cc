@@ -99,7 +99,9 @@ class RedisConnection {
 
 // What the server sends back to `bytes` until it closes the connection
 // (or 10 s pass), over a plain socket: for input no client would send.
-std::string RawExchange(int port, const std::string& bytes) {
+// With `half_close` the client shuts its sending side after the bytes.
+std::string RawExchange(int port, const std::string& bytes,
+                        bool half_close = false) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -112,6 +114,7 @@ std::string RawExchange(int port, const std::string& bytes) {
     ::close(fd);
     return "(connect or send failed)";
   }
+  if (half_close) ::shutdown(fd, SHUT_WR);
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   char buffer[4096];
   while (std::chrono::steady_clock::now() < end) {
@@ -336,7 +339,7 @@ TEST_F(RedisFrontTest, BadCommandsAreRefusedByNameAndTheConnectionGoesOn) {
 
 TEST_F(RedisFrontTest, InputThatIsNotRespClosesItsConnectionWithAReason) {
   ASSERT_NE(BuildTable(data_, "t", {{"k", "v"}}), "");
-  auto server = Start({"--max-message-size", "1048576"});
+  auto server = Start({"--max-request-size", "1048576"});
   struct Case {
     std::string bytes, reply;
   };
@@ -350,7 +353,7 @@ TEST_F(RedisFrontTest, InputThatIsNotRespClosesItsConnectionWithAReason) {
        "end with CRLF\r\n"},
       {"*2\r\n$3\r\nGET\r\n$2000000\r\n",
        "-ERR Protocol error: a command of more than 1048576 bytes "
-       "(--max-message-size)\r\n"},
+       "(--max-request-size)\r\n"},
       {"*99999999\r\n",
        "-ERR Protocol error: a command of 99999999 arguments; at most 10001 "
        "are taken\r\n"},
@@ -365,6 +368,10 @@ TEST_F(RedisFrontTest, InputThatIsNotRespClosesItsConnectionWithAReason) {
   for (const Case& c : cases) {
     EXPECT_EQ(RawExchange(port_, c.bytes), c.reply) << c.bytes;
   }
+  // A client that shuts its side after its commands (`nc -N`) gets their
+  // answers, then the end.
+  EXPECT_EQ(RawExchange(port_, "GET t:k\r\nEXISTS t:k t:x\r\n", true),
+            "$1\r\nv\r\n:1\r\n");
   // A line that never ends, past the inline limit.
   EXPECT_EQ(RawExchange(port_, std::string(70000, 'x')),
             "-ERR Protocol error: too big inline request (over 65536 "
