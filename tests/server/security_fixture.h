@@ -6,6 +6,7 @@
 #define ROOST_TESTS_SERVER_SECURITY_FIXTURE_H_
 
 #include <gtest/gtest.h>
+#include <openssl/sha.h>
 
 #include <chrono>
 #include <memory>
@@ -18,6 +19,20 @@
 namespace roost::testing {
 
 inline constexpr char kCurl[] = "/usr/bin/curl";
+
+// The SHA-256 of `text` in hex, as an access policy's token_sha256.
+inline std::string Sha256Hex(const std::string& text) {
+  unsigned char hash[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(),
+         hash);
+  std::string hex;
+  for (unsigned char c : hash) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    hex += kDigits[c >> 4];
+    hex += kDigits[c & 15];
+  }
+  return hex;
+}
 
 // One Get on its own channel, optionally with a bearer token.
 inline grpc::Status GetOver(

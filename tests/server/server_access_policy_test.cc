@@ -3,7 +3,6 @@
 // file changed or broken while the server runs. The TLS it stands on is
 // server_tls_test.cc's.
 #include <gtest/gtest.h>
-#include <openssl/sha.h>
 
 #include <filesystem>
 #include <string>
@@ -13,19 +12,6 @@
 
 namespace roost::testing {
 namespace {
-
-std::string Sha256Hex(const std::string& text) {
-  unsigned char hash[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(),
-         hash);
-  std::string hex;
-  for (unsigned char c : hash) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    hex += kDigits[c >> 4];
-    hex += kDigits[c & 15];
-  }
-  return hex;
-}
 
 class AccessPolicyTest : public SecurityTest {
  protected:
