@@ -142,8 +142,10 @@ def test_publish_row():
 def test_machine_row():
     a = types.SimpleNamespace(command="bench/run.sh --smoke", mode="smoke",
                               git_rev="abc1234", baseline_rev="", lookup_keys=20000,
-                              network_keys=20000, started=1000.0)
+                              network_keys=20000, started=1000.0,
+                              placement="servers pinned to core 0")
     row = rows.machine_row(a, now=1012.34)
+    assert row["placement"] == "servers pinned to core 0"
     assert row["elapsed_s"] == 12.3
     assert {k: row[k] for k in ("command", "mode", "git_rev", "baseline_rev",
                                 "lookup_keys", "network_keys", "build_keys")} == {

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -216,10 +215,7 @@ func TestHedging(t *testing.T) {
 	kvs := keysAndValues(50, "")
 	c.build("users", kvs, 1)
 	servers, layout := c.startCluster(1, 2)
-	if err := servers[0][0].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer servers[0][0].cmd.Process.Signal(syscall.SIGCONT)
+	servers[0][0].hang()
 	key := kvs[0].key
 
 	plain := mustClient(t, layout, Options{Timeout: time.Second})

@@ -109,6 +109,47 @@ func (s *testServer) kill() {
 	<-s.done
 }
 
+// hang SIGSTOPs the server and returns once every thread of it has
+// stopped: kill(2) only starts a stop, and on a busy machine the threads
+// not yet stopped went on answering (a "hung" shard answered a batch). The
+// test's cleanup continues it (SIGCONT) so that it can be killed.
+func (s *testServer) hang() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { s.cmd.Process.Signal(syscall.SIGCONT) })
+	tasks := fmt.Sprintf("/proc/%d/task", s.cmd.Process.Pid)
+	end := time.Now().Add(waitTimeout)
+	for !allStopped(tasks) {
+		if time.Now().After(end) {
+			s.t.Fatalf("roost-server %d not stopped after SIGSTOP%s", s.cmd.Process.Pid, s.describe())
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// allStopped says whether every thread under `tasks` (/proc/PID/task) is
+// in state T (stopped).
+func allStopped(tasks string) bool {
+	entries, err := os.ReadDir(tasks)
+	if err != nil || len(entries) == 0 {
+		return false
+	}
+	for _, e := range entries {
+		stat, err := os.ReadFile(tasks + "/" + e.Name() + "/stat")
+		if err != nil {
+			return false
+		}
+		// The state follows the command's closing parenthesis.
+		i := strings.LastIndexByte(string(stat), ')')
+		if i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
+}
+
 type testCluster struct {
 	t       testing.TB
 	dir     string

@@ -3,7 +3,6 @@ package roost
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -155,10 +154,7 @@ func TestMetrics(t *testing.T) {
 
 	// A replica hung: every second Get of its shard is hedged (after 1 s,
 	// which no Get of a live replica takes, even on a loaded machine).
-	if err := servers[1][0].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer servers[1][0].cmd.Process.Signal(syscall.SIGCONT)
+	servers[1][0].hang()
 	hedging := mustClient(t, layout, Options{Metrics: m1, HedgeDelay: time.Second, Timeout: 10 * time.Second})
 	var shard1 [][]byte
 	for _, k := range keys {
