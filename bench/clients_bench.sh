@@ -50,7 +50,7 @@
 #                   (clients.md) there
 #   --offline       download nothing: a client whose dependencies are not
 #                   here already is skipped, with the reason
-#   --smoke         seconds, at tiny sizes (2,000 keys, 1 s after 0.5 s; 3 s for Java),
+#   --smoke         seconds, at tiny sizes (2,000 keys, 1 s after 0.5 s; Java 3 s after 3 s),
 #                   --offline: every client's answers, not the speed
 # Binaries come from $ROOST_BUILD_DIR (default build/release): roost-server,
 # roost-load, clients_cpp_load and redis_load must be built. The others are
@@ -102,7 +102,7 @@ if [ "$smoke" = 1 ]; then
   # The JVM's first calls (class loading, the channel, the JIT) took more
   # than 1.5 s on a machine busy with other tests: no call fell in the
   # window. Its warm-up is longer.
-  keys=2000 duration=1 warmup=0.5 jvm_warmup=3 offline=1
+  keys=2000 duration=1 warmup=0.5 jvm_warmup=3 jvm_duration=3 offline=1
 fi
 for n in keys in_flight batch batches; do
   [[ "${!n}" =~ ^[1-9][0-9]*$ ]] || die "--${n//_/-} must be a positive integer, not '${!n}'"
@@ -310,7 +310,15 @@ run() {
   t1=$EPOCHREALTIME
   # shellcheck disable=SC2086
   c1=$(cpu_ticks $server_pids)
-  if [ "$rc" != 0 ] || [ -z "$out" ]; then
+  if [ "$smoke" = 1 ] && [ "$rc" != 0 ] &&
+    grep -q "no call completed in the measured window" "$work/load.err" &&
+    ! grep -q '"first_error":"[^"]' <<<"$out"; then
+    # --smoke judges answers, not speed: a load too slow on this machine
+    # for its window (a JVM on one busy core) is noted, not failed; every
+    # answer it did get was still checked (a wrong one is first_error).
+    skipped+=("$library $workload: no call completed in the measured window")
+    echo "clients_bench: $library $workload: too slow here to measure; answers checked" >&2
+  elif [ "$rc" != 0 ] || [ -z "$out" ]; then
     # (Jedis's SLF4J says it has no logger first.)
     failures+=("$library $workload (exit $rc): $(grep -v '^SLF4J' "$work/load.err" | head -c 400)")
   fi
@@ -324,7 +332,7 @@ run() {
 }
 window=(--duration "$duration" --warmup "$warmup")
 roost_args=(--keys "$keys" "${window[@]}")
-jvm_args=(--keys "$keys" --duration "$duration" --warmup "$jvm_warmup")
+jvm_args=(--keys "$keys" --duration "${jvm_duration:-$duration}" --warmup "$jvm_warmup")
 for workload in get multiget; do
   if [ "$workload" = get ]; then k=$in_flight; else k=$batches; fi
   if want cpp; then

@@ -259,11 +259,18 @@ class ClientReadTest {
     client.waitForVersionAsync("t", "1", Duration.ofSeconds(10)).join();
     RoostException e =
         assertThrows(
-            RoostException.class, () -> client.waitForVersion("t", "2", Duration.ofMillis(300)));
+            RoostException.class, () -> client.waitForVersion("t", "2", Duration.ofSeconds(1)));
     assertEquals("DEADLINE_EXCEEDED", e.code());
     assertTrue(e.getMessage().startsWith("not every replica serves t v000002"), e.getMessage());
-    assertTrue(
-        e.getMessage().contains("shard 2 " + shards.get(2).get(1) + ": serves v000001"),
-        e.getMessage());
+    // Each replica is named with what it serves, or with DEADLINE_EXCEEDED
+    // when the deadline cut its last poll short (a busy machine).
+    for (List<String> shard : shards) {
+      for (String replica : shard) {
+        assertTrue(
+            e.getMessage().contains(" " + replica + ": serves v000001")
+                || e.getMessage().contains(" " + replica + ": DEADLINE_EXCEEDED"),
+            e.getMessage());
+      }
+    }
   }
 }
