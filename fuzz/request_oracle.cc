@@ -278,8 +278,10 @@ Expected ExpectRaw(const Server& s, std::string_view bytes, bool batch) {
     if (parsed.score.field != score->field() ||
         parsed.score.similarity != static_cast<int32_t>(score->similarity()) ||
         parsed.score.top_k != score->top_k() ||
-        parsed.score.query.size() != static_cast<size_t>(q.size()) ||
-        std::memcmp(parsed.score.query.data(), q.data(), q.size() * 4) != 0) {
+        !std::equal(parsed.score.query.begin(), parsed.score.query.end(),
+                    q.begin(), q.end(), [](float a, float b) {
+                      return std::memcmp(&a, &b, sizeof a) == 0;  // bits
+                    })) {
       Fail("request_codec reads the score as protobuf does not: field ",
            PrintableKey(parsed.score.field), ", similarity ",
            parsed.score.similarity, ", top_k ", parsed.score.top_k, ", ",

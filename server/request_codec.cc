@@ -220,6 +220,9 @@ bool MergeScore(std::string_view bytes, LookupRequest::Score* score,
             whole = false;
             break;
           }
+          // An empty packed field adds nothing; an empty vector's data() may
+          // be null, which memcpy must not be given even for 0 bytes.
+          if (f.bytes.empty()) break;
           const size_t at = score->query.size();
           score->query.resize(at + f.bytes.size() / 4);
           std::memcpy(score->query.data() + at, f.bytes.data(), f.bytes.size());

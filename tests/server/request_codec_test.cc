@@ -517,6 +517,33 @@ TEST(RequestCodecTest, ReadsFieldsAndAScoreAsProtobufMergesThem) {
   EXPECT_EQ(r.fields, (std::vector<std::string_view>{"x"}));
 }
 
+// Found with request_fuzz (fuzz/regressions/request_fuzz/
+// score-with-no-query-floats): a score whose query is a packed field of no
+// bytes. The codec copied those 0 bytes into its empty vector, whose data()
+// is null, which memcpy must not be given (UndefinedBehaviorSanitizer).
+TEST(RequestCodecTest, ReadsAScoreWithAnEmptyPackedQuery) {
+  // score { field: "e", query: packed, 0 bytes }, then one float.
+  const std::string empty(
+      "\x0a\x01t\x32\x05\x0a\x01"
+      "e"
+      "\x1a\x00",
+      10);
+  v1::MultiGetRequest proto;
+  ASSERT_TRUE(proto.ParseFromString(empty));
+  LookupRequest r;
+  ASSERT_OK(ParseMultiGetRequest(empty, 10, &r));
+  ASSERT_TRUE(r.has_score);
+  EXPECT_EQ(r.score.field, "e");
+  EXPECT_TRUE(r.score.query.empty());
+  const std::string then_one =
+      empty + std::string("\x32\x06\x1a\x04\x00\x00\x80\x3f", 8);
+  ASSERT_TRUE(proto.ParseFromString(then_one));
+  ASSERT_OK(ParseMultiGetRequest(then_one, 10, &r));
+  EXPECT_EQ(r.score.query, (std::vector<float>{1.0f}));
+  EXPECT_EQ(r.score.query.size(),
+            static_cast<size_t>(proto.score().query_size()));
+}
+
 TEST(RequestCodecTest, RefusesAQueryOfPartFloatsAndFieldNamesNotUtf8) {
   // score { query: 5 bytes packed }: protobuf refuses it too.
   const std::string part("\x32\x07\x1a\x05\x00\x00\x80\x3f\x00", 9);
