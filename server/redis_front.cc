@@ -335,29 +335,32 @@ class RedisFront::Loop {
   }
 
   // Writes what it can of the replies; false when the connection closed.
+  // When they all went out, runs the commands held back by the high water
+  // mark and writes their replies too, until the socket is full or no
+  // complete command is left.
   bool Flush(Connection* c) {
-    if (!c->waiting && c->out_sent < c->out.size()) {
-      c->waiting = true;
-      c->write_waiting_since = Clock::now();
-    }
-    while (c->out_sent < c->out.size()) {
-      const ssize_t n = ::send(c->fd, c->out.data() + c->out_sent,
-                               c->out.size() - c->out_sent, MSG_NOSIGNAL);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-        Close(c);
-        return false;
+    for (;;) {
+      if (!c->waiting && c->out_sent < c->out.size()) {
+        c->waiting = true;
+        c->write_waiting_since = Clock::now();
       }
-      const uint64_t released = std::min<uint64_t>(c->reserved, n);
-      if (released > 0) {
-        front_->memory_->Release(released);
-        c->reserved -= released;
+      while (c->out_sent < c->out.size()) {
+        const ssize_t n = ::send(c->fd, c->out.data() + c->out_sent,
+                                 c->out.size() - c->out_sent, MSG_NOSIGNAL);
+        if (n < 0) {
+          if (errno == EINTR) continue;
+          if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+          Close(c);
+          return false;
+        }
+        const uint64_t released = std::min<uint64_t>(c->reserved, n);
+        if (released > 0) {
+          front_->memory_->Release(released);
+          c->reserved -= released;
+        }
+        c->out_sent += n;
+        c->write_waiting_since = Clock::now();
       }
-      c->out_sent += n;
-      c->write_waiting_since = Clock::now();
-    }
-    if (c->out_sent == c->out.size()) {
       c->waiting = false;
       c->out.clear();
       c->out_sent = 0;
@@ -367,13 +370,11 @@ class RedisFront::Loop {
         Close(c);
         return false;
       }
-      // Replies drained: run what was held back by the high water mark.
-      if (c->in.size() > c->in_start && c->in.size() >= c->needed) {
-        RunCommands(c);
-        return Flush(c);
+      if (c->in.size() <= c->in_start || c->in.size() < c->needed) {
+        return true;
       }
+      RunCommands(c);
     }
-    return true;
   }
 
   void Execute(Connection* c, std::span<const std::string_view> args) {

@@ -143,9 +143,11 @@ int ServerProcess::PortFromLog(std::string_view what) const {
       "roost-server: " + std::string(what) + " listening on ";
   const size_t at = std::string_view(CompleteLines(log)).find(needle);
   if (at == std::string::npos) return 0;
-  const size_t eol = log.find('\n', at);
+  // The address ends at the line's end or at a space (the Redis front
+  // end's line goes on with "(keys are TABLE:KEY)").
+  const size_t end = log.find_first_of(" \n", at + needle.size());
   const std::string address =
-      log.substr(at + needle.size(), eol - at - needle.size());
+      log.substr(at + needle.size(), end - at - needle.size());
   const size_t colon = address.rfind(':');
   if (colon == std::string::npos) return 0;
   return std::atoi(address.c_str() + colon + 1);

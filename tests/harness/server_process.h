@@ -105,6 +105,9 @@ class ServerProcess {
   int lookup_port() const { return lookup_port_; }
   int admin_port() const { return admin_port_; }
   int metrics_port() const { return metrics_port_; }
+  // The Redis front end's port (--redis-listen), from its log line; 0
+  // until that line is logged.
+  int redis_port() const { return PortFromLog("Redis front end"); }
   std::string lookup_address() const;
   std::string admin_address() const;
 

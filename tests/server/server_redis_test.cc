@@ -130,20 +130,6 @@ std::string RawExchange(int port, const std::string& bytes,
   return out + "(still open after 10 s)";
 }
 
-// The port of the log line "Redis front end listening on HOST:PORT ...",
-// or 0.
-int RedisPort(const ServerProcess& server) {
-  const std::string log = server.Log();
-  const std::string_view line = "Redis front end listening on ";
-  const size_t at = log.find(line);
-  if (at == std::string::npos) return 0;
-  const size_t end = log.find(' ', at + line.size());
-  const size_t colon = log.rfind(':', end);
-  return colon == std::string::npos || colon < at
-             ? 0
-             : std::atoi(log.c_str() + colon + 1);
-}
-
 class RedisFrontTest : public ServerFixture {
  protected:
   // A server of data_ with the Redis front end on, and `more` flags.
@@ -155,7 +141,7 @@ class RedisFrontTest : public ServerFixture {
     auto server = std::make_unique<ServerProcess>(flags, LogFile());
     EXPECT_TRUE(server->WaitReady());
     EXPECT_TRUE(server->WaitForLog("Redis front end listening on"));
-    port_ = RedisPort(*server);
+    port_ = server->redis_port();
     EXPECT_NE(port_, 0) << server->Log();
     return server;
   }
@@ -468,7 +454,7 @@ TEST_F(RedisSecurityTest, AnAccessPolicyIsKeptThroughAuth) {
   ServerProcess server(flags, LogFile());
   ASSERT_TRUE(server.WaitReady());
   ASSERT_TRUE(server.WaitForLog("Redis front end listening on"));
-  RedisConnection redis(RedisPort(server));
+  RedisConnection redis(server.redis_port());
   EXPECT_EQ(redis.Command({"GET", "public:k"})->str, "public");
   EXPECT_EQ(redis.Command({"GET", "secret:k"})->str,
             "NOAUTH Authentication required to read table \"secret\": AUTH "
@@ -480,7 +466,7 @@ TEST_F(RedisSecurityTest, AnAccessPolicyIsKeptThroughAuth) {
   EXPECT_EQ(redis.Command({"MGET", "secret:k", "t:k"})->str,
             "NOPERM this token may not read table \"t\"");
   // HELLO 2 AUTH, as redis-py and Lettuce send it.
-  RedisConnection hello(RedisPort(server));
+  RedisConnection hello(server.redis_port());
   auto r = hello.Command({"HELLO", "2", "AUTH", "default", "s3cret"});
   ASSERT_TRUE(r);
   ASSERT_EQ(r->type, REDIS_REPLY_ARRAY) << r->str;
