@@ -9,6 +9,7 @@ namespace roost {
 using cuckoo_build::BfsNode;
 using cuckoo_build::kEmpty;
 using cuckoo_build::kLookahead;
+using cuckoo_build::kMaxBucketsPerBlock;
 
 void CuckooTableBuilder::Placement::ComputeCandidates(std::string_view key,
                                                       Candidates* c) const {
@@ -50,8 +51,8 @@ absl::StatusOr<bool> CuckooTableBuilder::Placement::PlaceAll(
     }
     const uint32_t free = FreeSlot(home.blocks[0]);
     if (free < bpb_) {
-      slots_[home.blocks[0] * bpb_ + free] =
-          Slot{entry, CuckooFingerprint(hash0)};
+      Put(home.blocks[0] * bpb_ + free, Slot{entry, CuckooFingerprint(hash0)},
+          /*home=*/true);
     } else {
       deferred.push_back(entry);
     }
@@ -136,7 +137,9 @@ bool CuckooTableBuilder::Placement::Insert(Slot slot, const Candidates& c) {
   for (int h = 0; h < num_hashes_; ++h) {
     const uint32_t free = FreeSlot(c.blocks[h]);
     if (free < bpb_) {
-      slots_[c.blocks[h] * bpb_ + free] = slot;
+      // The first index of a block that is free: blocks[h] is blocks[0] only
+      // if that one was free already.
+      Put(c.blocks[h] * bpb_ + free, slot, h == 0);
       return true;
     }
   }
@@ -149,37 +152,52 @@ bool CuckooTableBuilder::Placement::Displace(Slot slot, const Candidates& c) {
   visited_.clear();
   for (int h = 0; h < num_hashes_; ++h) {
     if (visited_.insert(c.blocks[h]).second) {
-      nodes.push_back({c.blocks[h], -1, 0, 0});
+      nodes.push_back({c.blocks[h], -1, 0, 0, h == 0});
     }
   }
-  Candidates occ;
+  Candidates occ[kMaxBucketsPerBlock];
   for (size_t head = 0; head < nodes.size(); ++head) {
     const BfsNode node = nodes[head];
     if (node.depth >= b_.options_.max_displacement_depth) continue;
+    const Slot* block = &slots_[node.block * bpb_];
+    // The occupants' keys lie at random in the arena and their candidate
+    // blocks at random in the buckets: each step's loads are started
+    // together, so that their cache misses overlap.
     for (uint32_t s = 0; s < bpb_; ++s) {
-      ComputeCandidates(b_.key(slots_[node.block * bpb_ + s].entry), &occ);
+      __builtin_prefetch(b_.key(block[s].entry).data());
+    }
+    for (uint32_t s = 0; s < bpb_; ++s) {
+      ComputeCandidates(b_.key(block[s].entry), &occ[s]);
       for (int h = 0; h < num_hashes_; ++h) {
-        const uint64_t target = occ.blocks[h];
+        __builtin_prefetch(&slots_[occ[s].blocks[h] * bpb_]);
+      }
+    }
+    for (uint32_t s = 0; s < bpb_; ++s) {
+      for (int h = 0; h < num_hashes_; ++h) {
+        const uint64_t target = occ[s].blocks[h];
         if (target == node.block) continue;
         const uint32_t free = FreeSlot(target);
         if (free < bpb_) {
-          // Shift every entry on the path one step down, then place.
-          slots_[target * bpb_ + free] = slots_[node.block * bpb_ + s];
+          // Shift every entry on the path one step down, then place. The
+          // first index of `target` among the occupant's candidates is h:
+          // an earlier one equal to it would have found the same free
+          // bucket, or be `node.block`, which is full.
+          Move(node.block * bpb_ + s, target * bpb_ + free, h == 0);
           uint32_t free_slot = s;
           int32_t cur = static_cast<int32_t>(head);
           while (nodes[cur].parent >= 0) {
             const BfsNode& parent = nodes[nodes[cur].parent];
-            slots_[nodes[cur].block * bpb_ + free_slot] =
-                slots_[parent.block * bpb_ + nodes[cur].from_slot];
+            Move(parent.block * bpb_ + nodes[cur].from_slot,
+                 nodes[cur].block * bpb_ + free_slot, nodes[cur].home);
             free_slot = nodes[cur].from_slot;
             cur = nodes[cur].parent;
           }
-          slots_[nodes[cur].block * bpb_ + free_slot] = slot;
+          Put(nodes[cur].block * bpb_ + free_slot, slot, nodes[cur].home);
           return true;
         }
         if (visited_.insert(target).second) {
           nodes.push_back(
-              {target, static_cast<int32_t>(head), s, node.depth + 1});
+              {target, static_cast<int32_t>(head), s, node.depth + 1, h == 0});
         }
       }
     }

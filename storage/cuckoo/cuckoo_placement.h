@@ -15,6 +15,7 @@
 #include "storage/cuckoo/cuckoo_format.h"
 #include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/file.h"
+#include "storage/format.h"
 #include "storage/hash.h"
 
 namespace roost {
@@ -26,6 +27,8 @@ inline constexpr uint64_t kMaxEntries = kEmpty - 1;
 inline constexpr uint32_t kPpm = 1000000;
 // Inserting looks this many keys ahead to prefetch their candidate blocks.
 inline constexpr uint32_t kLookahead = 8;
+// A bucket is a byte at least, and a block a cache line at most.
+inline constexpr uint32_t kMaxBucketsPerBlock = kCacheLineSize;
 
 // One bucket while placing: the entry it holds and that entry's fingerprint,
 // so that duplicate checks rarely touch the keys themselves.
@@ -41,6 +44,9 @@ struct BfsNode {
   int32_t parent;  // -1 for a candidate block of the key being inserted
   uint32_t from_slot;
   int depth;
+  // Whether `block` is the first candidate block of the entry that moves
+  // into it (the key being inserted, for a root).
+  bool home;
 };
 
 // The candidate blocks of one key.
@@ -67,7 +73,8 @@ class CuckooTableBuilder::Placement {
         num_hashes_(builder.options_.num_hash_functions),
         num_blocks_(num_blocks),
         bpb_(buckets_per_block),
-        slots_(num_blocks * buckets_per_block) {
+        slots_(num_blocks * buckets_per_block),
+        home_((num_blocks * buckets_per_block + 63) / 64) {
     for (int i = 0; i < num_hashes_; ++i) {
       seeds_[i] = CuckooSeed(builder.options_.seed, attempt, i);
     }
@@ -78,6 +85,10 @@ class CuckooTableBuilder::Placement {
   const uint64_t* seeds() const { return seeds_; }
   // Every bucket, block after block: num_blocks() * buckets_per_block().
   const Slot* slots() const { return slots_.data(); }
+  // Whether bucket `i` holds an entry in the first of its candidate blocks
+  // (so that the writer need not hash its key to learn which one it is in;
+  // about 84% of keys at utilization 0.9).
+  bool at_home(uint64_t i) const { return (home_[i / 64] >> (i % 64)) & 1; }
   int num_hashes() const { return num_hashes_; }
 
   void ComputeCandidates(std::string_view key, Candidates* c) const;
@@ -107,6 +118,17 @@ class CuckooTableBuilder::Placement {
 
   bool Insert(Slot slot, const Candidates& c);
 
+  // Puts `slot` in bucket `i`, recording whether that is its home block.
+  void Put(uint64_t i, Slot slot, bool home) {
+    slots_[i] = slot;
+    const uint64_t bit = uint64_t{1} << (i % 64);
+    home_[i / 64] = home ? home_[i / 64] | bit : home_[i / 64] & ~bit;
+  }
+  // Moves bucket `from`'s entry to bucket `to`, where it is at home or not.
+  void Move(uint64_t from, uint64_t to, bool home) {
+    Put(to, slots_[from], home);
+  }
+
   // Breadth-first search from the key's candidate blocks for the shortest
   // chain of moves that frees a bucket in one of them. Node n's block was
   // reached by moving the entry in bucket `from_slot` of its parent's block
@@ -119,6 +141,7 @@ class CuckooTableBuilder::Placement {
   const uint32_t bpb_;
   uint64_t seeds_[kMaxHashFunctions] = {};
   std::vector<Slot, LargeAllocator<Slot>> slots_;
+  std::vector<uint64_t> home_;  // a bit per bucket: at_home()
   std::vector<cuckoo_build::BfsNode> bfs_nodes_;
   absl::flat_hash_set<uint64_t> visited_;
 };

@@ -102,18 +102,23 @@ CuckooTableBuilder::Writer::Writer(const CuckooTableBuilder& builder,
   overflow_.assign((num_blocks * overflow_bits + 7) / 8, '\0');
 }
 
-void CuckooTableBuilder::Writer::Account(uint64_t block, std::string_view k,
+void CuckooTableBuilder::Writer::Account(uint64_t slot, std::string_view k,
                                          std::string_view v) {
-  Candidates c;
-  placement_.ComputeCandidates(k, &c);
-  int choice = 0;
-  while (c.blocks[choice] != block) ++choice;
-  ++h_.keys_per_hash[choice];
-  const uint32_t bits = h_.overflow_bits;
-  const uint32_t tag = CuckooOverflowTag(c.hash0, bits);
-  for (int j = 0; j < choice; ++j) {
-    overflow_[CuckooOverflowByte(c.blocks[j], bits)] |=
-        static_cast<char>(CuckooOverflowMask(c.blocks[j], bits, tag));
+  if (placement_.at_home(slot)) {
+    ++h_.keys_per_hash[0];  // and no overflow bit: no block comes before
+  } else {
+    const uint64_t block = slot / bpb_;
+    Candidates c;
+    placement_.ComputeCandidates(k, &c);
+    int choice = 0;
+    while (c.blocks[choice] != block) ++choice;
+    ++h_.keys_per_hash[choice];
+    const uint32_t bits = h_.overflow_bits;
+    const uint32_t tag = CuckooOverflowTag(c.hash0, bits);
+    for (int j = 0; j < choice; ++j) {
+      overflow_[CuckooOverflowByte(c.blocks[j], bits)] |=
+          static_cast<char>(CuckooOverflowMask(c.blocks[j], bits, tag));
+    }
   }
   report_->key_bytes += k.size();
   report_->value_bytes += v.size();
@@ -166,7 +171,7 @@ absl::Status CuckooTableBuilder::Writer::WriteBuckets(WritableFile& file) {
       char* dst = block.data() + s * h_.bucket_size;
       EncodeBucket(dst, slot, heap_offset);
       if (is_inline_) {
-        Account(b, b_.key(slot.entry), b_.value(slot.entry));
+        Account(b * bpb_ + s, b_.key(slot.entry), b_.value(slot.entry));
       } else {
         const uint64_t klen = b_.key_length(slot.entry);
         const uint64_t vlen = b_.value_length(slot.entry);
@@ -205,7 +210,7 @@ absl::Status CuckooTableBuilder::Writer::WriteHeap(WritableFile& file) {
     if (e == kEmpty) continue;
     ahead.Step();
     const std::string_view k = b_.key(e), v = b_.value(e);
-    Account(i / bpb_, k, v);
+    Account(i, k, v);
     char* end = EncodeVarint64(lengths, k.size());
     end = EncodeVarint64(end, v.size());
     piece.append(lengths, end - lengths);

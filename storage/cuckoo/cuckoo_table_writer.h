@@ -39,9 +39,10 @@ class CuckooTableBuilder::Writer {
  private:
   class PairLookahead;
 
-  // Counts the pair (k, v) in bucket block `block` into the probe-count
-  // distribution, the overflow bitmap and the length bounds.
-  void Account(uint64_t block, std::string_view k, std::string_view v);
+  // Counts the pair (k, v) in bucket `slot` into the probe-count
+  // distribution, the overflow bitmap and the length bounds. Only a pair
+  // away from its first candidate block has its key hashed again.
+  void Account(uint64_t slot, std::string_view k, std::string_view v);
   // The bucket of `slot`, whose record (heap layout) is at `heap_offset`.
   void EncodeBucket(char* dst, const cuckoo_build::Slot& slot,
                     uint64_t heap_offset) const;
