@@ -419,12 +419,11 @@ class RedisFront::Loop {
                (IsCommand(args[1], "SETNAME") ||
                 IsCommand(args[1], "SETINFO"))) {
       c->out.append("+OK\r\n");  // what clients send on connecting
-    } else if (IsCommand(name, "COMMAND") ||
-               (IsCommand(name, "CONFIG") && args.size() >= 2 &&
-                IsCommand(args[1], "GET"))) {
-      // redis-cli asks COMMAND DOCS, redis-benchmark CONFIG GET: nothing
-      // to tell either.
-      c->out.append("*0\r\n");
+    } else if (IsCommand(name, "COMMAND")) {
+      c->out.append("*0\r\n");  // redis-cli asks COMMAND DOCS: no docs here
+    } else if (IsCommand(name, "CONFIG") && args.size() >= 2 &&
+               IsCommand(args[1], "GET")) {
+      ConfigGet(c, args.subspan(2));
     } else {
       for (std::string_view w : kWrites) {
         if (IsCommand(name, w)) {
@@ -438,6 +437,32 @@ class RedisFront::Loop {
                   StrCat("unknown command ", PrintableKey(name, 64),
                          "; roost reads with GET, MGET and EXISTS"));
     }
+  }
+
+  // redis-benchmark asks for "save" and "appendonly" and warns without
+  // them. roost persists nothing through this protocol, so it says so:
+  // save "" and appendonly "no". Other parameters (and patterns) match
+  // nothing.
+  void ConfigGet(Connection* c, std::span<const std::string_view> names) {
+    struct Known {
+      std::string_view param, upper, value;
+    };
+    static constexpr Known kKnown[] = {{"save", "SAVE", ""},
+                                       {"appendonly", "APPENDONLY", "no"}};
+    std::string pairs;
+    int count = 0;
+    for (const auto& [param, upper, value] : kKnown) {
+      for (std::string_view asked : names) {
+        if (IsCommand(asked, upper)) {
+          AppendBulk(&pairs, param);
+          AppendBulk(&pairs, value);
+          count += 2;
+          break;
+        }
+      }
+    }
+    c->out.append(StrCat("*", count, "\r\n"));
+    c->out.append(pairs);
   }
 
   void WrongArgs(Connection* c, std::string_view command) {

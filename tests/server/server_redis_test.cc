@@ -307,6 +307,20 @@ TEST_F(RedisFrontTest, BadCommandsAreRefusedByNameAndTheConnectionGoesOn) {
   EXPECT_EQ(hello->elements.at(1).str, "roost");
   EXPECT_EQ(redis.Command({"SELECT", "0"})->str, "OK");
   EXPECT_EQ(redis.Command({"CLIENT", "SETINFO", "LIB-NAME", "x"})->str, "OK");
+  // What redis-benchmark asks on connecting: nothing is saved, no log is
+  // appended. Other parameters match nothing.
+  auto config = redis.Command({"CONFIG", "GET", "appendonly", "save"});
+  ASSERT_TRUE(config);
+  ASSERT_EQ(config->type, REDIS_REPLY_ARRAY);
+  ASSERT_EQ(config->elements.size(), 4u);
+  EXPECT_EQ(config->elements[0].str, "save");
+  EXPECT_EQ(config->elements[1].str, "");
+  EXPECT_EQ(config->elements[2].str, "appendonly");
+  EXPECT_EQ(config->elements[3].str, "no");
+  auto other = redis.Command({"config", "get", "maxmemory"});
+  ASSERT_TRUE(other);
+  ASSERT_EQ(other->type, REDIS_REPLY_ARRAY);
+  EXPECT_TRUE(other->elements.empty());
 }
 
 TEST_F(RedisFrontTest, InputThatIsNotRespClosesItsConnectionWithAReason) {
