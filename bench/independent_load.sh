@@ -63,42 +63,9 @@ bin=${ROOST_BUILD_DIR:-$repo/build/release}
 if [ "$build" = 1 ]; then
   bin=$repo/$(scripts/build.sh roost-server roost-load | tail -n 1)
 fi
-if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
-  pin_server=(taskset -c 0)
-  pin_load=(taskset -c 1)
-  placement="servers pinned to core 0, the load generator to core 1 (taskset)"
-else
-  pin_server=()
-  pin_load=()
-  placement="not pinned ($(nproc) cores or no taskset)"
-fi
-
-work=$(mktemp -d /tmp/roost-independent-load.XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  chmod -R u+w "$work" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-# start NAME PATTERN COMMAND...: COMMAND in the background until its log
-# has a line matching PATTERN; sets $pid.
-start() {
-  local name=$1 pattern=$2 log=$work/$1.log
-  shift 2
-  "$@" >"$log" 2>&1 &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 600); do
-    grep -Eq "$pattern" "$log" && return
-    kill -0 "$pid" 2>/dev/null || die "$name exited at start: $(cat "$log")"
-    sleep 0.1
-  done
-  die "$name not ready after a minute: $(cat "$log")"
-}
-port_of() { sed -n "s/^$2 listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p" "$work/$1.log" | head -n 1; }
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+bench_setup independent-load
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 echo "independent_load: $keys keys with 100-byte values, roost and Redis..." >&2
