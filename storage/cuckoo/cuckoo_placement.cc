@@ -9,7 +9,6 @@ namespace roost {
 using cuckoo_build::BfsNode;
 using cuckoo_build::kEmpty;
 using cuckoo_build::kLookahead;
-using cuckoo_build::kMaxBucketsPerBlock;
 
 void CuckooTableBuilder::Placement::ComputeCandidates(std::string_view key,
                                                       Candidates* c) const {
@@ -155,7 +154,7 @@ bool CuckooTableBuilder::Placement::Displace(Slot slot, const Candidates& c) {
       nodes.push_back({c.blocks[h], -1, 0, 0, h == 0});
     }
   }
-  Candidates occ[kMaxBucketsPerBlock];
+  std::vector<Candidates>& occ = occupants_;
   for (size_t head = 0; head < nodes.size(); ++head) {
     const BfsNode node = nodes[head];
     if (node.depth >= b_.options_.max_displacement_depth) continue;

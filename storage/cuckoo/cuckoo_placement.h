@@ -15,7 +15,6 @@
 #include "storage/cuckoo/cuckoo_format.h"
 #include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/file.h"
-#include "storage/format.h"
 #include "storage/hash.h"
 
 namespace roost {
@@ -27,8 +26,6 @@ inline constexpr uint64_t kMaxEntries = kEmpty - 1;
 inline constexpr uint32_t kPpm = 1000000;
 // Inserting looks this many keys ahead to prefetch their candidate blocks.
 inline constexpr uint32_t kLookahead = 8;
-// A bucket is a byte at least, and a block a cache line at most.
-inline constexpr uint32_t kMaxBucketsPerBlock = kCacheLineSize;
 
 // One bucket while placing: the entry it holds and that entry's fingerprint,
 // so that duplicate checks rarely touch the keys themselves.
@@ -74,7 +71,8 @@ class CuckooTableBuilder::Placement {
         num_blocks_(num_blocks),
         bpb_(buckets_per_block),
         slots_(num_blocks * buckets_per_block),
-        home_((num_blocks * buckets_per_block + 63) / 64) {
+        home_((num_blocks * buckets_per_block + 63) / 64),
+        occupants_(buckets_per_block) {
     for (int i = 0; i < num_hashes_; ++i) {
       seeds_[i] = CuckooSeed(builder.options_.seed, attempt, i);
     }
@@ -143,6 +141,7 @@ class CuckooTableBuilder::Placement {
   std::vector<Slot, LargeAllocator<Slot>> slots_;
   std::vector<uint64_t> home_;  // a bit per bucket: at_home()
   std::vector<cuckoo_build::BfsNode> bfs_nodes_;
+  std::vector<Candidates> occupants_;  // Displace's, one per bucket of a block
   absl::flat_hash_set<uint64_t> visited_;
 };
 
