@@ -329,6 +329,32 @@ func TestRollout(t *testing.T) {
 	wantCode(t, client.Wait(ctx, "users", "x7", 0), codes.InvalidArgument, "not a version")
 }
 
+// A Wait whose last round is cut by its own deadline still says what each
+// replica served: the replica that stopped answering is reported with its
+// last answer, not with the deadline that cut the call (CI once saw every
+// replica reported "DEADLINE_EXCEEDED" when a round began just before the
+// deadline, and the message lost "serves v000001").
+func TestWaitKeepsTheLastAnswerOfACallCutByTheDeadline(t *testing.T) {
+	c := newCluster(t)
+	c.build("users", keysAndValues(20, "v1 "), 1)
+	servers, layout := c.startCluster(1, 2)
+	client := mustClient(t, layout, Options{})
+	waitServing(t, client, "users", "1")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- client.Wait(ctx, "users", "v000009", 50*time.Millisecond) }()
+	time.Sleep(time.Second) // rounds every 50 ms, answered by both
+	servers[0][0].hang()    // every later call to it ends with the wait
+	err := <-done
+	wantCode(t, err, codes.DeadlineExceeded, servers[0][0].address+": serves v000001 (its last answer")
+	wantCode(t, err, codes.DeadlineExceeded, servers[0][1].address+": serves v000001")
+	if strings.Contains(status.Convert(err).Message(), "context deadline exceeded") {
+		t.Fatalf("the deadline stands in for an answer: %v", err)
+	}
+}
+
 // Scan of a block table over 3 shards: merged in key order, a prefix, a
 // range with a limit (more), the whole table; a cuckoo table refused.
 func TestScan(t *testing.T) {

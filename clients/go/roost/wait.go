@@ -25,7 +25,8 @@ const DefaultWaitTimeout = 60 * time.Second
 // "dns:///NAME:PORT" target stands for every address NAME resolves to
 // (again at each round), each asked on its own. It fails
 // DEADLINE_EXCEEDED when ctx's deadline (without one: 60 s) passes first,
-// naming the replicas that do not serve it and what they serve;
+// naming the replicas that do not serve it and what they serve (for a
+// call the deadline cut short, the replica's last answer);
 // FAILED_PRECONDITION at once when a replica serves another shard of the
 // table than the layout says (waiting would never end).
 func (c *Client) Wait(ctx context.Context, table, version string, pollInterval time.Duration) error {
@@ -58,7 +59,12 @@ func (c *Client) Wait(ctx context.Context, table, version string, pollInterval t
 		stub   roostv1.LookupClient
 		answer string // "" when it serves the version
 		stale  bool
+		cut    bool // the call failed because the wait itself ended
 	}
+	// Each replica's answer in the last round not cut short: a round begun
+	// just before the deadline has its calls cut by it, and the error then
+	// reports what each of them last said rather than the deadline.
+	last := map[string]string{}
 	for {
 		var asks []*ask
 		var lagging []string
@@ -102,6 +108,7 @@ func (c *Client) Wait(ctx context.Context, table, version string, pollInterval t
 				if err != nil {
 					s := status.Convert(err)
 					a.answer = fmt.Sprintf("%s: %s", CodeName(s.Code()), s.Message())
+					a.cut = ctx.Err() != nil
 					return
 				}
 				for _, info := range list.GetTables() {
@@ -130,6 +137,13 @@ func (c *Client) Wait(ctx context.Context, table, version string, pollInterval t
 		}
 		wg.Wait()
 		for _, a := range asks {
+			if previous := last[a.where]; a.cut && previous != "" {
+				a.answer = previous + " (its last answer; the call after it was cut by the deadline)"
+			} else if a.answer == "" {
+				last[a.where] = "serves " + versionName(want)
+			} else {
+				last[a.where] = a.answer
+			}
 			if a.stale {
 				return status.Errorf(codes.FailedPrecondition, "%s%s: %s", staleLayout, a.where, a.answer)
 			}
