@@ -37,6 +37,9 @@
 // roost_block.cc, rocksdb_cuckoo.cc, rocksdb_plain.cc, rocksdb_block.cc,
 // tinycdb.cc, ceiling.cc) behind the Peer interface of bench/peers/peer.h;
 // the checking and timing they all go through is bench/peers/recorder.h.
+// --round N tags every line with "round":N; bench/run.sh runs the suite's
+// main table sizes in three rounds, every other one --reverse, and the
+// report takes each figure's median and each ratio's median and range.
 // This file is the driver: the flags, the data set and probes, and the
 // systems in turn.
 //
@@ -116,6 +119,14 @@ int Main(int argc, char** argv) {
                  "ceiling; or all")
       ->capture_default_str();
   app.add_option("--out", out, "Append the JSON lines here (default stdout)");
+  app.add_option("--round", s.round,
+                 "Tag each line with this run of the suite (\"round\":N), "
+                 "for a report that takes the median of several")
+      ->check(CLI::PositiveNumber);
+  bool reverse = false;
+  app.add_flag("--reverse", reverse,
+               "Run the systems in reverse order (alternate it between "
+               "rounds, so that no system always runs first)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -162,10 +173,14 @@ int Main(int argc, char** argv) {
   const Probes misses = MakeProbes(data, s.probes, false, seed);
   Recorder rec(s, data, hits, misses);
   Suite suite{s, data, rec};
+  std::vector<const Peer*> run;
   for (const std::unique_ptr<Peer>& peer : peers) {
-    if (std::find(chosen.begin(), chosen.end(), peer->name()) == chosen.end()) {
-      continue;
+    if (std::find(chosen.begin(), chosen.end(), peer->name()) != chosen.end()) {
+      run.push_back(peer.get());
     }
+  }
+  if (reverse) std::reverse(run.begin(), run.end());
+  for (const Peer* peer : run) {
     // A failure is reported, and the next system runs.
     try {
       peer->Measure(suite);

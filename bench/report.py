@@ -16,7 +16,9 @@ Input, all written by bench/run.sh (*.jsonl: one JSON object per line):
                  kernel, git_rev, versions{}, thp, lookup_keys, elapsed_s
   lookup.jsonl   in-process lookups: dataset, keys, system, config, op, batch,
                  probe, lookups, ops_per_s, ns_per_lookup, table_bytes,
-                 bytes_per_key, build_s, checked, errors
+                 bytes_per_key, build_s, checked, errors, and round (1, 2,
+                 ...) when run in rounds: such rows are collapsed to their
+                 medians (report_common.collapse_rounds)
                  (or dataset, keys, system, config, skipped: reason)
   network.jsonl  loopback load: system, table_keys, method, batch, qps,
                  keys_per_s, p50_us .. max_us, errors, rpc_errors, bad_values,

@@ -4,6 +4,7 @@ results directory, and the formatting of numbers, tables and summary
 sentences."""
 
 import json
+import statistics
 from pathlib import Path
 
 # What --check requires.
@@ -112,6 +113,8 @@ def load_results(d):
             raise ReportError(f"{m}:1: not a JSON object")
     for name in ("lookup", "network", "openloop", "memory", "build", "cluster"):
         r[name] = load_jsonl(d / f"{name}.jsonl")
+    if r["lookup"] is not None:
+        r["lookup"] = collapse_rounds(r["lookup"])
     c = d / "cluster.json"
     r["cluster_meta"] = json.loads(c.read_text()) if c.exists() else None
     # A skipped row without a config belongs to the system's one config, if
@@ -124,6 +127,63 @@ def load_results(d):
         if "skipped" in x and not x["config"] and len(configs.get(x["system"], ())) == 1:
             x["config"] = next(iter(configs[x["system"]]))
     return r
+
+
+def collapse_rounds(rows):
+    """Lookup rows measured in several rounds ("round": N), one row each:
+    the median of ops_per_s, ns_per_lookup and build_s, every round's
+    ops_per_s kept in "by_round" (for ratios taken round by round), the
+    errors added up and the smallest "checked" (so that a fault in any
+    round still shows). Rows without "round" pass as they are."""
+    out, merged = [], {}
+    for x in rows:
+        if "round" not in x:
+            out.append(x)
+            continue
+        key = (x["dataset"], x["keys"], x["system"], x["config"]) + (
+            ("skipped",) if "skipped" in x else (x["op"], x["batch"], x["probe"]))
+        if key not in merged:
+            merged[key] = []
+            out.append(key)
+        merged[key].append(x)
+    return [x if not isinstance(x, tuple) else merge_rounds(merged[x]) for x in out]
+
+
+def merge_rounds(runs):
+    row = dict(runs[0])
+    del row["round"]
+    if "skipped" in row:
+        return row
+    row["by_round"] = {x["round"]: x["ops_per_s"] for x in runs}
+    for name in ("ops_per_s", "ns_per_lookup", "build_s"):
+        values = [x[name] for x in runs if x.get(name) is not None]
+        if values:
+            row[name] = statistics.median(values)
+    if any("errors" in x for x in runs):
+        row["errors"] = sum(x.get("errors", 0) for x in runs)
+    if any("checked" in x for x in runs):
+        row["checked"] = min(x.get("checked", 0) for x in runs)
+    return row
+
+
+def round_ratios(a, b):
+    """Row a's ops_per_s over row b's, round by round, for the rounds both
+    were measured in; [] when either row has no rounds."""
+    ra, rb = a.get("by_round", {}), b.get("by_round", {})
+    return [ra[k] / rb[k] for k in sorted(ra) if rb.get(k)]
+
+
+def fratio_rows(a, b):
+    """Row a's ops_per_s over row b's: the median of the rounds' ratios and
+    their range ("0.62× (0.58–0.66)") when both were measured in rounds,
+    else the ratio of the two figures."""
+    if b is None:
+        return "—"
+    ratios = round_ratios(a, b)
+    if len(ratios) < 2:
+        return fratio(a["ops_per_s"], b["ops_per_s"])
+    return (f"{statistics.median(ratios):.2f}× "
+            f"({min(ratios):.2f}–{max(ratios):.2f})")
 
 
 # ---------------------------------------------------------------- formatting
@@ -163,12 +223,16 @@ def table(headers, rows, right=()):
     return "\n".join(out)
 
 
-def versus(peer, ref, what, a, b, fmt, higher_better=True, leads=True):
-    """A summary sentence: the peer's value a against roost's b, or None."""
+def versus(peer, ref, what, a, b, fmt, higher_better=True, leads=True, rows=None):
+    """A summary sentence: the peer's value a against roost's b, or None.
+    rows: the peer's and roost's lookup rows, when a and b are their
+    ops_per_s, so that the ratio is taken round by round (fratio_rows)."""
+    ab, ba = ((fratio_rows(*rows), fratio_rows(*reversed(rows))) if rows
+              else (fratio(a, b), fratio(b, a)))
     if (a > b if higher_better else a < b):
-        return f"**{peer} beats {ref} on {what}**: {fmt(a)} vs {fmt(b)} ({fratio(a, b)})."
+        return f"**{peer} beats {ref} on {what}**: {fmt(a)} vs {fmt(b)} ({ab})."
     if leads:
-        return f"{ref} leads {peer} on {what}: {fmt(b)} vs {fmt(a)} ({fratio(b, a)} the peer's)."
+        return f"{ref} leads {peer} on {what}: {fmt(b)} vs {fmt(a)} ({ba} the peer's)."
 
 
 def is_roost(system): return system.lower().startswith("roost")

@@ -4,7 +4,7 @@ summary sentences on where roost leads or trails its peers. Its summary
 helpers serve the scaling section too."""
 
 from report_common import (BLOCK_PEERS, BLOCK_REFS, CEILING, REF_CONFIG, REF_SYSTEM,
-                           fkeys, fmops, fns, fratio, fsig, is_peer, label,
+                           fkeys, fmops, fns, fratio_rows, fsig, is_peer, label,
                            op_label, order, plural, table, versus)
 
 def ref_row(rows, r):
@@ -47,7 +47,7 @@ def lookup_table(rows, dataset, keys):
             r = g.get(probe)
             ref = r and ref_row(rows, r)
             cells += ([fmops(r["ops_per_s"]), fns(r["ns_per_lookup"]),
-                       fratio(r["ops_per_s"], ref and ref["ops_per_s"])]
+                       "1.00×" if r is ref else fratio_rows(r, ref)]
                       if r else ["—"] * 3)
         # The ceiling's array is no table: nothing is built.
         build_s = None if system == CEILING else any_row.get("build_s")
@@ -71,15 +71,16 @@ def lookup_summary(rows, dataset, keys, get_only=False):
     for ref in refs:
         what, b = f"{op_label(ref)} {plural(ref['probe'])} ({where})", ref["ops_per_s"]
         peers = [r for r in sel if is_peer(r["system"]) and ref_row(rows, r) is ref]
-        out += [versus(label(p), "roost", what, p["ops_per_s"], b, mops, leads=False)
+        out += [versus(label(p), "roost", what, p["ops_per_s"], b, mops, leads=False,
+                       rows=(p, ref))
                 for p in peers if p["ops_per_s"] > b]
         best = max(peers, key=lambda p: p["ops_per_s"], default=None)
         if best and best["ops_per_s"] <= b:
             out.append(versus(f"the fastest peer, {label(best)},", "roost", what,
-                              best["ops_per_s"], b, mops))
-        if (ref["op"], ref["probe"]) == ("get", "hit") and not get_only:
-            out += [f"roost's get hits ({where}) run at {fratio(b, c['ops_per_s'])} the "
-                    f"ceiling of {c['config']} ({mops(c['ops_per_s'])})."
+                              best["ops_per_s"], b, mops, rows=(best, ref)))
+        if ref["probe"] == "hit" and not get_only:
+            out += [f"roost's {op_label(ref)} hits ({where}) run at {fratio_rows(ref, c)} "
+                    f"the ceiling of {c['config']} ({mops(c['ops_per_s'])})."
                     for c in sel if c["system"] == CEILING and "huge" not in c["config"]]
     if not get_only:
         out += block_summary(sel, where)
@@ -111,8 +112,8 @@ def block_summary(sel, where):
                 kin = [p for p in sel if p["system"] == peer and same(p)]
                 best = max(kin, key=lambda p: p["ops_per_s"], default=None)
                 if best:
-                    out.append(versus(label(best), name, what,
-                                      best["ops_per_s"], ref["ops_per_s"], mops))
+                    out.append(versus(label(best), name, what, best["ops_per_s"],
+                                      ref["ops_per_s"], mops, rows=(best, ref)))
             if ref_key != BLOCK_REFS[0]:
                 continue
             if (ref["op"], ref["probe"]) == ("get", "hit") and \
@@ -142,6 +143,13 @@ def section(rep):
     if rows is None:
         return rep.missing("lookup", "lookup.jsonl")
     keys, sent = main_keys(rep.res), []
+    rounds = max((len(r.get("by_round", ())) for r in rows if r["keys"] == keys),
+                 default=0)
+    if rounds > 1:
+        rep.add(f"At {keys:,} keys every system ran in each of {rounds} rounds, the "
+                "order reversed every other round. Each figure is the median of "
+                "the rounds; each ratio is the median of the rounds' ratios, its "
+                "range in parentheses.", "")
     datasets = list(dict.fromkeys(r["dataset"] for r in rows if r["keys"] == keys))
     for ds in datasets:
         rep.add(f"### Dataset: {ds}, {keys:,} keys", "", lookup_table(rows, ds, keys), "")

@@ -7,7 +7,9 @@
 #            and block tables, RocksDB's CuckooTable, PlainTable and
 #            block-based tables, tinycdb and the machine's ceiling, on
 #            uniform 8-byte pairs and on variable ones (keys 10-40 bytes,
-#            values 20-200), hits and misses;
+#            values 20-200), hits and misses; at the main size in three
+#            rounds (two for --smoke), the systems' order reversed every
+#            other round, and reported as medians with each ratio's range;
 #   scaling  the uniform lookups at 1M, 10M and (full run only) 100M keys;
 #   network  roost-server (Get, coalesced Gets, MultiGet of 10/100/1000,
 #            packed too, and packed from a second roost-server with
@@ -95,15 +97,15 @@ done
 case "$mode" in
   full)
     lookup_keys=10000000 scaling_keys="1000000 100000000"
-    probes=1000000 repeats=3 net_keys=10000000 duration=10 warmup=2
+    probes=1000000 repeats=3 rounds=3 net_keys=10000000 duration=10 warmup=2
     ;;
   quick)
     lookup_keys=1000000 scaling_keys="10000000"
-    probes=500000 repeats=3 net_keys=1000000 duration=3 warmup=1
+    probes=500000 repeats=3 rounds=3 net_keys=1000000 duration=3 warmup=1
     ;;
   smoke)
     lookup_keys=20000 scaling_keys="5000"
-    probes=20000 repeats=1 net_keys=20000 duration=0.5 warmup=0.2
+    probes=20000 repeats=1 rounds=2 net_keys=20000 duration=0.5 warmup=0.2
     ;;
 esac
 if [ -z "$report" ] && [ "$mode" != smoke ]; then
@@ -190,16 +192,24 @@ started=$EPOCHREALTIME
 failures=()
 
 # --- lookups and scaling ----------------------------------------------------
-peers() { # DATASET KEYS [SYSTEMS]
-  echo "lookups: $1 data set, $2 keys..." >&2
+peers() { # DATASET KEYS [PEERS_BENCH FLAGS...]
+  echo "lookups: $1 data set, $2 keys${3:+ ($*)}..." >&2
   "$bin_dir/bench/peers_bench" --dataset "$1" --keys "$2" --probes "$probes" \
     --repeats "$repeats" --seed "$seed" --dir "$work/peers" \
-    --systems "${3:-all}" --out "$results/lookup.jsonl" ||
+    --out "$results/lookup.jsonl" "${@:3}" ||
     failures+=("peers_bench $1 $2")
   rm -rf "$work/peers"
 }
-peers uniform "$lookup_keys"
-peers variable "$lookup_keys"
+# The main table size in rounds, every system in each, the order reversed
+# every other round: the report gives each figure's median over the rounds
+# and each ratio's median and range (one run's ratio can mislead on a
+# shared machine).
+for r in $(seq 1 "$rounds"); do
+  order=()
+  [ $((r % 2)) = 1 ] || order=(--reverse)
+  peers uniform "$lookup_keys" --round "$r" "${order[@]}"
+  peers variable "$lookup_keys" --round "$r" "${order[@]}"
+done
 for k in $scaling_keys; do peers uniform "$k"; done
 
 # --- network and build ------------------------------------------------------

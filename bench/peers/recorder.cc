@@ -36,12 +36,15 @@ void Recorder::Print(const std::string& system, const std::string& config,
 
 void Recorder::Skip(const std::string& system, const std::string& config,
                     const std::string& why) {
-  std::fprintf(s_.out,
-               "{\"dataset\":\"%s\",\"keys\":%llu,\"system\":\"%s\","
-               "\"config\":\"%s\",\"skipped\":\"%s\"}\n",
-               DataSetName(s_.set), static_cast<unsigned long long>(s_.keys),
-               system.c_str(), config.c_str(), why.c_str());
+  fmt::print(s_.out,
+             "{{\"dataset\":\"{}\",\"keys\":{},\"system\":\"{}\","
+             "\"config\":\"{}\",{}\"skipped\":\"{}\"}}\n",
+             DataSetName(s_.set), s_.keys, system, config, RoundField(), why);
   std::fflush(s_.out);
+}
+
+std::string Recorder::RoundField() const {
+  return s_.round > 0 ? fmt::format("\"round\":{},", s_.round) : "";
 }
 
 void Recorder::PrintRow(const std::string& system, const std::string& config,
@@ -53,11 +56,11 @@ void Recorder::PrintRow(const std::string& system, const std::string& config,
              "\"config\":\"{}\",\"op\":\"{}\",\"batch\":{},\"probe\":\"{}\","
              "\"lookups\":{},\"ops_per_s\":{:.1f},\"ns_per_lookup\":{:.2f},"
              "\"table_bytes\":{},\"bytes_per_key\":{:.2f},\"build_s\":{:.3f},"
-             "\"checked\":{},\"errors\":{}}}\n",
+             "{}\"checked\":{},\"errors\":{}}}\n",
              DataSetName(s_.set), s_.keys, system, config, op, batch, probe,
              lookups, lookups / seconds, seconds * 1e9 / lookups, table_bytes,
-             static_cast<double>(table_bytes) / s_.keys, build_s, checked,
-             errors);
+             static_cast<double>(table_bytes) / s_.keys, build_s, RoundField(),
+             checked, errors);
   std::fflush(s_.out);
   std::fprintf(stderr, "  %-20s %-28s %-8s %-4s %8.2f M/s\n", system.c_str(),
                config.c_str(), op, probe, lookups / seconds / 1e6);

@@ -40,6 +40,7 @@ struct Settings {
   size_t probes = 0;
   int repeats = 3;
   size_t batch = 100;
+  int round = 0;  // > 0: each line names the run of the suite it is from
   std::filesystem::path dir;
   std::FILE* out = stdout;
 };
@@ -186,6 +187,9 @@ class Recorder {
              seconds[seconds.size() / 2], table_bytes, build_s,
              errors == 0 ? lookups : 0, errors);
   }
+
+  // `"round":N,` when --round is given, else nothing.
+  std::string RoundField() const;
 
   void PrintRow(const std::string& system, const std::string& config,
                 const char* op, size_t batch, const char* probe, size_t lookups,
