@@ -37,6 +37,7 @@ void TableRegistry::StartLoad(TableState* state, uint64_t version,
   LoadOptions options;
   options.open.read.verify_checksums = options_.verify_checksums;
   options.open.read.load_mode = options_.load_mode;
+  options.open.read.advise_random = options_.mmap_random;
   options.open.read.block_cache = block_cache_;
   options.open.shard = options_.shard;
   // Leased in every load mode: a private copy (huge-pages) cannot be pulled

@@ -36,6 +36,11 @@ struct TableOptions {
   // Verify every checksum of a version before serving it (the header is
   // always checked). The default value is true.
   bool verify_checksums = true;
+  // Load mode mmap: advise the kernel that tables are read at random
+  // (MADV_RANDOM, storage/read_options.h advise_random), so that a page
+  // fault of a table larger than memory reads one page, not the ~128 KiB
+  // around it. The default value is true.
+  bool mmap_random = true;
   // Bytes of decompressed data blocks kept for the compressed block tables,
   // in one cache every table shares (storage/block/block_cache.h); 0 keeps
   // none, and each lookup of a compressed block decompresses it again.
@@ -66,7 +71,7 @@ struct TableOptions {
   double stall_timeout_seconds = 120;
 };
 
-// Adds the "Tables" group (--data-dir, --shard, --load-mode,
+// Adds the "Tables" group (--data-dir, --shard, --load-mode, --mmap-random,
 // --verify-checksums, --poll-interval, --inotify, --keep-versions,
 // --version-grace, --max-tables, --load-threads, --stall-timeout) to `app`,
 // bound to `*options`. --load-mode is bound to `*load_mode`, a name that

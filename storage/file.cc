@@ -207,6 +207,12 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(
       path, mode, static_cast<const char*>(base), size, mapped_size));
 }
 
+void MappedFile::AdviseRandomAccess() const {
+  if (mode_ == LoadMode::kMmap && mapped_size_ > 0) {
+    ::madvise(const_cast<char*>(base_), mapped_size_, MADV_RANDOM);
+  }
+}
+
 MappedFile::~MappedFile() {
   if (mapped_size_ > 0) ::munmap(const_cast<char*>(base_), mapped_size_);
 }

@@ -95,6 +95,10 @@ class MappedFile {
   std::string_view data() const { return {base_, size_}; }
   const std::string& path() const { return path_; }
   LoadMode mode() const { return mode_; }
+  // Load mode kMmap: advises the kernel that the file is read at random
+  // (MADV_RANDOM): a fault reads its page only, with no read-around. Best
+  // effort; nothing for the other modes.
+  void AdviseRandomAccess() const;
 
  private:
   MappedFile(std::string path, LoadMode mode, const char* base, size_t size,

@@ -66,6 +66,7 @@ absl::StatusOr<std::unique_ptr<CuckooTable>> CuckooTable::Open(
   if (options.verify_checksums) {
     ROOST_RETURN_IF_ERROR(table->VerifyChecksums());
   }
+  if (options.advise_random) table->file_->AdviseRandomAccess();
   return table;
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,29 @@ class ScratchDir {
  private:
   std::filesystem::path path_;
 };
+
+// The VmFlags of this process's mapping that holds `address`, from
+// /proc/self/smaps ("rd mr mw me rr ..."; "rr" is MADV_RANDOM); empty when
+// no mapping holds it.
+inline std::string MappingVmFlags(const void* address) {
+  const auto at = reinterpret_cast<uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    if (line.rfind("VmFlags:", 0) == 0) {
+      if (inside) return line.substr(8) + " ";
+      continue;
+    }
+    // A mapping's first line: "BEGIN-END perms offset ...", in hex.
+    uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> begin >> dash >> end && dash == '-') {
+      inside = begin <= at && at < end;
+    }
+  }
+  return "";
+}
 
 inline std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -118,9 +118,9 @@ TEST_F(LifecycleTest, RefusesBadFlagsAndBusyPorts) {
   EXPECT_EQ(help.exit_code, 0);
   for (const char* flag :
        {"--config", "--data-dir", "--listen", "--admin-listen",
-        "--metrics-listen", "--load-mode", "--verify-checksums",
-        "--poll-interval", "--inotify", "--keep-versions", "--max-batch",
-        "--max-key-size", "--max-message-size", "--drain-period",
+        "--metrics-listen", "--load-mode", "--mmap-random",
+        "--verify-checksums", "--poll-interval", "--inotify", "--keep-versions",
+        "--max-batch", "--max-key-size", "--max-message-size", "--drain-period",
         "--shutdown-timeout", "--resident-refresh", "--reflection"}) {
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag << help.out;
   }

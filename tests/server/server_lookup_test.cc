@@ -171,7 +171,8 @@ TEST_F(LookupTest, EveryLoadModeServesTheSameAnswers) {
   const std::vector<std::vector<std::string>> modes = {
       {"--load-mode", "mmap-locked"},
       {"--load-mode", "huge-pages"},
-      {"--verify-checksums", "false"}};
+      {"--verify-checksums", "false"},
+      {"--mmap-random", "false"}};
   for (const auto& mode : modes) {
     SCOPED_TRACE(mode[0] + " " + mode[1]);
     ServerFlags flags = Flags();

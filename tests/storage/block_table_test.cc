@@ -54,6 +54,23 @@ std::optional<std::string> Lookup(const BlockTable& table,
   return std::string(value.view());
 }
 
+// As the cuckoo table: advised MADV_RANDOM once open, unless asked not to.
+TEST(BlockTableTest, AMappedTableIsAdvisedRandomAccess) {
+  ScratchDir dir;
+  const std::string path = dir.File("t.sst");
+  ASSERT_OK(Build(RandomVariablePairs(9, 5000, 1, 30, 1, 30), path));
+  auto advised = OpenOrDie(path);
+  ASSERT_NE(advised, nullptr);
+  EXPECT_THAT(MappingVmFlags(advised->file_data().data()), HasSubstr(" rr "));
+  TableReadOptions options;
+  options.advise_random = false;
+  auto plain = OpenOrDie(path, options);
+  ASSERT_NE(plain, nullptr);
+  const std::string flags = MappingVmFlags(plain->file_data().data());
+  EXPECT_THAT(flags, HasSubstr(" rd "));  // found the mapping
+  EXPECT_THAT(flags, ::testing::Not(HasSubstr(" rr ")));
+}
+
 TEST(BlockTableTest, ShortestSeparator) {
   EXPECT_EQ(ShortestSeparator("abc", "abz"), "abd");
   EXPECT_EQ(ShortestSeparator("abc", "abd"), "abc");

@@ -3,6 +3,7 @@
 
 #include "storage/cuckoo/cuckoo_table.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <numeric>
@@ -339,6 +340,26 @@ TEST(CuckooTableTest, EveryLoadModeReadsTheSame) {
   }
   EXPECT_EQ(ParseLoadMode("huge-pages").value(), LoadMode::kAnonymousHugePages);
   EXPECT_FALSE(ParseLoadMode("bogus").ok());
+}
+
+// A mapped table is advised MADV_RANDOM once open (a fault reads its page,
+// not the ~128 KiB around it: read-around thrashed tables larger than
+// memory), unless asked not to; a locked one is not advised.
+TEST(CuckooTableTest, AMappedTableIsAdvisedRandomAccess) {
+  ScratchDir dir;
+  const std::string path = dir.File("t.sst");
+  ASSERT_OK(Build(RandomVariablePairs(9, 5000, 1, 30, 1, 30), path));
+  auto advised = OpenOrDie(path);
+  ASSERT_NE(advised, nullptr);
+  EXPECT_THAT(MappingVmFlags(advised->file_data().data()),
+              ::testing::HasSubstr(" rr "));
+  TableReadOptions options;
+  options.advise_random = false;
+  auto plain = OpenOrDie(path, options);
+  ASSERT_NE(plain, nullptr);
+  const std::string flags = MappingVmFlags(plain->file_data().data());
+  EXPECT_THAT(flags, ::testing::HasSubstr(" rd "));  // found the mapping
+  EXPECT_THAT(flags, ::testing::Not(::testing::HasSubstr(" rr ")));
 }
 
 TEST(CuckooTableTest, ManyThreadsReadAtOnce) {
