@@ -33,7 +33,7 @@
 #                     [--results DIR] [--work DIR] [--no-build] [--keep]
 #                     [--baseline REV]
 #   (default)   the full run: lookups at 10M keys, scaling to 100M, network
-#               and build at 10M, 10 s per network run; within an hour on 2
+#               and build at 10M, 10 s per network run; about an hour on 2
 #               cores, about 30 GB of disk at its peak
 #   --quick     a few minutes: lookups at 1M keys, scaling to 10M, network
 #               and build at 1M, 3 s per network run
@@ -97,11 +97,11 @@ done
 case "$mode" in
   full)
     lookup_keys=10000000 scaling_keys="1000000 100000000"
-    probes=1000000 repeats=3 rounds=3 net_keys=10000000 duration=10 warmup=2
+    probes=1000000 repeats=1 rounds=3 net_keys=10000000 duration=10 warmup=2
     ;;
   quick)
     lookup_keys=1000000 scaling_keys="10000000"
-    probes=500000 repeats=3 rounds=3 net_keys=1000000 duration=3 warmup=1
+    probes=500000 repeats=1 rounds=3 net_keys=1000000 duration=3 warmup=1
     ;;
   smoke)
     lookup_keys=20000 scaling_keys="5000"
@@ -203,7 +203,9 @@ peers() { # DATASET KEYS [PEERS_BENCH FLAGS...]
 # The main table size in rounds, every system in each, the order reversed
 # every other round: the report gives each figure's median over the rounds
 # and each ratio's median and range (one run's ratio can mislead on a
-# shared machine).
+# shared machine). One timed pass a round (after the checking pass): the
+# median of three rounds spread over twenty minutes says more than the
+# median of three passes in a row, for about the time those took.
 for r in $(seq 1 "$rounds"); do
   order=()
   [ $((r % 2)) = 1 ] || order=(--reverse)
