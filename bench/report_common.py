@@ -179,6 +179,8 @@ def fratio_rows(a, b):
     else the ratio of the two figures."""
     if b is None:
         return "—"
+    if a is b:
+        return "1.00×"
     ratios = round_ratios(a, b)
     if len(ratios) < 2:
         return fratio(a["ops_per_s"], b["ops_per_s"])

@@ -47,7 +47,7 @@ def lookup_table(rows, dataset, keys):
             r = g.get(probe)
             ref = r and ref_row(rows, r)
             cells += ([fmops(r["ops_per_s"]), fns(r["ns_per_lookup"]),
-                       "1.00×" if r is ref else fratio_rows(r, ref)]
+                       fratio_rows(r, ref)]
                       if r else ["—"] * 3)
         # The ceiling's array is no table: nothing is built.
         build_s = None if system == CEILING else any_row.get("build_s")
