@@ -205,3 +205,33 @@ def test_monotonic_without_the_servers_signal_the_floor_holds() -> None:
     finish(plan, {0: Flagged("v000003")})
     plan, _ = monotonic(reads, [0], clock)
     assert plan.send({0: Flagged("v000002")}).pins == {0: "v000003"}
+
+
+def test_several_parts_of_one_shard_are_parts_like_any_and_errors_name_the_shard() -> None:
+    # A shard with more keys than a request takes has parts p, p + n, ...
+    # (_partition.Split): each is sent, compared and pinned by itself, and
+    # what goes wrong names the shard, not the part.
+    def shard_of(part: int) -> int:
+        return part % 2
+    plan = consistent_rounds([0, 1, 2, 3], 10.0, Clock(), raise_failure, None, False, None,
+                             shard_of)
+    assert next(plan).pins == {0: "", 1: "", 2: "", 3: ""}
+    # Part 2 (shard 0) reached a replica a version ahead: pinned back.
+    second = plan.send({0: Answer("v000001"), 1: Answer("v000001"), 2: Answer("v000002"),
+                        3: Answer("v000001")})
+    assert second.pins == {2: "v000001"}
+    with pytest.raises(roost.RoostError) as e:
+        plan.send({2: Answer("v000003")})
+    assert e.value.shard == 0 and "shard 0: asked for version v000001" in str(e.value)
+    plan = consistent_rounds([1, 3], 10.0, Clock(), raise_failure, None, False, None, shard_of)
+    next(plan)
+    with pytest.raises(roost.RoostError) as e:
+        plan.send({1: Answer("v000001"), 3: Answer("latest")})
+    assert e.value.shard == 1 and str(e.value).startswith("shard 1: ")
+    # Monotonic reads learn each shard's newest from any of its parts.
+    reads = MonotonicReads()
+    plan = consistent_rounds([0, 1, 2, 3], 10.0, Clock(), raise_failure, None, False,
+                             (reads, "t"), shard_of)
+    next(plan)
+    finish(plan, {p: Flagged("v000001") for p in range(4)})
+    assert reads.floor("t") == 1

@@ -115,3 +115,27 @@ def test_hedging_answers_around_a_hung_replica(cluster: Cluster) -> None:
         hung.process.send_signal(signal.SIGCONT)
         hedged.close()
         plain.close()
+
+
+def test_a_partial_batch_in_parts_answers_the_live_shard_while_the_dead_one_retries(
+        cluster: Cluster) -> None:
+    # Each shard's keys go in parts of at most max_batch, all in one round:
+    # the live shard's parts answer at once while the dead shard's retry
+    # until the deadline (before, the batch went in pieces one after the
+    # other, and the first piece's dead shard took the whole deadline from
+    # the others). The servers take at most 70 keys a call, so a part that
+    # was too big would fail INVALID_ARGUMENT, not be marked.
+    kvs = keys_and_values(2000)
+    cluster.build("t", kvs, shards=2)
+    servers = [cluster.server(shard=s, extra=["--max-batch", "70"]) for s in range(2)]
+    keys = list(kvs)
+    servers[0].kill()
+    down = {i for i, k in enumerate(keys) if roost.partition_of(k, 2) == 0}
+    with roost.Client([[s.address] for s in servers], timeout=5, partial=True,
+                      max_batch=70) as client:
+        result = client.get_many_versioned("t", keys)
+        assert down and set(result.errors) == down
+        assert all(e.code == grpc.StatusCode.UNAVAILABLE and e.shard == 0
+                   for e in result.errors.values())
+        assert result.values == [None if i in down else kvs[k] for i, k in enumerate(keys)]
+        assert result.version == "v000001"

@@ -73,6 +73,29 @@ def test_split_keeps_request_order_per_shard(n: int) -> None:
         assert all(roost.partition_of(k, n) == shard for k in keys)
 
 
+@pytest.mark.parametrize("n", [1, 3])
+def test_split_puts_each_shards_keys_in_parts_of_max_batch(n: int) -> None:
+    rng = random.Random(n)
+    batch = [rng.randbytes(8) for _ in range(100)]
+    split = Split(batch, n, max_batch=7)
+    assert split.positions is not None
+    seen = sorted(i for positions in split.positions.values() for i in positions)
+    assert seen == list(range(len(batch)))
+    for shard in range(n):
+        parts = sorted(p for p in split.keys if split.shard(p) == shard)
+        # Parts shard, shard + n, ...: each full but the last, in request order.
+        assert parts == [shard + n * c for c in range(len(parts))]
+        positions = [i for p in parts for i in split.positions[p]]
+        assert positions == sorted(positions)
+        assert all(len(split.keys[p]) == 7 for p in parts[:-1])
+        assert 1 <= len(split.keys[parts[-1]]) <= 7
+        for p in parts:
+            assert list(split.keys[p]) == [batch[i] for i in split.positions[p]]
+            assert all(roost.partition_of(k, n) == shard for k in split.keys[p])
+    # At most max_batch keys a shard: one part each, as without max_batch.
+    assert Split(batch, n, max_batch=100).keys == Split(batch, n).keys
+
+
 def test_an_empty_batch_has_no_part() -> None:
     assert Split([], 1).keys == {} and Split([], 3).keys == {}
 

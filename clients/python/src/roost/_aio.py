@@ -151,8 +151,8 @@ class AsyncClient:
         _calls.check_table(table)
         batch = keys_bytes(keys)
         with timed(self._meter, self._tracer, "multi_get", table, len(batch)) as call:
-            result = await self._many(table, batch, self._deadline(timeout), version, (),
-                                      self._partial)
+            result = await self._batch(table, batch, self._deadline(timeout), version, (),
+                                       self._partial)
             call.answered(result.version, result.errors)
         return result
 
@@ -178,19 +178,11 @@ class AsyncClient:
         message = _calls.score_message(field, query, similarity, top_k)
         batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        scored: list[tuple[int, float]] = []
-        pin, first_version = version, ""
-        for start in range(0, len(batch), self._max_batch):
-            piece = batch[start:start + self._max_batch]
-            split, responses = await self._batch_responses(table, piece, deadline, pin, (),
-                                                           message)
-            answered = _calls.common_version(list(responses.values()))
-            if start == 0:
-                first_version = answered
-                pin = version if version is not None else (answered or None)
-            scored += _calls.scores_of(split, len(piece), responses, top_k, start)
+        split, responses = await self._batch_responses(table, batch, deadline, version, (),
+                                                       message)
+        scored = _calls.scores_of(split, len(batch), responses, top_k)
         scores, top = _calls.merge_scores(scored, len(batch), top_k)
-        return ScoreResult(scores, top, first_version)
+        return ScoreResult(scores, top, _calls.common_version(list(responses.values())))
 
     async def scan(self, table: str, *, start: Key = b"", end: Key = b"",
                    prefix: Key = b"", limit: int = 0, timeout: Optional[float] = None,
@@ -252,7 +244,8 @@ class AsyncClient:
     async def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
                      version: Optional[str], fields: Sequence[str] = (),
                      partial: bool = False) -> BatchResult:
-        """One batch of at most max_batch keys."""
+        """A batch, each shard's keys in parts of at most max_batch, all
+        sent at once and read from one version."""
         split, responses = await self._batch_responses(table, keys, deadline, version, fields,
                                                      partial=partial)
         return _calls.reassemble_batch(split, len(keys), responses)
@@ -261,7 +254,7 @@ class AsyncClient:
                                version: Optional[str], fields: Sequence[str] = (),
                                score: Any = None,
                                partial: bool = False) -> tuple[Split, dict[int, Any]]:
-        split = Split(keys, self._n)
+        split = Split(keys, self._n, self._max_batch)
         if not split.keys:
             return split, {}
         requests: dict[str, dict[int, Any]] = {}
@@ -276,20 +269,6 @@ class AsyncClient:
         return split, await self._consistent(table, _calls.MULTI_GET, split.keys.keys(), request,
                                              deadline, version, partial)
 
-    async def _many(self, table: str, batch: Sequence[bytes], deadline: float,
-                    version: Optional[str], fields: Sequence[str],
-                    partial: bool = False) -> BatchResult:
-        if len(batch) <= self._max_batch:
-            return await self._batch(table, batch, deadline, version, fields, partial)
-        # Larger than a server takes (--max-batch): in pieces, the first
-        # read as any batch, the others pinned to the version it answered.
-        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
-        first = await self._batch(table, pieces[0], deadline, version, fields, partial)
-        pin = version if version is not None else (first.version or None)
-        rest = await asyncio.gather(*(self._batch(table, piece, deadline, pin, fields, partial)
-                                      for piece in pieces[1:]))
-        return _calls.join_pieces([first, *rest])
-
     async def _rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]],
                     timeout: Optional[float],
                     version: Optional[str]) -> tuple[Schema, BatchResult]:
@@ -298,7 +277,7 @@ class AsyncClient:
         names = _calls.check_fields(fields)
         batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        result = await self._many(table, batch, deadline, version, names)
+        result = await self._batch(table, batch, deadline, version, names)
         want = result.version or version or ""
         known, schema = self._schemas.get(table, want)
         if not known:
@@ -306,7 +285,7 @@ class AsyncClient:
             known, schema = self._schemas.get(table, want)
             if not known and served and version is None:
                 want = served[0]
-                result = await self._many(table, batch, deadline, want, names)
+                result = await self._batch(table, batch, deadline, want, names)
                 known, schema = self._schemas.get(table, want)
             if not known:
                 raise RoostError(f"no replica of table {table!r} serves version "
@@ -351,7 +330,7 @@ class AsyncClient:
                           partial: bool = False) -> dict[int, Any]:
         monotonic = (self._monotonic, table) if self._monotonic is not None else None
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
-                                 partial, monotonic)
+                                 partial, monotonic, lambda part: part % self._n)
         round_ = next(plan)
         while True:
             if round_.delay:
@@ -381,7 +360,7 @@ class AsyncClient:
 
         def issue(issues: Any) -> None:
             for it in issues:
-                replica = self._replicas[it.part][it.replica]
+                replica = self._replicas[it.part % self._n][it.replica]
                 remaining = max(0.001, deadline - time.monotonic())
                 req = request(it.part, attempts.version(it.part))
                 task = asyncio.ensure_future(
@@ -418,7 +397,8 @@ class AsyncClient:
                     if where is None:
                         continue
                     attempt, part, replica = where
-                    outcome = _outcome(task, part, self._replicas[part][replica].target)
+                    shard = part % self._n
+                    outcome = _outcome(task, shard, self._replicas[shard][replica].target)
                     more, stop = attempts.done(attempt, outcome, time.monotonic())
                     cancel(stop)
                     issue(more)
@@ -489,7 +469,7 @@ class _Coalescer:
             self._flush(table)
 
 
-def _outcome(task: "asyncio.Task[Any]", part: int, target: str) -> Optional[Outcome]:
+def _outcome(task: "asyncio.Task[Any]", shard: int, target: str) -> Optional[Outcome]:
     if task.cancelled():
         return None
     error = task.exception()
@@ -497,5 +477,5 @@ def _outcome(task: "asyncio.Task[Any]", part: int, target: str) -> Optional[Outc
         result: Outcome = task.result()
         return result
     if isinstance(error, grpc.aio.AioRpcError):
-        return Failure(error.code(), error.details() or "", part, target)
+        return Failure(error.code(), error.details() or "", shard, target)
     raise error

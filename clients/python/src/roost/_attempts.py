@@ -119,7 +119,8 @@ class Attempts:
         self.partial = partial
         self.outcomes: dict[int, Outcome] = {}
         self.fatal: Optional[Failure] = None
-        self._parts = {p: _Part(shards[p], v) for p, v in pins.items()}
+        # Part p reads shard p % len(shards) (_partition.Split).
+        self._parts = {p: _Part(shards[p % len(shards)], v) for p, v in pins.items()}
         self._attempt_part: dict[int, tuple[int, int]] = {}  # part, replica
         self._ids = itertools.count()
         # For the client metrics: hedges sent, and attempts sent again

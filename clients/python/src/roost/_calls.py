@@ -41,7 +41,7 @@ METHODS: dict[str, tuple[Any, Any]] = {
 _first = operator.itemgetter(0)
 
 DEFAULT_TIMEOUT = 10.0
-# roost-server's default --max-batch: a batch larger goes in pieces.
+# roost-server's default --max-batch: a shard's keys beyond it go in more parts.
 DEFAULT_MAX_BATCH = 10000
 
 
@@ -198,9 +198,10 @@ def scores_of(split: Split, n: int, responses: dict[int, Any], top_k: int,
     """(request index, score) from each shard's answer: every key without
     top_k, else the shards' best (each at most top_k), not yet merged."""
     out: list[tuple[int, float]] = []
-    for s, response in responses.items():
-        positions = split.positions[s] if split.positions is not None else None
-        size = len(split.keys[s])
+    for p, response in responses.items():
+        positions = split.positions[p] if split.positions is not None else None
+        size = len(split.keys[p])
+        s = split.shard(p)
         scores = list(response.scores)
         if top_k:
             top = list(response.top)
@@ -331,36 +332,24 @@ def reassemble(split: Split, n: int, responses: dict[int, Any]) -> list[Optional
             return []
         return values_of(responses[0], n, 0)
     out: list[Optional[bytes]] = [None] * n
-    for s, positions in split.positions.items():
-        for i, v in zip(positions, values_of(responses[s], len(positions), s)):
+    for p, positions in split.positions.items():
+        for i, v in zip(positions, values_of(responses[p], len(positions), split.shard(p))):
             out[i] = v
     return out
 
 
-def join_pieces(pieces: Sequence[BatchResult]) -> BatchResult:
-    """The pieces of a batch larger than --max-batch as one, in order; the
-    first piece's version (the others were pinned to it)."""
-    values: list[Optional[bytes]] = []
-    errors: dict[int, RoostError] = {}
-    for piece in pieces:
-        errors.update((len(values) + i, e) for i, e in piece.errors.items())
-        values += piece.values
-    return BatchResult(values, pieces[0].version, errors)
-
-
 def reassemble_batch(split: Split, n: int, responses: dict[int, Any]) -> BatchResult:
-    """reassemble, where a shard's response may be the Failure of a part
+    """reassemble, where a part's response may be the Failure of a part
     dropped by partial answers: its keys get that error."""
     errors: dict[int, RoostError] = {}
-    failed = {s: failure_error(r) for s, r in responses.items() if isinstance(r, Failure)}
+    failed = {p: failure_error(r) for p, r in responses.items() if isinstance(r, Failure)}
     if failed:
-        answered = {s: r for s, r in responses.items() if s not in failed}
         values: list[Optional[bytes]] = [None] * n
-        for s, positions in (split.positions or {0: list(range(n))}).items():
-            if s in failed:
-                errors.update((i, failed[s]) for i in positions)
+        for p, positions in (split.positions or {0: list(range(n))}).items():
+            if p in failed:
+                errors.update((i, failed[p]) for i in positions)
                 continue
-            for i, v in zip(positions, values_of(answered[s], len(positions), s)):
+            for i, v in zip(positions, values_of(responses[p], len(positions), split.shard(p))):
                 values[i] = v
     else:
         values = reassemble(split, n, responses)

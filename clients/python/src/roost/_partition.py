@@ -88,28 +88,45 @@ def shards_of(batch: Sequence[bytes], shards: int) -> list[int]:
 
 
 class Split:
-    """A batch of keys split by shard: `keys[s]` are shard s's keys in
-    request order and `positions[s]` their indexes in the batch. Shards
-    with no key are absent. With one shard, positions is None: the part is
-    the batch itself, in order, and nothing needs reassembling.
+    """A batch of keys split into parts, each a run of one shard's keys:
+    `keys[p]` are part p's keys in request order and `positions[p]` their
+    indexes in the batch. Part p holds keys of shard `shard(p)`, p % shards:
+    a shard with more than `max_batch` keys has parts p, p + shards,
+    p + 2 * shards, ... of at most max_batch keys each, so the whole batch
+    goes out at once, one request per part. Parts with no key are absent.
+    With one shard and one part, positions is None: the part is the batch
+    itself, in order, and nothing needs reassembling.
     """
 
-    __slots__ = ("keys", "positions")
+    __slots__ = ("keys", "positions", "shards")
 
-    def __init__(self, batch: Sequence[bytes], shards: int) -> None:
+    def __init__(self, batch: Sequence[bytes], shards: int,
+                 max_batch: Optional[int] = None) -> None:
+        self.shards = shards
         self.keys: dict[int, Sequence[bytes]]
         self.positions: Optional[dict[int, list[int]]]
-        if shards == 1:
+        if shards == 1 and (max_batch is None or len(batch) <= max_batch):
             self.keys = {0: batch} if batch else {}
             self.positions = None
             return
         positions: dict[int, list[int]] = {}
-        for i, shard in enumerate(shards_of(batch, shards)):
-            part = positions.get(shard)
-            if part is None:
-                positions[shard] = [i]
-            else:
-                part.append(i)
+        if shards == 1:
+            positions[0] = list(range(len(batch)))
+        else:
+            for i, shard in enumerate(shards_of(batch, shards)):
+                part = positions.get(shard)
+                if part is None:
+                    positions[shard] = [i]
+                else:
+                    part.append(i)
+        if max_batch is not None and any(len(p) > max_batch for p in positions.values()):
+            positions = {shard + shards * (start // max_batch): p[start:start + max_batch]
+                         for shard, p in positions.items()
+                         for start in range(0, len(p), max_batch)}
         self.positions = positions
         get = batch.__getitem__
-        self.keys = {shard: list(map(get, p)) for shard, p in positions.items()}
+        self.keys = {part: list(map(get, p)) for part, p in positions.items()}
+
+    def shard(self, part: int) -> int:
+        """The shard whose keys part `part` holds."""
+        return part % self.shards

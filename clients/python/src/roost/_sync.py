@@ -103,8 +103,9 @@ class Client:
     (default 10), covering its retries; `hedge_after` (seconds, None: off)
     sends a second attempt of a part to another replica when the first has
     not answered by then. `max_batch` is the servers' --max-batch (default
-    10,000): a larger get_many goes in pieces of that many keys, the first
-    read as any batch and the others pinned to the version it answered.
+    10,000): a shard with more keys in a get_many gets them in several
+    requests of at most that many, all sent at once and read from one
+    version like any batch.
     `partial` (default False) turns partial answers on for
     get_many_versioned (see there). `monotonic` (default False) turns
     monotonic reads on: no call of a table answers from a version older
@@ -213,8 +214,8 @@ class Client:
         _calls.check_table(table)
         batch = keys_bytes(keys)
         with timed(self._meter, self._tracer, "multi_get", table, len(batch)) as call:
-            result = self._many(table, batch, self._deadline(timeout), version, (),
-                                self._partial)
+            result = self._batch(table, batch, self._deadline(timeout), version, (),
+                                 self._partial)
             call.answered(result.version, result.errors)
         return result
 
@@ -246,18 +247,11 @@ class Client:
         message = _calls.score_message(field, query, similarity, top_k)
         batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        scored: list[tuple[int, float]] = []
-        pin, first_version = version, ""
-        for start in range(0, len(batch), self._max_batch):
-            piece = batch[start:start + self._max_batch]
-            split, responses = self._batch_responses(table, piece, deadline, pin, (), message)
-            answered = _calls.common_version(list(responses.values()))
-            if start == 0:
-                first_version = answered
-                pin = version if version is not None else (answered or None)
-            scored += _calls.scores_of(split, len(piece), responses, top_k, start)
+        split, responses = self._batch_responses(table, batch, deadline, version, (),
+                                                 message)
+        scored = _calls.scores_of(split, len(batch), responses, top_k)
         scores, top = _calls.merge_scores(scored, len(batch), top_k)
-        return ScoreResult(scores, top, first_version)
+        return ScoreResult(scores, top, _calls.common_version(list(responses.values())))
 
     def scan(self, table: str, *, start: Key = b"", end: Key = b"", prefix: Key = b"",
              limit: int = 0, timeout: Optional[float] = None,
@@ -318,7 +312,8 @@ class Client:
     def _batch(self, table: str, keys: Sequence[bytes], deadline: float,
                version: Optional[str], fields: Sequence[str] = (),
                partial: bool = False) -> BatchResult:
-        """One batch of at most max_batch keys."""
+        """A batch, each shard's keys in parts of at most max_batch, all
+        sent at once and read from one version."""
         split, responses = self._batch_responses(table, keys, deadline, version, fields,
                                                partial=partial)
         return _calls.reassemble_batch(split, len(keys), responses)
@@ -327,7 +322,7 @@ class Client:
                          version: Optional[str], fields: Sequence[str] = (),
                          score: Any = None,
                          partial: bool = False) -> tuple[Split, dict[int, Any]]:
-        split = Split(keys, self._n)
+        split = Split(keys, self._n, self._max_batch)
         if not split.keys:
             return split, {}
         requests: dict[str, dict[int, Any]] = {}
@@ -342,19 +337,6 @@ class Client:
         return split, self._consistent(table, _calls.MULTI_GET, split.keys.keys(), request,
                                        deadline, version, partial)
 
-    def _many(self, table: str, batch: Sequence[bytes], deadline: float,
-              version: Optional[str], fields: Sequence[str],
-              partial: bool = False) -> BatchResult:
-        if len(batch) <= self._max_batch:
-            return self._batch(table, batch, deadline, version, fields, partial)
-        # Larger than a server takes (--max-batch): in pieces, the first
-        # read as any batch, the others pinned to the version it answered.
-        pieces = [batch[i:i + self._max_batch] for i in range(0, len(batch), self._max_batch)]
-        first = self._batch(table, pieces[0], deadline, version, fields, partial)
-        pin = version if version is not None else (first.version or None)
-        rest = [self._batch(table, piece, deadline, pin, fields, partial) for piece in pieces[1:]]
-        return _calls.join_pieces([first, *rest])
-
     def _rows(self, table: str, keys: Sequence[Key], fields: Optional[Sequence[str]],
               timeout: Optional[float], version: Optional[str]) -> tuple[Schema, BatchResult]:
         """The rows of `keys` (bytes, None: missing) and the schema they are
@@ -363,7 +345,7 @@ class Client:
         names = _calls.check_fields(fields)
         batch = keys_bytes(keys)
         deadline = self._deadline(timeout)
-        result = self._many(table, batch, deadline, version, names)
+        result = self._batch(table, batch, deadline, version, names)
         want = result.version or version or ""
         known, schema = self._schemas.get(table, want)
         if not known:
@@ -373,7 +355,7 @@ class Client:
                 # Mid-rollout, the replicas asked serve another version:
                 # read the batch again from the one they serve.
                 want = served[0]
-                result = self._many(table, batch, deadline, want, names)
+                result = self._batch(table, batch, deadline, want, names)
                 known, schema = self._schemas.get(table, want)
             if not known:
                 raise RoostError(f"no replica of table {table!r} serves version "
@@ -430,7 +412,7 @@ class Client:
                     deadline: float, pin: Optional[str], partial: bool = False) -> dict[int, Any]:
         monotonic = (self._monotonic, table) if self._monotonic is not None else None
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
-                                 partial, monotonic)
+                                 partial, monotonic, lambda part: part % self._n)
         round_ = next(plan)
         while True:
             if round_.delay:
@@ -453,7 +435,7 @@ class Client:
 
         def issue(issues: Any) -> None:
             for it in issues:
-                replica = self._replicas[it.part][it.replica]
+                replica = self._replicas[it.part % self._n][it.replica]
                 remaining = max(0.001, deadline - time.monotonic())
                 req = request(it.part, attempts.version(it.part))
                 call = replica.calls[method]
@@ -483,7 +465,8 @@ class Client:
                     issue(more)
                     continue
                 future, part, replica = handles.pop(a)
-                outcome = _outcome(future, part, self._replicas[part][replica].target)
+                shard = part % self._n
+                outcome = _outcome(future, shard, self._replicas[shard][replica].target)
                 more, stop = attempts.done(a, outcome, time.monotonic())
                 cancel(stop)
                 issue(more)
@@ -514,14 +497,15 @@ class Client:
                 pending, _ = attempts.tick(time.monotonic())
                 continue
             it = pending.pop(0)
-            replica = self._replicas[it.part][it.replica]
+            replica = self._replicas[it.part % self._n][it.replica]
             req = request(it.part, attempts.version(it.part))
             remaining = max(0.001, deadline - time.monotonic())
             outcome: Outcome
             try:
                 outcome = replica.calls[method](req, timeout=remaining, metadata=self._metadata)
             except grpc.RpcError as e:
-                outcome = Failure(e.code(), e.details() or "", it.part, replica.target)
+                outcome = Failure(e.code(), e.details() or "", it.part % self._n,
+                                  replica.target)
             more, _ = attempts.done(it.attempt, outcome, time.monotonic())
             pending += more
         if self._meter is not None:
@@ -538,7 +522,7 @@ class Client:
             return self._pool
 
 
-def _outcome(future: Any, part: int, target: str) -> Optional[Outcome]:
+def _outcome(future: Any, shard: int, target: str) -> Optional[Outcome]:
     if future.cancelled():
         return None
     error = future.exception()
@@ -548,7 +532,7 @@ def _outcome(future: Any, part: int, target: str) -> Optional[Outcome]:
     if isinstance(error, grpc.RpcError):
         code = error.code()
         details = error.details() or ""
-        return Failure(code, details, part, target)
+        return Failure(code, details, shard, target)
     raise error
 
 

@@ -189,6 +189,7 @@ def consistent_rounds(
     pin: Optional[str] = None,
     partial: bool = False,
     monotonic: Optional[tuple[MonotonicReads, str]] = None,
+    shard_of: Callable[[int], int] = lambda part: part,
 ) -> Generator[Round, Mapping[int, Outcome], dict[int, Outcome]]:
     """The consistency algorithm over `parts` (see the module comment).
     `fail` raises the error of a failed part. With `pin`, every part is
@@ -196,7 +197,8 @@ def consistent_rounds(
     With `partial`, parts whose shard could not answer are dropped (their
     Failure is their result). With `monotonic` (the client's MonotonicReads
     and the table), monotonic reads, unless `pin` is given; each part is
-    the shard it reads."""
+    the shard it reads. Part p reads shard `shard_of(p)` (a batch larger
+    than a server takes has several parts per shard: _partition.Split)."""
     dropped: dict[int, Failure] = {}
 
     def answered(outcomes: Mapping[int, Outcome]) -> dict[int, Outcome]:
@@ -210,9 +212,9 @@ def consistent_rounds(
 
     if monotonic is not None and pin is None:
         rounds = _monotonic_rounds(parts, deadline, clock, fail, monotonic[0], monotonic[1],
-                                   answered)
+                                   answered, shard_of)
     else:
-        rounds = _rounds(parts, deadline, clock, fail, pin, answered)
+        rounds = _rounds(parts, deadline, clock, fail, pin, answered, shard_of)
     results: dict[int, Outcome] = dict((yield from rounds))
     # A part dropped in a later round loses the answer it gave before.
     results.update(dropped)
@@ -236,14 +238,15 @@ def _rounds(
     fail: Callable[[Failure], NoReturn],
     pin: Optional[str],
     answered: Callable[[Mapping[int, Outcome]], dict[int, Outcome]],
+    shard_of: Callable[[int], int],
 ) -> Generator[Round, Mapping[int, Outcome], dict[int, Versioned]]:
     """consistent_rounds over the parts `answered` keeps."""
     parts = list(parts)
     if pin is not None:
         outcomes = answered((yield Round({p: pin for p in parts})))
-        return _all_answered(outcomes, fail, pin)
-    first = _all_answered(answered((yield Round({p: "" for p in parts}))), fail, None)
-    numbers = {p: _number_of(r.version, p) for p, r in first.items() if r.version}
+        return _all_answered(outcomes, fail, pin, shard_of)
+    first = _all_answered(answered((yield Round({p: "" for p in parts}))), fail, None, shard_of)
+    numbers = {p: _number_of(r.version, shard_of(p)) for p, r in first.items() if r.version}
     if len(set(numbers.values())) <= 1:
         return first
     oldest, newest = min(numbers.values()), max(numbers.values())
@@ -254,7 +257,7 @@ def _rounds(
     outcomes = answered((yield Round({p: pinned for p, n in numbers.items() if n > oldest})))
     if not any(isinstance(o, Failure) and o.version_gone() for o in outcomes.values()):
         results = dict(first)
-        results.update(_all_answered(outcomes, fail, pinned))
+        results.update(_all_answered(outcomes, fail, pinned, shard_of))
         return results
 
     # Step 3: the older parts, pinned to the newest, until the deadline.
@@ -280,7 +283,7 @@ def _rounds(
                     fail(o)
                 last = o
                 continue
-            _check_answered(o, pinned, p)
+            _check_answered(o, pinned, shard_of(p))
             results[p] = o
             del todo[p]
     return results
@@ -294,6 +297,7 @@ def _monotonic_rounds(
     reads: MonotonicReads,
     table: str,
     answered: Callable[[Mapping[int, Outcome]], dict[int, Outcome]],
+    shard_of: Callable[[int], int],
 ) -> Generator[Round, Mapping[int, Outcome], dict[int, Versioned]]:
     """_rounds with monotonic reads: the parts settle on `reads`' target
     for `table` (or, once a pinned part was refused, on the newest readable
@@ -301,9 +305,10 @@ def _monotonic_rounds(
 
     def note(outcomes: Mapping[int, Versioned]) -> None:
         for p, r in outcomes.items():
-            reads.answered(table, p, r.version, getattr(r, "withdrawn_through", ""))
+            reads.answered(table, shard_of(p), r.version, getattr(r, "withdrawn_through", ""))
 
-    results = _all_answered(answered((yield Round({p: "" for p in parts}))), fail, None)
+    results = _all_answered(answered((yield Round({p: "" for p in parts}))), fail, None,
+                            shard_of)
     note(results)
     seen: set[str] = set()
     forward = False
@@ -311,7 +316,8 @@ def _monotonic_rounds(
     delay = 0.0
     last: Optional[Failure] = None
     while True:
-        numbers = {p: _number_of(r.version, p) for p, r in results.items() if r.version}
+        numbers = {p: _number_of(r.version, shard_of(p)) for p, r in results.items()
+                   if r.version}
         seen |= {results[p].version for p in numbers}
         if not numbers:
             return results  # servers too old to say: taken as they are
@@ -343,7 +349,7 @@ def _monotonic_rounds(
                     fail(o)
                 last, refused = o, True
                 continue
-            _check_answered(o, pinned, p)
+            _check_answered(o, pinned, shard_of(p))
             results[p] = o
             note({p: o})
         # A refusal moves the batch forward, after a backoff.
@@ -364,32 +370,33 @@ def _no_common_version(seen: list[str], last: Optional[Failure]) -> Inconsistent
     )
 
 
-def _number_of(version: str, part: int) -> int:
+def _number_of(version: str, shard: int) -> int:
     try:
         return version_number(version)
     except ValueError:
-        raise RoostError(f"shard {part}: the server answered with an unreadable version "
-                         f"{version!r}", shard=part) from None
+        raise RoostError(f"shard {shard}: the server answered with an unreadable version "
+                         f"{version!r}", shard=shard) from None
 
 
 def _all_answered(
-    outcomes: Mapping[int, Outcome], fail: Callable[[Failure], NoReturn], pin: Optional[str]
+    outcomes: Mapping[int, Outcome], fail: Callable[[Failure], NoReturn], pin: Optional[str],
+    shard_of: Callable[[int], int],
 ) -> dict[int, Versioned]:
     results: dict[int, Versioned] = {}
     for p, o in outcomes.items():
         if isinstance(o, Failure):
             fail(o)
         if pin is not None:
-            _check_answered(o, pin, p)
+            _check_answered(o, pin, shard_of(p))
         results[p] = o
     return results
 
 
-def _check_answered(response: Versioned, pin: str, part: int) -> None:
+def _check_answered(response: Versioned, pin: str, shard: int) -> None:
     # A server too old to know versions answers "" (and ignores the pin).
     if response.version and version_number(response.version) != version_number(pin):
         raise RoostError(
-            f"shard {part}: asked for version {pin}, the server answered "
+            f"shard {shard}: asked for version {pin}, the server answered "
             f"{response.version}",
-            shard=part,
+            shard=shard,
         )
