@@ -31,7 +31,7 @@
 #
 # Usage: bench/run.sh [--quick | --smoke] [--report FILE] [--img-dir DIR]
 #                     [--results DIR] [--work DIR] [--no-build] [--keep]
-#                     [--baseline REV]
+#                     [--baseline REV] [--min-ceiling M]
 #   (default)   the full run: lookups at 10M keys, scaling to 100M, network
 #               and build at 10M, 10 s per network run; about an hour on 2
 #               cores, about 30 GB of disk at its peak
@@ -56,6 +56,14 @@
 #               batches 100 and 1000, classic and packed, interleaved with
 #               the others: a gain over an earlier server, measured in the
 #               same run (the table format must be one REV can open)
+#   --min-ceiling M  first measure the machine's ceiling (independent random
+#               64-byte reads over an array the size of the main table's
+#               cuckoo file) and stop, before anything else runs, when it is
+#               below M million reads/s: on this VM it has measured from 15.9
+#               to 93.5 hour to hour, and ratios set on a machine whose
+#               memory is several times slower than usual mislead. Default
+#               40 for the full run (a run of record), 0 (no check) for
+#               --quick and --smoke
 # Exits non-zero when any system gives a wrong answer or fails to run.
 set -euo pipefail
 
@@ -68,6 +76,7 @@ work="${ROOST_BENCH_WORK:-/tmp/roost-bench}"
 build=1
 keep=0
 baseline=
+min_ceiling=
 command_line="bench/run.sh${*:+ $*}"
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
@@ -88,11 +97,18 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 && shift ;;
     --keep) keep=1 && shift ;;
     --baseline) need_arg "$@" && baseline="$2" && shift 2 ;;
+    --min-ceiling) need_arg "$@" && min_ceiling="$2" && shift 2 ;;
     -h | --help) usage && exit 0 ;;
     *) die "unknown argument: $1 (see --help)" ;;
   esac
 done
 [ -n "$work" ] && [ "$work" != "/" ] || die "refusing --work '$work'"
+if [ -z "$min_ceiling" ]; then
+  min_ceiling=0
+  [ "$mode" != full ] || min_ceiling=40
+fi
+[[ "$min_ceiling" =~ ^[0-9]+([.][0-9]+)?$ ]] ||
+  die "--min-ceiling takes millions of reads/s (e.g. 40), not '$min_ceiling'"
 
 case "$mode" in
   full)
@@ -190,6 +206,17 @@ cleanup() {
 trap cleanup EXIT
 started=$EPOCHREALTIME
 failures=()
+
+# --- the machine ------------------------------------------------------------
+if [ "$min_ceiling" != 0 ]; then
+  echo "machine check: independent 64-byte reads at $lookup_keys keys' size..." >&2
+  "$bin_dir/bench/peers_bench" --dataset uniform --keys "$lookup_keys" --probes "$probes" \
+    --repeats 1 --seed "$seed" --systems ceiling --dir "$work/peers" \
+    --out "$work/machine-check.jsonl" || die "the machine check (peers_bench) failed"
+  rm -rf "$work/peers"
+  python3 "$repo/bench/machine_check.py" "$work/machine-check.jsonl" "$min_ceiling" ||
+    die "not a run of record on this machine now (see above); try later, or give --min-ceiling 0"
+fi
 
 # --- lookups and scaling ----------------------------------------------------
 peers() { # DATASET KEYS [PEERS_BENCH FLAGS...]
