@@ -247,7 +247,7 @@ def test_metrics_count_calls_keys_errors_and_retries(cluster: Cluster) -> None:
         return 0.0 if got is None else got
 
     async def main() -> None:
-        async with roost.AsyncClient(layout, timeout=1, metrics=metrics) as client:
+        async with roost.AsyncClient(layout, timeout=3, metrics=metrics) as client:
             assert await client.get("t", keys[0]) == kvs[keys[0]]
             assert await client.get_many("t", keys) == [kvs[k] for k in keys]
             with pytest.raises(roost.RoostError):

@@ -116,7 +116,7 @@ def test_partial_answers_count_their_failed_keys(layout: list[list[str]],
     provider = Provider()
     keys = list(keys_and_values(200))
     cluster.servers[1].kill()  # shard 1's one server
-    with roost.Client(layout, tracer_provider=provider, partial=True, timeout=1) as client:
+    with roost.Client(layout, tracer_provider=provider, partial=True, timeout=3) as client:
         result = client.get_many_versioned("t", keys)
     failed = len(result.errors)
     assert 0 < failed < len(keys)
