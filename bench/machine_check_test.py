@@ -15,7 +15,7 @@ def line(dataset, config, ops):
 
 
 # The figures of a run whose variable set's array read 4x slower than the
-# uniform set's (2026-11-30, 01:26 UTC).
+# uniform set's (2026-11-30, the check and round 1 of a run begun 01:07 UTC).
 LINES = [line("uniform", "independent 64-byte reads", 44.4e6),
          line("uniform", "dependent 64-byte reads", 6.6e6),
          line("uniform", "independent 64-byte reads, huge pages", 56e6),
