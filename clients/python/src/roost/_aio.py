@@ -32,7 +32,7 @@ from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
 from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
 from roost._metrics import CallMeter, ClientMetrics, timed, tracer_of
-from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
+from roost._partition import Key, Split, key_bytes, keys_bytes, part_shard, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, MonotonicReads, Outcome, consistent_rounds
 from roost._wait import WaitPlan
@@ -238,6 +238,9 @@ class AsyncClient:
 
     # ---- internals ----
 
+    def _shard_of(self, part: int) -> int:
+        return part_shard(part, self._n)
+
     def _deadline(self, timeout: Optional[float]) -> float:
         return time.monotonic() + (self._timeout if timeout is None else timeout)
 
@@ -330,7 +333,7 @@ class AsyncClient:
                           partial: bool = False) -> dict[int, Any]:
         monotonic = (self._monotonic, table) if self._monotonic is not None else None
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
-                                 partial, monotonic, lambda part: part % self._n)
+                                 partial, monotonic, self._shard_of)
         round_ = next(plan)
         while True:
             if round_.delay:
@@ -360,7 +363,7 @@ class AsyncClient:
 
         def issue(issues: Any) -> None:
             for it in issues:
-                replica = self._replicas[it.part % self._n][it.replica]
+                replica = self._replicas[self._shard_of(it.part)][it.replica]
                 remaining = max(0.001, deadline - time.monotonic())
                 req = request(it.part, attempts.version(it.part))
                 task = asyncio.ensure_future(
@@ -397,7 +400,7 @@ class AsyncClient:
                     if where is None:
                         continue
                     attempt, part, replica = where
-                    shard = part % self._n
+                    shard = self._shard_of(part)
                     outcome = _outcome(task, shard, self._replicas[shard][replica].target)
                     more, stop = attempts.done(attempt, outcome, time.monotonic())
                     cancel(stop)

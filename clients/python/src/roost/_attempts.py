@@ -32,6 +32,7 @@ from typing import Mapping, Optional, Sequence
 
 import grpc
 
+from roost._partition import part_shard
 from roost._versions import Failure, Outcome, shard_down
 
 # After a replica failed, other replicas are preferred for this long.
@@ -119,8 +120,8 @@ class Attempts:
         self.partial = partial
         self.outcomes: dict[int, Outcome] = {}
         self.fatal: Optional[Failure] = None
-        # Part p reads shard p % len(shards) (_partition.Split).
-        self._parts = {p: _Part(shards[p % len(shards)], v) for p, v in pins.items()}
+        self._parts = {p: _Part(shards[part_shard(p, len(shards))], v)
+                       for p, v in pins.items()}
         self._attempt_part: dict[int, tuple[int, int]] = {}  # part, replica
         self._ids = itertools.count()
         # For the client metrics: hedges sent, and attempts sent again

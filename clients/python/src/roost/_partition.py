@@ -87,6 +87,11 @@ def shards_of(batch: Sequence[bytes], shards: int) -> list[int]:
     return list(map(bisect_right, repeat(_bounds(shards)), hashes))
 
 
+def part_shard(part: int, shards: int) -> int:
+    """The shard whose keys part `part` of a Split holds (see Split)."""
+    return part % shards
+
+
 class Split:
     """A batch of keys split into parts, each a run of one shard's keys:
     `keys[p]` are part p's keys in request order and `positions[p]` their
@@ -129,4 +134,4 @@ class Split:
 
     def shard(self, part: int) -> int:
         """The shard whose keys part `part` holds."""
-        return part % self.shards
+        return part_shard(part, self.shards)

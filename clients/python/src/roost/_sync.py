@@ -29,7 +29,7 @@ from roost._calls import BatchResult, ScanPart, ScanResult, ScoreResult
 from roost._errors import RoostError
 from roost._layout import Layout, TlsConfig
 from roost._metrics import CallMeter, ClientMetrics, timed, tracer_of
-from roost._partition import Key, Split, key_bytes, keys_bytes, partition_of
+from roost._partition import Key, Split, key_bytes, keys_bytes, part_shard, partition_of
 from roost._rows import Schema, decode_rows, rows_to_table
 from roost._versions import Failure, MonotonicReads, Outcome, Versioned, consistent_rounds
 from roost._wait import WaitPlan
@@ -306,6 +306,9 @@ class Client:
 
     # ---- internals ----
 
+    def _shard_of(self, part: int) -> int:
+        return part_shard(part, self._n)
+
     def _deadline(self, timeout: Optional[float]) -> float:
         return time.monotonic() + (self._timeout if timeout is None else timeout)
 
@@ -412,7 +415,7 @@ class Client:
                     deadline: float, pin: Optional[str], partial: bool = False) -> dict[int, Any]:
         monotonic = (self._monotonic, table) if self._monotonic is not None else None
         plan = consistent_rounds(parts, deadline, time.monotonic, _calls.raise_failure, pin,
-                                 partial, monotonic, lambda part: part % self._n)
+                                 partial, monotonic, self._shard_of)
         round_ = next(plan)
         while True:
             if round_.delay:
@@ -435,7 +438,7 @@ class Client:
 
         def issue(issues: Any) -> None:
             for it in issues:
-                replica = self._replicas[it.part % self._n][it.replica]
+                replica = self._replicas[self._shard_of(it.part)][it.replica]
                 remaining = max(0.001, deadline - time.monotonic())
                 req = request(it.part, attempts.version(it.part))
                 call = replica.calls[method]
@@ -465,7 +468,7 @@ class Client:
                     issue(more)
                     continue
                 future, part, replica = handles.pop(a)
-                shard = part % self._n
+                shard = self._shard_of(part)
                 outcome = _outcome(future, shard, self._replicas[shard][replica].target)
                 more, stop = attempts.done(a, outcome, time.monotonic())
                 cancel(stop)
@@ -497,14 +500,14 @@ class Client:
                 pending, _ = attempts.tick(time.monotonic())
                 continue
             it = pending.pop(0)
-            replica = self._replicas[it.part % self._n][it.replica]
+            replica = self._replicas[self._shard_of(it.part)][it.replica]
             req = request(it.part, attempts.version(it.part))
             remaining = max(0.001, deadline - time.monotonic())
             outcome: Outcome
             try:
                 outcome = replica.calls[method](req, timeout=remaining, metadata=self._metadata)
             except grpc.RpcError as e:
-                outcome = Failure(e.code(), e.details() or "", it.part % self._n,
+                outcome = Failure(e.code(), e.details() or "", self._shard_of(it.part),
                                   replica.target)
             more, _ = attempts.done(it.attempt, outcome, time.monotonic())
             pending += more
