@@ -13,6 +13,7 @@
 #include "client/cluster_layout.h"
 #include "client/cluster_wait.h"
 #include "client/rpc_util.h"
+#include "client/security_flags.h"
 #include "client/table_listing.h"
 #include "client/version_consensus.h"
 #include "grpc/health/v1/health.grpc.pb.h"

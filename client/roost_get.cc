@@ -18,6 +18,7 @@
 #include "client/cluster_client.h"
 #include "client/cluster_layout.h"
 #include "client/rpc_util.h"
+#include "client/security_flags.h"
 #include "client/table_listing.h"
 #include "roost/v1/lookup.grpc.pb.h"
 #include "storage/row/row_codec.h"

@@ -2,7 +2,7 @@
 // channels, deadlines, and the report of a failed call.
 //
 // Example:
-//   ChannelSecurity security;          // AddSecurityOptions(&app, &security)
+//   ChannelSecurity security;  // AddSecurityOptions (security_flags.h)
 //   auto channel = MakeChannel(addr, security);
 //   if (!channel.ok()) return ReportUsageError(...);
 //   auto stub = v1::Lookup::NewStub(*channel);
@@ -16,7 +16,6 @@
 #include <grpcpp/grpcpp.h>
 #include <sysexits.h>
 
-#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -76,10 +75,11 @@ std::string TlsHint(const grpc::Status& status, bool tls, bool layout = false);
 int ReportRpcError(std::string_view program, const grpc::Status& status,
                    const ChannelSecurity& security);
 
-// Adds --tls, --tls-ca, --tls-cert, --tls-key, --tls-server-name, --token
-// (or $ROOST_TOKEN) and --token-file (read as it is parsed) to `app`, in a
-// group "Security".
-void AddSecurityOptions(CLI::App* app, ChannelSecurity* security);
+// The text of the small file at `path` (at most 16 MiB), named by the
+// command-line flag `flag`: an error names both ("cannot read --tls-ca
+// PATH: ...").
+absl::StatusOr<std::string> ReadFlagFile(const std::string& path,
+                                         std::string_view flag);
 
 // A channel to `addr` (HOST:PORT, or any gRPC target such as unix:PATH),
 // taking answers of any size: plaintext, or TLS as `security` says, and
