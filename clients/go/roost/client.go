@@ -93,6 +93,11 @@ type Options struct {
 	// makes its calls wait until one catches up or the deadline passes
 	// (then ABORTED). Default: off.
 	Monotonic bool
+	// MaxBatch is the servers' --max-batch: a shard's part of a MultiGet
+	// with more keys goes as several calls of at most MaxBatch keys, sent
+	// at once with the rest and read from the same version. Default: 10000
+	// (the servers' default).
+	MaxBatch int
 	// Metrics, when not nil, counts this client's calls (NewMetrics);
 	// several clients may share one.
 	Metrics *Metrics
@@ -105,6 +110,10 @@ type Options struct {
 // DefaultTimeout is a call's deadline when neither its context nor
 // Options.Timeout gives one.
 const DefaultTimeout = 10 * time.Second
+
+// DefaultMaxBatch is Options.MaxBatch when it is 0: roost-server's default
+// --max-batch.
+const DefaultMaxBatch = 10000
 
 // Client is the routing client of one cluster.
 type Client struct {
@@ -182,6 +191,12 @@ func New(layout Layout, opts Options) (*Client, error) {
 	}
 	if opts.Timeout < 0 || opts.HedgeDelay < 0 || opts.Backoff < 0 || opts.MaxBackoff < 0 {
 		return nil, status.Error(codes.InvalidArgument, "roost.Options: durations must not be negative")
+	}
+	if opts.MaxBatch < 0 {
+		return nil, status.Error(codes.InvalidArgument, "roost.Options: MaxBatch must not be negative")
+	}
+	if opts.MaxBatch == 0 {
+		opts.MaxBatch = DefaultMaxBatch
 	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultTimeout
@@ -359,7 +374,11 @@ func (c *Client) multiGet(ctx context.Context, table string, keys [][]byte, opts
 	ctx, cancel, p := c.call(ctx)
 	defer cancel()
 
+	// One part per shard that has keys, or several of at most MaxBatch
+	// keys each (the servers refuse a larger batch): a shard's keys fill
+	// its parts in request order.
 	n := uint32(len(c.shards))
+	maxBatch := c.opts.MaxBatch
 	shardOf := make([]uint32, len(keys))
 	count := make([]int, n)
 	for i, k := range keys {
@@ -368,21 +387,24 @@ func (c *Client) multiGet(ctx context.Context, table string, keys [][]byte, opts
 		}
 		count[shardOf[i]]++
 	}
-	partOf := make([]int, n)
+	firstPart := make([]int, n)
 	var parts []*part
 	for s := range count {
-		if count[s] == 0 {
-			continue
+		firstPart[s] = len(parts)
+		for left := count[s]; left > 0; left -= maxBatch {
+			size := min(left, maxBatch)
+			parts = append(parts, &part{
+				shard:   s,
+				indices: make([]int, 0, size),
+				request: &roostv1.MultiGetRequest{Table: table, Packed: true, Keys: make([][]byte, 0, size)},
+			})
 		}
-		partOf[s] = len(parts)
-		parts = append(parts, &part{
-			shard:   s,
-			indices: make([]int, 0, count[s]),
-			request: &roostv1.MultiGetRequest{Table: table, Packed: true, Keys: make([][]byte, 0, count[s])},
-		})
 	}
+	seen := make([]int, n)
 	for i, k := range keys {
-		pt := parts[partOf[shardOf[i]]]
+		s := shardOf[i]
+		pt := parts[firstPart[s]+seen[s]/maxBatch]
+		seen[s]++
 		pt.indices = append(pt.indices, i)
 		pt.request.Keys = append(pt.request.Keys, k)
 	}

@@ -496,3 +496,99 @@ func TestNoVersionAgreedIsAborted(t *testing.T) {
 		t.Fatalf("after the catch-up: %q, %v", r.Version, err)
 	}
 }
+
+// A batch larger than the servers' --max-batch goes as several calls per
+// shard (Options.MaxBatch), read from one version: every key answered in
+// request order, through a rollout too; with MaxBatch above the servers'
+// limit the same batch is refused, and a negative MaxBatch is refused by
+// New.
+func TestBatchesOverMaxBatchGoInParts(t *testing.T) {
+	c := newCluster(t)
+	v1 := keysAndValues(1000, "v1 ")
+	v2 := keysAndValues(1000, "v2 ")
+	c.build("users", v1, 2)
+	_, layout := c.startCluster(2, 2, "--max-batch", "70")
+	client := mustClient(t, layout, Options{MaxBatch: 70})
+	var keys [][]byte
+	for _, e := range v1 {
+		keys = append(keys, e.key)
+	}
+	keys = append(keys, []byte("no such key"), v1[3].key) // a miss, a duplicate
+	ctx := context.Background()
+	r, err := client.MultiGet(ctx, "users", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := checkBatch(keys, r, valueMap(v1)); err != nil || found != len(keys)-1 {
+		t.Fatalf("found %d of %d: %v", found, len(keys)-1, err)
+	}
+	if r.Version != "v000001" {
+		t.Fatalf("version %q", r.Version)
+	}
+	_, err = mustClient(t, layout, Options{}).MultiGet(ctx, "users", keys)
+	wantCode(t, err, codes.InvalidArgument, "exceeds --max-batch 70")
+	if _, err := New(layout, Options{MaxBatch: -1}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("MaxBatch -1: %v", err)
+	}
+
+	// Through a rollout, each batch's parts (15 per shard) agree.
+	byVersion := map[string]map[string][]byte{"v000001": valueMap(v1), "v000002": valueMap(v2)}
+	seen := map[string]int{}
+	done := make(chan error)
+	go func() {
+		for {
+			r, err := client.MultiGet(ctx, "users", keys[:1000])
+			if err != nil {
+				done <- err
+				return
+			}
+			values, ok := byVersion[r.Version]
+			if !ok {
+				done <- fmt.Errorf("a batch names version %q", r.Version)
+				return
+			}
+			if _, err := checkBatch(keys[:1000], r, values); err != nil {
+				done <- fmt.Errorf("a batch of %s: %v", r.Version, err)
+				return
+			}
+			seen[r.Version]++
+			if seen["v000002"] >= 3 {
+				done <- nil
+				return
+			}
+		}
+	}()
+	time.Sleep(100 * time.Millisecond)
+	c.build("users", v2, 2)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("batches: %d of v1, %d of v2", seen["v000001"], seen["v000002"])
+}
+
+// With partial answers, a live shard's parts answer while a dead shard's
+// retry until the deadline: the parts go out at once, not one after the
+// other (the Python client once sent them in turn, and the dead shard's
+// first part took the whole deadline from the live shard's later ones).
+func TestAPartialBatchInPartsAnswersTheLiveShard(t *testing.T) {
+	c := newCluster(t)
+	kvs := keysAndValues(2000, "")
+	c.build("users", kvs, 2)
+	servers, layout := c.startCluster(2, 1, "--max-batch", "70")
+	client := mustClient(t, layout, Options{MaxBatch: 70, PartialAnswers: true, Timeout: 3 * time.Second})
+	var keys [][]byte
+	for _, e := range kvs {
+		keys = append(keys, e.key)
+	}
+	servers[0][0].kill()
+	r, err := client.MultiGet(context.Background(), "users", keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := checkPartial(t, client, keys, r, valueMap(kvs), map[int]codes.Code{0: codes.Unavailable}); n == 0 || n == len(keys) {
+		t.Fatalf("%d of %d keys marked", n, len(keys))
+	}
+	if r.Version != "v000001" {
+		t.Fatalf("version %q", r.Version)
+	}
+}
