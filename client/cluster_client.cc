@@ -44,6 +44,9 @@ absl::StatusOr<std::unique_ptr<ClusterClient>> ClusterClient::Create(
   if (!(options.hedge_delay_seconds >= 0)) {
     return absl::InvalidArgumentError("the hedge delay must not be negative");
   }
+  if (options.max_batch == 0) {
+    return absl::InvalidArgumentError("max_batch must be at least 1 key");
+  }
   if (options.coalesce_max_in_flight == 0 || options.coalesce_max_batch == 0) {
     return absl::InvalidArgumentError(
         "coalescing needs at least 1 batch in flight of at least 1 key");
@@ -191,10 +194,12 @@ absl::StatusOr<MultiGetResult> ClusterClient::ReadBatch(
   CallPolicy policy = Policy(call);
   policy.counts = counts;
 
-  // One part per shard that has keys, built from index lists: the shard
-  // of each key is computed once, and no key is copied but into its
-  // request.
+  // One part per shard that has keys, or several of at most max_batch keys
+  // (the servers refuse a larger MultiGet), built from index lists: the
+  // shard of each key is computed once, and no key is copied but into its
+  // request. A shard's keys fill its parts in request order.
   const uint32_t n = static_cast<uint32_t>(shards_.size());
+  const uint32_t max_batch = options_.max_batch;
   std::vector<uint32_t> shard_of(keys.size());
   std::vector<uint32_t> count(n, 0);
   if (n == 1) {
@@ -205,25 +210,33 @@ absl::StatusOr<MultiGetResult> ClusterClient::ReadBatch(
       ++count[shard_of[i]];
     }
   }
-  std::vector<uint32_t> part_of(n, 0);
+  size_t part_count = 0;
+  for (uint32_t c : count)
+    part_count += (size_t{c} + max_batch - 1) / max_batch;
+  std::vector<uint32_t> next_part(n, 0);  // where a shard's next key goes
   std::vector<Part> parts;
-  parts.reserve(std::count_if(count.begin(), count.end(),
-                              [](uint32_t c) { return c > 0; }));
+  parts.reserve(part_count);
   for (uint32_t s = 0; s < n; ++s) {
-    if (count[s] == 0) continue;
-    part_of[s] = static_cast<uint32_t>(parts.size());
-    Part& part = parts.emplace_back();
-    part.shard = s;
-    part.indices.reserve(count[s]);
-    part.request.set_table(std::string(table));
-    part.request.set_packed(true);
-    for (const std::string& f : call.fields) part.request.add_fields(f);
-    part.request.mutable_keys()->Reserve(static_cast<int>(count[s]));
+    next_part[s] = static_cast<uint32_t>(parts.size());
+    for (uint32_t left = count[s]; left > 0;) {
+      const uint32_t size = std::min(left, max_batch);
+      left -= size;
+      Part& part = parts.emplace_back();
+      part.shard = s;
+      part.indices.reserve(size);
+      part.request.set_table(std::string(table));
+      part.request.set_packed(true);
+      for (const std::string& f : call.fields) part.request.add_fields(f);
+      part.request.mutable_keys()->Reserve(static_cast<int>(size));
+    }
   }
   for (size_t i = 0; i < keys.size(); ++i) {
-    Part& part = parts[part_of[shard_of[i]]];
-    part.indices.push_back(static_cast<uint32_t>(i));
-    part.request.add_keys(keys[i]);
+    Part* part = &parts[next_part[shard_of[i]]];
+    if (part->indices.size() == max_batch) {
+      part = &parts[++next_part[shard_of[i]]];
+    }
+    part->indices.push_back(static_cast<uint32_t>(i));
+    part->request.add_keys(keys[i]);
   }
 
   VersionConsensus consensus(parts.size(), MonotonicFor(call), table);

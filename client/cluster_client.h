@@ -67,6 +67,11 @@ struct ClusterClientOptions {
   // and 0.5 seconds.
   double backoff_seconds = 0.02;
   double max_backoff_seconds = 0.5;
+  // The most keys one MultiGet call carries: the servers' --max-batch. A
+  // shard's part of a batch with more keys goes as several calls, sent at
+  // once with the rest and read from the same version. The default value
+  // is 10000 (the servers' default).
+  uint32_t max_batch = 10000;
   // Get sends single keys as MultiGets, many callers' keys together
   // (get_coalescer.h), unless the call names a version or a timeout of its
   // own. GetAsync always does. The default value is false.

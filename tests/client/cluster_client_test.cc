@@ -2,7 +2,7 @@
 // cluster on loopback: a table built by roost-load build --shards 3, one
 // roost-server per replica with --shard I (tests/client/cluster_fixture.h).
 // Every key through the router, misses, request order, replicas killed, all of
-// a shard down, a stale layout, hedging.
+// a shard down, a stale layout, hedging, batches over the servers' --max-batch.
 
 #include "client/cluster_client.h"
 
@@ -374,6 +374,79 @@ TEST_F(ClusterFailoverTest, AShardThatRefusedIsUnavailableWhenTheDeadlineEnds) {
       plain->MultiGet("t", KeysOf(kvs), call),
       StatusIs(absl::StatusCode::kDeadlineExceeded, HasSubstr("shard 0 (")));
   cluster.server(0, 0).SendSignal(SIGCONT);
+}
+
+// A batch with more keys for a shard than the servers' --max-batch goes
+// as several calls (ClusterClientOptions::max_batch), answered in request
+// order from one version; with the default max_batch, above the servers'
+// limit here, the same batch is refused. With partial answers the parts go
+// out at once: a live shard's parts answer while a dead shard's retry
+// until the deadline.
+TEST_F(ClusterFailoverTest, ABatchOverMaxBatchGoesInParts) {
+  LoopbackCluster cluster(scratch_, {1, 1}, {"--max-batch", "70"});
+  const KeyValues kvs = Data(1000);
+  ASSERT_NE(
+      BuildTable(cluster.data_dir(0), "t", kvs, "cuckoo", {"--shards", "2"}),
+      "");
+  ASSERT_TRUE(cluster.Start());
+  ClusterClientOptions options;
+  options.max_batch = 70;
+  auto client = Connect(cluster.layout(), options);
+  ASSERT_NE(client, nullptr);
+  std::vector<std::string> keys = KeysOf(kvs);
+  keys.push_back("no such key");
+  keys.push_back(keys[3]);
+  absl::StatusOr<MultiGetResult> r = client->MultiGet("t", keys);
+  ASSERT_OK(r);
+  ASSERT_EQ(r->results.size(), keys.size());
+  for (size_t j = 0; j < keys.size(); ++j) {
+    const auto it = kvs.find(keys[j]);
+    EXPECT_EQ(r->results[j].found, it != kvs.end()) << keys[j];
+    if (it != kvs.end()) {
+      EXPECT_EQ(r->results[j].value, it->second);
+    }
+  }
+  EXPECT_EQ(r->version, "v000001");
+  auto plain = Connect(cluster.layout());
+  ASSERT_NE(plain, nullptr);
+  EXPECT_THAT(plain->MultiGet("t", keys),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("exceeds --max-batch 70")));
+  options.max_batch = 0;
+  EXPECT_THAT(
+      ClusterClient::Create(cluster.layout(), options),
+      StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("max_batch")));
+
+  options.max_batch = 70;
+  options.partial_answers = true;
+  options.timeout_seconds = 3;
+  auto partial = Connect(cluster.layout(), options);
+  ASSERT_NE(partial, nullptr);
+  cluster.server(0, 0).SendSignal(SIGKILL);
+  ASSERT_EQ(cluster.server(0, 0).WaitExit(), 128 + SIGKILL);
+  r = partial->MultiGet("t", keys);
+  ASSERT_OK(r);
+  size_t marked = 0;
+  for (size_t j = 0; j < keys.size(); ++j) {
+    const LookupResult& got = r->results[j];
+    if (partial->ShardOf(keys[j]) == 0) {
+      ++marked;
+      EXPECT_THAT(got.error, StatusIs(absl::StatusCode::kUnavailable,
+                                      HasSubstr("shard 0 (")));
+      EXPECT_FALSE(got.found);
+      continue;
+    }
+    ASSERT_OK(got.error) << keys[j];
+    const auto it = kvs.find(keys[j]);
+    EXPECT_EQ(got.found, it != kvs.end()) << keys[j];
+    if (it != kvs.end()) {
+      EXPECT_EQ(got.value, it->second);
+    }
+  }
+  EXPECT_EQ(r->failed_keys, marked);
+  EXPECT_GT(marked, 70u);
+  EXPECT_LT(marked, keys.size() - 70);
+  EXPECT_EQ(r->version, "v000001");
 }
 
 }  // namespace
