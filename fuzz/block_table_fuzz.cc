@@ -61,6 +61,7 @@ void ReadEverything(const BlockTable& table) {
   std::vector<std::string_view> views(keys.begin(), keys.end());
   std::vector<LookupResult> results(views.size());
   ValuePins pins;
+  table.RequestPages(views);  // reads the index and filter, asks for pages
   const absl::Status multi = table.MultiGet(views, results, &pins);
   CheckError(multi, "MultiGet");
   for (size_t i = 0; i < views.size(); ++i) {

@@ -75,6 +75,7 @@ void LookUpEverything(const CuckooTable& table) {
 
   std::vector<std::string_view> views(keys.begin(), keys.end());
   std::vector<LookupResult> results(views.size());
+  table.RequestPages(views);  // reads buckets and heap offsets, asks for pages
   table.MultiGet(views, results);
   for (size_t i = 0; i < views.size(); ++i) {
     std::string_view value;

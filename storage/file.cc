@@ -233,6 +233,31 @@ uint64_t ResidentBytes(std::string_view data) {
   return std::min<uint64_t>(resident * page, data.size());
 }
 
+void PageRequests::Add(const char* data, size_t size) {
+  if (size == 0) return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto at = reinterpret_cast<uintptr_t>(data);
+  pages_.emplace_back(at / page, (at + size - 1) / page);
+}
+
+size_t PageRequests::Issue() {
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::sort(pages_.begin(), pages_.end());
+  size_t calls = 0;
+  for (size_t i = 0; i < pages_.size();) {
+    const uintptr_t first = pages_[i].first;
+    uintptr_t last = pages_[i].second;
+    for (++i; i < pages_.size() && pages_[i].first <= last + 1; ++i) {
+      last = std::max(last, pages_[i].second);
+    }
+    ::madvise(reinterpret_cast<void*>(first * page), (last - first + 1) * page,
+              MADV_WILLNEED);
+    ++calls;
+  }
+  pages_.clear();
+  return calls;
+}
+
 absl::StatusOr<AnonymousBuffer> AnonymousBuffer::Allocate(size_t size) {
   void* p = AllocateLarge(size);
   if (p == nullptr) {

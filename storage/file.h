@@ -10,6 +10,8 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -119,6 +121,31 @@ class MappedFile {
 // Bytes of `data` (a range of a MappedFile's data()) resident in memory
 // now, from mincore(2); 0 when it cannot tell.
 uint64_t ResidentBytes(std::string_view data);
+
+// The pages of a mapped file (load mode kMmap) a batch of lookups is about
+// to read, asked of the kernel all at once: Add() each range, then Issue()
+// sorts them, merges neighbours and makes one madvise(MADV_WILLNEED) call
+// per run of pages, each of which starts reading its pages that are not in
+// memory without waiting for them. On a table not resident in memory the
+// lookups' page faults then wait for reads already in flight together,
+// rather than for one read after another. Each call costs a system call
+// even when its pages are resident: for tables that mostly are not.
+// Best effort: a call that fails is ignored. Not thread-safe; one per
+// batch.
+//
+// Example:
+//   PageRequests pages;
+//   for (const Record& r : batch) pages.Add(r.data, r.size);
+//   pages.Issue();
+class PageRequests {
+ public:
+  void Add(const char* data, size_t size);
+  // Makes the calls and forgets the ranges; returns how many calls.
+  size_t Issue();
+
+ private:
+  std::vector<std::pair<uintptr_t, uintptr_t>> pages_;  // [first, last]
+};
 
 // Memory for large arrays read at random, where 4 KiB pages would miss the
 // TLB on most reads: from AllocateLarge (below), so that pages are taken as

@@ -42,6 +42,14 @@ struct TableReadOptions {
   // this advice. The default value is true.
   bool advise_random = true;
 
+  // Block tables in load mode kMmap: copy the index block and the filter
+  // into memory of the table's own at Open() (as RocksDB keeps them in its
+  // heap), where the kernel never pages them out: in a table larger than
+  // the memory it may use, a lookup then reads its data block from disk,
+  // not the index and filter pages too, and BlockTable::RequestPages finds
+  // the data blocks without a fault. Costs their size in anonymous memory
+  // (a 10-bit filter is 1.25 bytes a key). The default value is true.
+  bool resident_index_and_filter = true;
   // Block tables: the cache their decompressed data blocks go into, shared
   // by every table opened with it (one per process: roost-server sizes it
   // with --block-cache). Null: the table makes one of its own of

@@ -156,6 +156,22 @@ class Table {
                                 std::span<LookupResult> results,
                                 ValuePins* pins) const = 0;
 
+  // Asks the kernel to start reading the pages of a mapped table (load mode
+  // kMmap) that a MultiGet of `keys` will read, before that MultiGet
+  // (PageRequests, storage/file.h): on a table mostly not resident in
+  // memory, its page faults then overlap instead of waiting one after
+  // another. A cuckoo table asks in rounds: each key's first block, then
+  // (as those arrive) the records and next blocks they point to; a block
+  // table asks for each data block its filter and index name (both kept in
+  // memory). Costs a system call a page even when the pages are
+  // resident, so a caller asks only for tables that mostly are not
+  // (roost-server: --page-requests-below). Returns the calls made; nothing
+  // for a table not mapped, or a format that cannot tell.
+  virtual size_t RequestPages(
+      std::span<const std::string_view> /*keys*/) const {
+    return 0;
+  }
+
   // Copies the value of `key` into *value when found.
   absl::StatusOr<bool> Get(std::string_view key, std::string* value) const;
 

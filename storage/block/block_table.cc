@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "storage/block/block_table_builder.h"
 #include "storage/coding.h"
@@ -53,11 +54,8 @@ absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
   if (type != Compression::kNone) {
     return CorruptionError(path, "compressed index block");
   }
-  ROOST_ASSIGN_OR_RETURN(
-      DataBlock index,
-      DataBlock::Parse(path, std::string_view(base + footer.index.offset,
-                                              footer.index.size)));
-  std::optional<FilterBlock> filter;
+  std::string_view index_bytes(base + footer.index.offset, footer.index.size);
+  std::string_view filter_bytes;
   if (footer.has_filter()) {
     // Padding is the one part of the file no checksum covers: it must be
     // zero, as written.
@@ -70,13 +68,35 @@ absl::StatusOr<std::unique_ptr<BlockTable>> BlockTable::Open(
         static_cast<char>(Compression::kNone)) {
       return CorruptionError(path, "compressed filter block");
     }
+    filter_bytes =
+        std::string_view(base + footer.filter.offset, footer.filter.size);
+  }
+  // Both read from a copy of their own, which the kernel never pages out.
+  std::optional<AnonymousBuffer> resident;
+  if (options.resident_index_and_filter &&
+      options.load_mode == LoadMode::kMmap) {
     ROOST_ASSIGN_OR_RETURN(
-        filter,
-        FilterBlock::Parse(path, std::string_view(base + footer.filter.offset,
-                                                  footer.filter.size)));
+        AnonymousBuffer copy,
+        AnonymousBuffer::Allocate(index_bytes.size() + filter_bytes.size()));
+    char* out = copy.data();
+    std::memcpy(out, index_bytes.data(), index_bytes.size());
+    if (!filter_bytes.empty()) {
+      std::memcpy(out + index_bytes.size(), filter_bytes.data(),
+                  filter_bytes.size());
+    }
+    index_bytes = std::string_view(out, index_bytes.size());
+    filter_bytes =
+        std::string_view(out + index_bytes.size(), filter_bytes.size());
+    resident.emplace(std::move(copy));
+  }
+  ROOST_ASSIGN_OR_RETURN(DataBlock index, DataBlock::Parse(path, index_bytes));
+  std::optional<FilterBlock> filter;
+  if (footer.has_filter()) {
+    ROOST_ASSIGN_OR_RETURN(filter, FilterBlock::Parse(path, filter_bytes));
   }
   std::unique_ptr<BlockTable> table(
       new BlockTable(std::move(file), footer, options, index));
+  if (resident) table->resident_.emplace(std::move(*resident));
   table->filter_ = filter;
   if (table->filter_ && options.use_filter) {
     table->filter_in_use_ = &*table->filter_;
@@ -389,6 +409,25 @@ absl::Status BlockTable::MultiGet(std::span<const std::string_view> keys,
     }
   }
   return absl::OkStatus();
+}
+
+size_t BlockTable::RequestPages(std::span<const std::string_view> keys) const {
+  if (file_->mode() != LoadMode::kMmap) return 0;
+  const uint64_t n = footer_.num_data_blocks;
+  const char* base = file_->data().data();
+  PageRequests pages;
+  for (const std::string_view key : keys) {
+    if (key.size() > footer_.max_key_length) continue;
+    if (filter_in_use_ != nullptr &&
+        !filter_in_use_->MayContain(FilterHash(key))) {
+      continue;
+    }
+    const absl::StatusOr<uint64_t> block = FindBlock(key);
+    if (!block.ok() || *block >= n) continue;
+    pages.Add(base + block_offsets_[*block],
+              block_offsets_[*block + 1] - block_offsets_[*block]);
+  }
+  return pages.Issue();
 }
 
 TableProperties BlockTable::properties() const {

@@ -74,6 +74,9 @@ class BlockTable final : public Table {
                         std::span<LookupResult> results,
                         ValuePins* pins) const override;
   using Table::Get;
+  // Table: the data block of each key the filter does not rule out, found
+  // through the index (both in memory: resident_index_and_filter).
+  size_t RequestPages(std::span<const std::string_view> keys) const override;
 
   // Table: a scan in key order, block by block (a compressed block pinned
   // while the iterator is in it). DataLoss in status() when it meets a
@@ -139,6 +142,9 @@ class BlockTable final : public Table {
   BlockHandle Handle(uint64_t index) const;
 
   std::unique_ptr<MappedFile> file_;
+  // The index block and the filter, copied (resident_index_and_filter):
+  // index_ and filter_ view these bytes rather than the mapping's.
+  std::optional<AnonymousBuffer> resident_;
   BlockTableFooter footer_;
   TableReadOptions options_;
   DataBlock index_;  // the index block, written in the data blocks' grammar

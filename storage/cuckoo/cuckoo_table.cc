@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <vector>
 
 #include "storage/coding.h"
 #include "storage/hash.h"
@@ -296,6 +297,82 @@ absl::Status CuckooTable::MultiGet(std::span<const std::string_view> keys,
     MultiGet(keys, results);
   }
   return absl::OkStatus();
+}
+
+size_t CuckooTable::RequestPages(std::span<const std::string_view> keys) const {
+  if (file_->mode() != LoadMode::kMmap || num_blocks_ == 0) return 0;
+  // A record is two varints and its bytes, at most this long.
+  const uint64_t longest =
+      20 + uint64_t{header_.max_key_length} + header_.max_value_length;
+  auto request = [&]<Shape kShape>() {
+    struct Pending {
+      size_t index;  // into keys
+      uint64_t hash0;
+      uint64_t block;
+      int function;
+    };
+    PageRequests pages;
+    // A block, and the overflow bit a lookup reads when it is not there.
+    auto add_block = [&](const Pending& p) {
+      pages.Add(Block(p.block), block_size_);
+      pages.Add(reinterpret_cast<const char*>(overflow_) +
+                    CuckooOverflowByte(p.block, overflow_bits_),
+                1);
+    };
+    std::vector<Pending> pending, next;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!CanHold<kShape>(keys[i])) continue;
+      const uint64_t hash0 = HashKey<kShape>(keys[i], 0);
+      pending.push_back({i, hash0, FastRange64(hash0, num_blocks_), 0});
+      add_block(pending.back());
+    }
+    size_t calls = pages.Issue();
+    // Each round reads the blocks the last one asked for (their reads are
+    // in flight together) and asks for what they point to.
+    while (!pending.empty()) {
+      next.clear();
+      for (Pending p : pending) {
+        const std::string_view key = keys[p.index];
+        const char* b = Block(p.block);
+        bool may_be_here = false;
+        if constexpr (kShape == kHeapShape) {
+          const uint32_t fingerprint = CuckooFingerprint(p.hash0);
+          for (uint32_t slot = 0; slot < buckets_per_block_; ++slot) {
+            const char* bucket = b + slot * kHeapBucketSize;
+            const uint64_t offset = DecodeFixed64(bucket + 4);
+            if (DecodeFixed32(bucket) != fingerprint || offset >= heap_size_) {
+              continue;
+            }
+            pages.Add(heap_ + offset, std::min(longest, heap_size_ - offset));
+            may_be_here = true;
+          }
+        } else {
+          std::string_view value;
+          may_be_here = ProbeBlock<kShape>(b, 0, key, &value);
+        }
+        if (may_be_here || p.function + 1 == num_hashes_ ||
+            !Overflowed(p.block, CuckooOverflowTag(p.hash0, overflow_bits_))) {
+          continue;
+        }
+        ++p.function;
+        p.block = BlockIndex<kShape>(key, p.function, p.hash0);
+        add_block(p);
+        next.push_back(p);
+      }
+      calls += pages.Issue();
+      pending.swap(next);
+    }
+    return calls;
+  };
+  switch (shape_) {
+    case kInline8x8Shape:
+      return request.template operator()<kInline8x8Shape>();
+    case kInlineShape:
+      return request.template operator()<kInlineShape>();
+    case kHeapShape:
+      break;
+  }
+  return request.template operator()<kHeapShape>();
 }
 
 TableProperties CuckooTable::properties() const {

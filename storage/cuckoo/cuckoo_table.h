@@ -71,6 +71,13 @@ class CuckooTable final : public Table {
                         std::span<LookupResult> results,
                         ValuePins* pins) const override;
   using Table::Get;
+  // Table: in rounds, each key's first block (and its overflow bit), then
+  // what the blocks of the round before point to: in a heap table the
+  // record of each bucket whose fingerprint is the key's (as far as the
+  // longest record could reach), and for a key its block cannot hold but
+  // whose overflow bit is set, its next block. Every page the MultiGet
+  // reads is asked for; a round reads the pages the one before asked for.
+  size_t RequestPages(std::span<const std::string_view> keys) const override;
 
   // Recomputes the checksum of every region. DataLoss on a mismatch.
   absl::Status VerifyChecksums() const override;
