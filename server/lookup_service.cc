@@ -38,14 +38,15 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
-// Looks up every key of `keys` in `table`, filling scratch.results (views
-// valid while the version and scratch.pins live) and `tally`.
-absl::Status LookUp(const Table& table, std::span<const std::string_view> keys,
-                    Scratch& s, LookupTally* tally) {
+// Looks up every key of `keys` in `version`'s table, filling scratch.results
+// (views valid while the version and scratch.pins live) and `tally`.
+absl::Status LookUp(const ServingVersion& version,
+                    std::span<const std::string_view> keys, Scratch& s,
+                    LookupTally* tally) {
   s.results.resize(keys.size());
   s.pins.Clear();
-  ROOST_RETURN_IF_ERROR(table.MultiGet(keys, s.results, &s.pins));
-  tally->has_probes = table.counts_blocks_touched();
+  ROOST_RETURN_IF_ERROR(version.MultiGet(keys, s.results, &s.pins));
+  tally->has_probes = version.table().counts_blocks_touched();
   for (const LookupResult& r : s.results) tally->Add(r.found, r.blocks_touched);
   return absl::OkStatus();
 }
@@ -253,7 +254,7 @@ grpc::Status LookupService::DoLookup(grpc::CallbackServerContext* context,
   }
   metrics_->RequestKeys(method, r.keys.size());
   LookupTally tally;
-  if (absl::Status st = LookUp(version->table(), r.keys, s, &tally); !st.ok()) {
+  if (absl::Status st = LookUp(*version, r.keys, s, &tally); !st.ok()) {
     return ToClient(st, options_.data_dir);
   }
   std::string_view trailer;

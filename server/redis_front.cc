@@ -642,8 +642,7 @@ class RedisFront::Loop {
       if (pins_.size() <= runs) pins_.resize(runs + 1);
       pins_[runs].Clear();
       const std::span<LookupResult> out(results_.data() + begin, end - begin);
-      if (absl::Status s = version->table().MultiGet(run, out, &pins_[runs]);
-          !s.ok()) {
+      if (absl::Status s = version->MultiGet(run, out, &pins_[runs]); !s.ok()) {
         return Refusal{
             grpc::StatusCode::INTERNAL, "ERR",
             StrCat("table ", PrintableKey(table, 128), ": ", s.message())};

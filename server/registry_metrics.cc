@@ -80,6 +80,12 @@ void TableRegistry::CollectMetrics(
   auto pinned = MakeFamily("roost_table_pinned",
                            "1 while a rollback pins the table's version.",
                            MetricType::Gauge);
+  auto page_requests = MakeFamily(
+      "roost_table_page_requests",
+      "1 while the served version's batches ask the kernel for their keys' "
+      "pages before looking them up (less of it resident than "
+      "--page-requests-below), else 0.",
+      MetricType::Gauge);
   auto leased = MakeFamily(
       "roost_table_leased",
       "1 while the served version's file is protected by a read lease "
@@ -208,6 +214,8 @@ void TableRegistry::CollectMetrics(
       AddMetric(&resident, {{"table", name}}).gauge.value =
           static_cast<double>(state.resident_bytes);
       AddMetric(&leased, {{"table", name}}).gauge.value = v->lease ? 1 : 0;
+      AddMetric(&page_requests, {{"table", name}}).gauge.value =
+          v->request_pages.load(std::memory_order_relaxed) ? 1 : 0;
     }
     AddMetric(&swaps, {{"result", "success"}, {"table", name}}).counter.value =
         static_cast<double>(state.swaps_ok);
@@ -230,18 +238,27 @@ void TableRegistry::CollectMetrics(
     AddMetric(&pinned, {{"table", name}}).gauge.value =
         state.versions.pinned() ? 1 : 0;
   }
-  for (auto* f : {&lookups,  &probes,    &info,     &serving,    &keys,
-                  &built,    &data_time, &mapped,   &resident,   &swaps,
-                  &failures, &rechecks,  &pinned,   &leased,     &tables,
-                  &ignored,  &stalled,   &load_age, &shard_info, &shards}) {
+  for (auto* f :
+       {&lookups,    &probes, &info,         &serving, &keys,     &built,
+        &data_time,  &mapped, &resident,     &swaps,   &failures, &rechecks,
+        &pinned,     &leased, &tables,       &ignored, &stalled,  &load_age,
+        &shard_info, &shards, &page_requests}) {
     out->push_back(std::move(*f));
   }
 }
 
 void TableRegistry::RefreshResidentBytes() {
   for (auto& [name, state] : states_) {
-    uint64_t resident =
-        state.serving ? ResidentBytes(state.serving->table().file_data()) : 0;
+    uint64_t resident = 0;
+    if (state.serving) {
+      const std::string_view data = state.serving->table().file_data();
+      resident = ResidentBytes(data);
+      const double below = options_.page_requests_below;
+      state.serving->request_pages.store(
+          below >= 100 || static_cast<double>(resident) <
+                              static_cast<double>(data.size()) * below / 100,
+          std::memory_order_relaxed);
+    }
     if (state.previous) {
       resident += ResidentBytes(state.previous->table().file_data());
     }

@@ -31,6 +31,14 @@ void AddTableFlags(CLI::App& app, TableOptions* o, std::string* load_mode) {
                  "read at random (MADV_RANDOM), so that a page fault reads "
                  "one page, not the ~128 KiB around it (on tables larger "
                  "than memory, read-around costs 100-200x in lookups/s)");
+  app.add_option("--page-requests-below", o->page_requests_below,
+                 "With --load-mode mmap: while less than PERCENT of a table "
+                 "is resident in memory (counted every --resident-refresh), "
+                 "a batch asks the kernel for its keys' pages before looking "
+                 "them up (MADV_WILLNEED), so that their reads overlap (0: "
+                 "never; 100: always)")
+      ->type_name("PERCENT")
+      ->check(CLI::Range(0.0, 100.0));
   app.add_option("--verify-checksums", o->verify_checksums,
                  "Verify every checksum of a version before serving it (the "
                  "header is always checked)");

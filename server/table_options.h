@@ -41,6 +41,13 @@ struct TableOptions {
   // fault of a table larger than memory reads one page, not the ~128 KiB
   // around it. The default value is true.
   bool mmap_random = true;
+  // Load mode mmap: while less than this percentage of a table's file is
+  // resident in memory (counted each --resident-refresh), each batch asks
+  // the kernel for the pages its keys will read before looking them up
+  // (Table::RequestPages), so that its page faults overlap; above it, the
+  // system call a page would cost more than the faults it saves. 0 never
+  // asks, 100 always does. The default value is 90.
+  double page_requests_below = 90;
   // Bytes of decompressed data blocks kept for the compressed block tables,
   // in one cache every table shares (storage/block/block_cache.h); 0 keeps
   // none, and each lookup of a compressed block decompresses it again.
@@ -72,6 +79,7 @@ struct TableOptions {
 };
 
 // Adds the "Tables" group (--data-dir, --shard, --load-mode, --mmap-random,
+// --page-requests-below,
 // --verify-checksums, --poll-interval, --inotify, --keep-versions,
 // --version-grace, --max-tables, --load-threads, --stall-timeout) to `app`,
 // bound to `*options`. --load-mode is bound to `*load_mode`, a name that

@@ -47,6 +47,11 @@ struct ServingVersion {
   // it in `withdrawn_through` (lookup.proto). The one field written after
   // loading: by the registry's thread before each Publish of this version.
   mutable std::atomic<uint64_t> withdrawn_through{0};
+  // Whether a batch asks the kernel for its keys' pages before looking
+  // them up (Table::RequestPages): set by the registry's thread each
+  // --resident-refresh, while less of the mapped table than
+  // --page-requests-below says is resident in memory.
+  mutable std::atomic<bool> request_pages{false};
   // Declared before `opened`, so destroyed after it: the lease is released
   // only once the file is unmapped.
   std::unique_ptr<FileLease> lease;
@@ -63,6 +68,16 @@ struct ServingVersion {
   uint64_t generation = 0;
 
   const Table& table() const { return *opened.file; }
+  // The table's MultiGet, preceded by its RequestPages while request_pages
+  // says so (and the batch has more than one key).
+  absl::Status MultiGet(std::span<const std::string_view> keys,
+                        std::span<LookupResult> results,
+                        ValuePins* pins) const {
+    if (keys.size() > 1 && request_pages.load(std::memory_order_relaxed)) {
+      table().RequestPages(keys);
+    }
+    return table().MultiGet(keys, results, pins);
+  }
   // The response field `number` naming withdrawn_through, encoded; "" (no
   // allocation) when it is 0, as nearly always.
   std::string WithdrawnField(int number) const;
