@@ -23,13 +23,17 @@
 //     the table. --advice applies to roost's mapped tables: normal (the
 //     kernel reads ahead around each fault) or random (MADV_RANDOM: the
 //     faulting page only; TableReadOptions::advise_random, roost-server's
-//     --mmap-random, on by default).
+//     --mmap-random, on by default) or requests (MADV_RANDOM, and each
+//     MultiGet first asks for its keys' pages, Table::RequestPages, as
+//     roost-server does for a table mostly not resident). Block tables are
+//     opened with their index and filter copied into memory
+//     (resident_index_and_filter, the default) unless --mapped-index.
 //
 // Output: one JSON line,
 //   {"system":..,"advice":..,"dist":..,"op":..,"batch":..,"threads":..,
 //    "keys":..,"table_bytes":..,"lookups":..,"seconds":..,"ops_per_s":..,
 //    "p50_us":..,"p99_us":..,"max_us":..,"errors":..,"major_faults":..,
-//    "read_bytes":..,"block_cache":..}
+//    "read_bytes":..,"block_cache":..,"mapped_index":..}
 // where p50/p99 are per call (a MultiGet is one call of --batch keys),
 // major_faults come from getrusage and read_bytes from /proc/self/io.
 
@@ -221,6 +225,7 @@ int Main(int argc, char** argv) {
   double theta = 0.99, seconds = 10, warmup = 5;
   size_t batch = 100;
   int threads = 4;
+  bool mapped_index = false;
   uint64_t cache_bytes = 32 << 20;
   run->add_option("--system", system, "roost-cuckoo, roost-block or rocksdb")
       ->required()
@@ -249,8 +254,12 @@ int Main(int argc, char** argv) {
   run->add_option("--block-cache", cache_bytes,
                   "RocksDB's block cache in bytes")
       ->capture_default_str();
-  run->add_option("--advice", advice, "roost's mapped tables: normal or random")
-      ->check(CLI::IsMember({"normal", "random"}))
+  run->add_flag("--mapped-index", mapped_index,
+                "roost's block table: read its index and filter through the "
+                "mapping, not from copies in memory");
+  run->add_option("--advice", advice,
+                  "roost's mapped tables: normal, random or requests")
+      ->check(CLI::IsMember({"normal", "random", "requests"}))
       ->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -311,7 +320,8 @@ int Main(int argc, char** argv) {
     } else {
       TableReadOptions ro;
       ro.verify_checksums = false;
-      ro.advise_random = advice == "random";  // MADV_RANDOM once open
+      ro.advise_random = advice != "normal";  // MADV_RANDOM once open
+      ro.resident_index_and_filter = !mapped_index;
       if (system == "roost-cuckoo") {
         auto t = CuckooTable::Open(where.string(), ro);
         if (!t.ok()) Die(t.status().ToString());
@@ -321,10 +331,19 @@ int Main(int argc, char** argv) {
         if (!t.ok()) Die(t.status().ToString());
         block = std::move(*t);
       }
-      lookup = [&](std::span<const std::string_view> k, const auto& sink) {
+      const bool requests = advice == "requests";
+      lookup = [&, requests](std::span<const std::string_view> k,
+                             const auto& sink) {
         thread_local std::vector<LookupResult> results;
         thread_local ValuePins pins;
         results.resize(k.size());
+        if (requests && k.size() > 1) {
+          if (cuckoo != nullptr) {
+            cuckoo->RequestPages(k);
+          } else {
+            block->RequestPages(k);
+          }
+        }
         if (cuckoo != nullptr) {
           cuckoo->MultiGet(k, results);
         } else {
@@ -396,14 +415,15 @@ int Main(int argc, char** argv) {
         "\"lookups\":{},\"seconds\":{:.3f},\"ops_per_s\":{:.1f},"
         "\"p50_us\":{:.1f},\"p99_us\":{:.1f},\"max_us\":{:.1f},"
         "\"errors\":{},\"major_faults\":{},\"read_bytes\":{},"
-        "\"block_cache\":{}}}\n",
+        "\"block_cache\":{},\"mapped_index\":{}}}\n",
         system, system == "rocksdb" ? "-" : advice, dist, op, per_call, threads,
         keys, table_bytes, lookups, elapsed, lookups / elapsed,
         latency.Quantile(0.5) / 1e3, latency.Quantile(0.99) / 1e3,
         latency.Max() / 1e3, errors.load(),
         after.major_faults - before.major_faults,
         after.read_bytes - before.read_bytes,
-        system == "rocksdb" ? cache_bytes : 0);
+        system == "rocksdb" ? cache_bytes : 0,
+        system == "roost-block" && mapped_index);
     return errors.load() == 0 ? 0 : 1;
   } catch (const SystemFailure& e) {
     std::fprintf(stderr, "cold_bench: %s\n", e.what());

@@ -6,8 +6,12 @@
 # memory.max, or v1 memory.limit_in_bytes), which charges the page cache
 # its reads bring in to it too. Keys uniform and scrambled Zipfian (θ
 # 0.99), Get and MultiGet(100), from 4 threads (bench/cold_bench.cc). roost's
-# mapped tables run with MADV_RANDOM (one page read a fault) and with the
-# kernel's default read-around; RocksDB with its block cache at a quarter
+# mapped tables run with MADV_RANDOM (one page read a fault), with it and
+# each MultiGet's page requests first (MADV_WILLNEED, as roost-server asks
+# for a table mostly not resident), and with the kernel's default
+# read-around; the block table once more with its index and filter read
+# through the mapping (--mapped-index) rather than from its copies in
+# memory; RocksDB with its block cache at a quarter
 # and at half of the limit. Prints one JSON line a run and the table of
 # bench/cold_bench_report.py (roost against the better RocksDB run).
 #
@@ -93,10 +97,14 @@ measure() {
 }
 for dist in uniform zipf; do
   for op in get multiget; do
-    for advice in random normal; do
+    advices="random normal"
+    [ "$op" = get ] || advices="requests random normal"
+    for advice in $advices; do
       measure --system roost-cuckoo --dist "$dist" --op "$op" --advice "$advice"
       measure --system roost-block --dist "$dist" --op "$op" --advice "$advice"
     done
+    # The block table as before its index and filter were copied to memory.
+    measure --system roost-block --dist "$dist" --op "$op" --advice random --mapped-index
     for share in 4 2; do
       measure --system rocksdb --dist "$dist" --op "$op" \
         --block-cache $((limit / share))

@@ -31,7 +31,10 @@ def label(r):
     if r["system"] == "rocksdb":
         return f"RocksDB block-based, block cache {r['block_cache'] / 2**20:g} MiB"
     name = {"roost-cuckoo": "roost cuckoo", "roost-block": "roost block"}[r["system"]]
-    return f"{name}, {'MADV_RANDOM' if r['advice'] == 'random' else 'read-around'}"
+    advice = {"random": "MADV_RANDOM", "requests": "MADV_RANDOM, page requests",
+              "normal": "read-around"}[r["advice"]]
+    index = ", index and filter mapped" if r.get("mapped_index") else ""
+    return f"{name}, {advice}{index}"
 
 
 def best(rows, system):

@@ -159,7 +159,8 @@ BENCHMARK(BM_RoostGetHit);
 BENCHMARK(BM_RoostGetMiss);
 BENCHMARK(BM_RoostGetHitHugePages);
 
-void RoostMultiGet(benchmark::State& state, LoadMode mode, bool hits) {
+void RoostMultiGet(benchmark::State& state, LoadMode mode, bool hits,
+                   bool request_pages = false) {
   const CuckooTable& table = RoostReader(mode);
   const std::vector<std::string_view> keys =
       Views(hits ? Data().hits : Data().misses);
@@ -168,6 +169,7 @@ void RoostMultiGet(benchmark::State& state, LoadMode mode, bool hits) {
   size_t i = 0;
   uint64_t found = 0;
   for (auto _ : state) {
+    if (request_pages) table.RequestPages(std::span(keys).subspan(i, batch));
     table.MultiGet(std::span(keys).subspan(i, batch), results);
     found += results[0].found;
     i += batch;
@@ -186,7 +188,13 @@ void BM_RoostMultiGetMiss(benchmark::State& s) {
 void BM_RoostMultiGetHitHugePages(benchmark::State& s) {
   RoostMultiGet(s, LoadMode::kAnonymousHugePages, true);
 }
+// What asking for the pages first (Table::RequestPages, roost-server's
+// --page-requests-below) costs a batch whose pages are all resident.
+void BM_RoostMultiGetHitPageRequests(benchmark::State& s) {
+  RoostMultiGet(s, LoadMode::kMmap, true, true);
+}
 BENCHMARK(BM_RoostMultiGetHit)->Arg(100)->Arg(1000);
+BENCHMARK(BM_RoostMultiGetHitPageRequests)->Arg(100);
 BENCHMARK(BM_RoostMultiGetMiss)->Arg(1000);
 BENCHMARK(BM_RoostMultiGetHitHugePages)->Arg(1000);
 
