@@ -1,7 +1,5 @@
 #include "server/metrics_http.h"
 
-#include <openssl/err.h>
-#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -13,6 +11,7 @@
 #include <string_view>
 
 #include "prometheus/text_serializer.h"
+#include "server/socket_stream.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -20,10 +19,6 @@ namespace {
 
 // A request's head (request line and headers) may be this large.
 constexpr size_t kMaxRequestHead = 16 << 10;
-
-struct SslFree {
-  void operator()(SSL* ssl) const { SSL_free(ssl); }
-};
 
 }  // namespace
 
@@ -39,70 +34,18 @@ struct MetricsHttp::Connection {
   };
 
   Connection(uint64_t id, int fd, Clock::time_point deadline)
-      : id(id), fd(fd), deadline(deadline) {}
-  ~Connection() {
-    ssl.reset();
-    ::close(fd);
-  }
+      : id(id), stream(fd), deadline(deadline) {}
 
-  // Reads what has come into `buffer`: the bytes read; 0 when nothing has
-  // (`events` says what to wait for); -1 when the connection ended or
-  // failed.
-  int Read(char* buffer, size_t size) {
-    if (ssl != nullptr) {
-      const int n = SSL_read(ssl.get(), buffer, static_cast<int>(size));
-      return n > 0 ? n : WouldBlock(n);
-    }
-    for (;;) {
-      const ssize_t n = ::recv(fd, buffer, size, 0);
-      if (n > 0) return static_cast<int>(n);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        events = POLLIN;
-        return 0;
-      }
-      return -1;
-    }
-  }
-
-  // Writes what it can of `bytes`: the bytes written, 0 or -1 as Read.
-  int Write(std::string_view bytes) {
-    if (ssl != nullptr) {
-      const int n =
-          SSL_write(ssl.get(), bytes.data(), static_cast<int>(bytes.size()));
-      return n > 0 ? n : WouldBlock(n);
-    }
-    for (;;) {
-      const ssize_t n = ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n > 0) return static_cast<int>(n);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        events = POLLOUT;
-        return 0;
-      }
-      return -1;
-    }
-  }
-
-  // After an SSL call returned `result` <= 0: 0 when it only has to wait
-  // (setting `events`), -1 otherwise.
-  int WouldBlock(int result) {
-    switch (SSL_get_error(ssl.get(), result)) {
-      case SSL_ERROR_WANT_READ:
-        events = POLLIN;
-        return 0;
-      case SSL_ERROR_WANT_WRITE:
-        events = POLLOUT;
-        return 0;
-      default:
-        ERR_clear_error();
-        return -1;
-    }
+  // After a stream call returned `n`: true when it only has to wait
+  // (setting `events`), false when the connection is done.
+  bool Waits(ssize_t n) {
+    if (n != SocketStream::kWouldBlock) return false;
+    events = stream.wait() == SocketStream::Wait::kRead ? POLLIN : POLLOUT;
+    return true;
   }
 
   const uint64_t id;
-  const int fd;
-  std::unique_ptr<SSL, SslFree> ssl;  // null: plaintext
+  SocketStream stream;
   Phase phase = Phase::kRequest;
   Clock::time_point deadline;
   short events = POLLIN;  // what it waits for
@@ -188,14 +131,7 @@ void MetricsHttp::Admit(int fd) {
   auto c =
       std::make_unique<Connection>(next_id_++, fd, Clock::now() + timeout_);
   if (tls_) {
-    c->ssl.reset(SSL_new(context.get()));
-    if (c->ssl == nullptr || SSL_set_fd(c->ssl.get(), fd) != 1) {
-      ERR_clear_error();
-      return;  // closed as `c` goes
-    }
-    SSL_set_accept_state(c->ssl.get());
-    SSL_set_mode(c->ssl.get(), SSL_MODE_ENABLE_PARTIAL_WRITE |
-                                   SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    if (!c->stream.StartTls(context.get())) return;  // closed as `c` goes
     c->phase = Connection::Phase::kHandshake;
   }
   connections_.push_back(std::move(c));
@@ -205,15 +141,15 @@ bool MetricsHttp::Advance(Connection& c) {
   for (;;) {
     switch (c.phase) {
       case Connection::Phase::kHandshake: {
-        const int result = SSL_accept(c.ssl.get());
-        if (result != 1) return c.WouldBlock(result) == 0;
+        const ssize_t result = c.stream.Handshake();
+        if (result != SocketStream::kDone) return c.Waits(result);
         c.phase = Connection::Phase::kRequest;
         continue;
       }
       case Connection::Phase::kRequest: {
         char buffer[4096];
-        const int n = c.Read(buffer, sizeof(buffer));
-        if (n <= 0) return n == 0;
+        const ssize_t n = c.stream.Read(buffer, sizeof(buffer));
+        if (n <= 0) return c.Waits(n);
         c.head.append(buffer, static_cast<size_t>(n));
         if (c.head.find("\r\n\r\n") == std::string::npos) {
           if (c.head.size() > kMaxRequestHead) return false;
@@ -248,17 +184,13 @@ bool MetricsHttp::Advance(Connection& c) {
         return true;
       case Connection::Phase::kAnswer: {
         while (c.sent < c.answer.size()) {
-          const int n = c.Write(std::string_view(c.answer).substr(c.sent));
-          if (n <= 0) return n == 0;
+          const ssize_t n =
+              c.stream.Write(std::string_view(c.answer).substr(c.sent));
+          if (n <= 0) return c.Waits(n);
           c.sent += static_cast<size_t>(n);
         }
         // Answered: the client reads until the connection ends.
-        if (c.ssl != nullptr) {
-          SSL_shutdown(c.ssl.get());
-          ERR_clear_error();
-        } else {
-          ::shutdown(c.fd, SHUT_WR);
-        }
+        c.stream.ShutdownWrite();
         return false;
       }
     }
@@ -301,7 +233,7 @@ void MetricsHttp::Loop() {
     Clock::time_point next = Clock::time_point::max();
     for (auto& c : connections_) {
       if (c->phase == Connection::Phase::kBuilding) continue;
-      polled.push_back({c->fd, c->events, 0});
+      polled.push_back({c->stream.fd(), c->events, 0});
       of_polled.push_back(c.get());
       next = std::min(next, c->deadline);
     }
