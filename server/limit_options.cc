@@ -44,7 +44,9 @@ void AddLimitFlags(CLI::App& app, LimitOptions* o) {
                  "--max-response-memory, or --max-message-size if more")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 50));
   app.add_option("--grpc-memory", o->grpc_memory,
-                 "gRPC's own memory (connections, request buffers), in bytes")
+                 "gRPC's own memory (connections, request buffers), in "
+                 "bytes; the Redis front end's commands being received are "
+                 "held to it too, counted apart")
       ->type_name("BYTES")
       ->transform(SizeValue())
       ->check(CLI::Range(uint64_t{16} << 20, uint64_t{1} << 50));

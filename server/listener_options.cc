@@ -34,8 +34,8 @@ void AddListenerFlags(CLI::App& app, ListenerOptions* o) {
   app.add_option("--reflection", o->reflection, "Serve gRPC server reflection");
   address_or_off("--redis-listen", &o->redis_listen,
                  "Also serve GET, MGET and EXISTS over the Redis protocol "
-                 "here (read-only; plaintext, so not with TLS); empty, the "
-                 "default, turns it off");
+                 "here (read-only; TLS as the gRPC ports with --tls-cert); "
+                 "empty, the default, turns it off");
   app.add_option("--redis-table", o->redis_table,
                  "The table every Redis key is of; by default a Redis key "
                  "names its table as TABLE:KEY")
@@ -58,7 +58,8 @@ void AddConnectionFlags(CLI::App& app, ConnectionOptions* o) {
       ->check(CLI::Range(1u, 100000u));
   app.add_option("--handshake-timeout", o->handshake_timeout_seconds,
                  "Close a connection that has not finished its TLS handshake "
-                 "and HTTP/2 preface in SECONDS")
+                 "and HTTP/2 preface (the Redis port: its TLS handshake) in "
+                 "SECONDS")
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--max-connection-idle", o->max_connection_idle_seconds,
                  "Close a connection idle this many SECONDS (0: never)")

@@ -2,7 +2,6 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include "server/log.h"
 #include "server/lookup_service.h"
 #include "server/resp_parser.h"
+#include "server/socket_stream.h"
 #include "storage/table.h"
 #include "util/escape.h"
 #include "util/str_cat.h"
@@ -31,6 +31,10 @@ using Clock = std::chrono::steady_clock;
 // Unsent replies past this stop a connection's reading until they drain.
 constexpr size_t kHighWater = 1 << 20;
 constexpr size_t kReadChunk = 64 << 10;
+// Between commands a connection keeps this much room for the next one's
+// bytes, and for its reply; more goes back.
+constexpr size_t kKeepInput = 16 << 10;
+constexpr size_t kKeepOutput = 64 << 10;
 
 bool IsCommand(std::string_view arg, std::string_view upper) {
   if (arg.size() != upper.size()) return false;
@@ -83,10 +87,21 @@ struct Refusal {
 };
 
 struct Connection {
-  int fd = -1;
+  explicit Connection(int fd) : stream(fd) {}
+
+  SocketStream stream;  // owns the socket
+  // TLS: the handshake is not done yet; the connection is closed when it
+  // is not done by handshake_deadline.
+  bool handshaking = false;
+  Clock::time_point handshake_deadline;
+  // TLS: the last read waits for the socket to be writable, the last write
+  // for it to be readable (the protocol's own exchanges).
+  bool read_waits_for_write = false;
+  bool write_waits_for_read = false;
   std::string in;
-  size_t in_start = 0;  // bytes of `in` already run
-  size_t needed = 0;    // parse again once `in` holds this many
+  uint64_t in_held = 0;  // in.capacity(), as counted in the input budget
+  size_t in_start = 0;   // bytes of `in` already run
+  size_t needed = 0;     // parse again once `in` holds this many
   std::string out;
   size_t out_sent = 0;
   uint64_t reserved = 0;  // bytes of `out` counted in the response memory
@@ -96,7 +111,10 @@ struct Connection {
   uint32_t events = 0;  // the epoll interest set
   Clock::time_point active;
   Clock::time_point write_waiting_since;
-  std::optional<Caller> caller;  // from AUTH
+  // The names of the client's certificate (mutual TLS), and the caller:
+  // those names, then AUTH's token with them. Null: anonymous.
+  std::vector<std::string> certificate_names;
+  std::optional<Caller> caller;
 };
 
 }  // namespace
@@ -192,18 +210,24 @@ class RedisFront::Loop {
       }
       fds.swap(incoming_);
     }
+    const std::shared_ptr<ssl_ctx_st> context = front_->Context();
     for (int fd : fds) {
-      auto c = std::make_unique<Connection>();
-      c->fd = fd;
+      auto c = std::make_unique<Connection>(fd);
       c->active = Clock::now();
       c->events = EPOLLIN;
+      if (front_->tls_) {
+        // No context yet, or no session: dropped (closed as `c` goes).
+        if (context == nullptr || !c->stream.StartTls(context.get())) continue;
+        c->handshaking = true;
+        c->handshake_deadline =
+            c->active + std::chrono::duration_cast<Clock::duration>(
+                            std::chrono::duration<double>(
+                                front_->options_.handshake_timeout_seconds));
+      }
       epoll_event ev{};
       ev.events = c->events;
       ev.data.fd = fd;
-      if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-        ::close(fd);
-        continue;
-      }
+      if (::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev) != 0) continue;
       front_->open_.fetch_add(1);
       connections_[fd] = std::move(c);
     }
@@ -211,27 +235,31 @@ class RedisFront::Loop {
   }
 
   void Close(Connection* c) {
-    ::epoll_ctl(epoll_, EPOLL_CTL_DEL, c->fd, nullptr);
-    ::close(c->fd);
+    const int fd = c->stream.fd();
+    ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
     if (c->reserved > 0) front_->memory_->Release(c->reserved);
+    front_->input_held_.fetch_sub(c->in_held);
     front_->open_.fetch_sub(1);
-    connections_.erase(c->fd);  // frees *c
+    connections_.erase(fd);  // frees *c, closing the socket
   }
 
   void CloseAll() {
     while (!connections_.empty()) Close(connections_.begin()->second.get());
   }
 
-  // Closes the connections idle past --max-connection-idle, and those
-  // whose client has not taken a reply for --send-timeout.
+  // Closes the connections idle past --max-connection-idle, those whose
+  // client has not taken a reply for --send-timeout, and those whose TLS
+  // handshake is not done after --handshake-timeout.
   void Sweep(Clock::time_point now) {
     const auto& o = front_->options_;
     std::vector<Connection*> gone;
     for (auto& [fd, c] : connections_) {
       const bool waiting = c->waiting;
-      if (waiting &&
-          now - c->write_waiting_since >
-              std::chrono::duration<double>(o.send_timeout_seconds)) {
+      if (c->handshaking) {
+        if (now > c->handshake_deadline) gone.push_back(c.get());
+      } else if (waiting &&
+                 now - c->write_waiting_since >
+                     std::chrono::duration<double>(o.send_timeout_seconds)) {
         gone.push_back(c.get());
       } else if (!waiting && o.max_connection_idle_seconds > 0 &&
                  now - c->active > std::chrono::duration<double>(
@@ -247,8 +275,8 @@ class RedisFront::Loop {
     c->events = events;
     epoll_event ev{};
     ev.events = events;
-    ev.data.fd = c->fd;
-    ::epoll_ctl(epoll_, EPOLL_CTL_MOD, c->fd, &ev);
+    ev.data.fd = c->stream.fd();
+    ::epoll_ctl(epoll_, EPOLL_CTL_MOD, c->stream.fd(), &ev);
   }
 
   void Serve(Connection* c, uint32_t ready) {
@@ -256,40 +284,99 @@ class RedisFront::Loop {
       Close(c);
       return;
     }
+    if (c->handshaking) {
+      if (!Handshake(c)) return;  // closed, or waiting for the client
+      ready |= EPOLLIN;           // the first command may have come with it
+    }
     bool peer_done = false;
-    if (ready & EPOLLIN) {
-      for (;;) {
-        const ssize_t n = ::recv(c->fd, read_buffer_, kReadChunk, 0);
-        if (n > 0) c->in.append(read_buffer_, n);
-        if (n == 0) {  // the client sends no more: answer what it sent
-          peer_done = true;
-          break;
-        }
-        if (n < 0) {
-          if (errno == EINTR) continue;
-          if (errno == EAGAIN || errno == EWOULDBLOCK) break;
-          Close(c);
-          return;
-        }
-        if (static_cast<size_t>(n) < kReadChunk) break;
-        // A pipeline is run a megabyte at a time; a command longer than
-        // that (up to --max-request-size) is read whole first.
-        if (c->in.size() >= std::max(c->in_start + kHighWater, c->needed)) {
-          break;
-        }
+    if ((ready & EPOLLIN) || c->read_waits_for_write) {
+      const ssize_t end = ReadInput(c);
+      if (end == SocketStream::kFailed) {
+        Close(c);
+        return;
       }
-      c->active = Clock::now();
+      peer_done = end == SocketStream::kEnd;
     }
     RunCommands(c);
     if (peer_done) c->close_after_write = true;
     if (!Flush(c)) return;  // closed
     // Reads while the replies are under the high water mark.
     const bool waiting = c->out.size() > c->out_sent;
-    uint32_t want = waiting ? uint32_t{EPOLLOUT} : 0u;
+    uint32_t want = 0;
+    if (waiting) {
+      want |= c->write_waits_for_read ? uint32_t{EPOLLIN} : uint32_t{EPOLLOUT};
+    }
     if (!c->close_after_write && c->out.size() - c->out_sent < kHighWater) {
       want |= EPOLLIN;
     }
+    if (c->read_waits_for_write) want |= EPOLLOUT;
     SetInterest(c, want);
+  }
+
+  // TLS: takes the handshake on; true when it is done. False when it
+  // waits for the client (the interest set says for what) or failed (the
+  // connection is closed).
+  bool Handshake(Connection* c) {
+    const ssize_t step = c->stream.Handshake();
+    if (step == SocketStream::kFailed) {
+      Close(c);
+      return false;
+    }
+    if (step == SocketStream::kWouldBlock) {
+      SetInterest(c, c->stream.wait() == SocketStream::Wait::kRead
+                         ? uint32_t{EPOLLIN}
+                         : uint32_t{EPOLLOUT});
+      return false;
+    }
+    c->handshaking = false;
+    c->certificate_names = c->stream.PeerCertificateNames();
+    if (!c->certificate_names.empty()) {
+      c->caller.emplace();
+      c->caller->certificate_names = c->certificate_names;
+    }
+    return true;
+  }
+
+  // Reads what the client sent into `in`. Returns kWouldBlock when it read
+  // what there was (or enough for now), kEnd when the client sends no more
+  // (its commands are still answered), kFailed when the connection failed.
+  // A connection whose input the budget cannot hold (HoldInput) is told
+  // why, and closed after the reply.
+  ssize_t ReadInput(Connection* c) {
+    c->read_waits_for_write = false;
+    c->active = Clock::now();
+    for (;;) {
+      const ssize_t n = c->stream.Read(read_buffer_, kReadChunk);
+      if (n == SocketStream::kWouldBlock) {
+        c->read_waits_for_write =
+            c->stream.wait() == SocketStream::Wait::kWrite;
+        return n;
+      }
+      if (n < 0) return n;  // kEnd, kFailed
+      c->in.append(read_buffer_, n);
+      if (!HoldInput(c)) {
+        std::string().swap(c->in);
+        c->in_start = c->needed = 0;
+        HoldInput(c);
+        AppendError(&c->out, "ERR",
+                    StrCat("the server's memory for commands being received "
+                           "is full (--grpc-memory ",
+                           front_->options_.grpc_memory, " bytes); retry"));
+        c->close_after_write = true;
+        return SocketStream::kWouldBlock;
+      }
+      // A short read emptied the socket. (A TLS read returns one record at
+      // most, so TLS reads on until the socket is empty: a record left in
+      // OpenSSL's buffer would wake no epoll_wait.)
+      if (!c->stream.tls() && static_cast<size_t>(n) < kReadChunk) {
+        return SocketStream::kWouldBlock;
+      }
+      // A pipeline is run a megabyte at a time; a command longer than that
+      // (up to --max-request-size) is read whole first.
+      if (c->in.size() >= std::max(c->in_start + kHighWater, c->needed)) {
+        return SocketStream::kWouldBlock;
+      }
+    }
   }
 
   // Runs the complete commands `in` holds, while the replies are under the
@@ -326,12 +413,37 @@ class RedisFront::Loop {
       c->in.clear();
       c->needed = 0;
       c->in_start = 0;
-      if (c->in.capacity() > kHighWater) std::string().swap(c->in);
+      if (c->in.capacity() > kKeepInput) std::string().swap(c->in);
     } else if (c->in_start > 0 && c->in_start >= c->in.size() / 2) {
       c->in.erase(0, c->in_start);
       if (c->needed > 0) c->needed -= std::min(c->needed, c->in_start);
       c->in_start = 0;
     }
+    HoldInput(c);  // gives back what `in` no longer holds
+  }
+
+  // Counts the room `in` holds (its capacity) in the front end's budget
+  // for commands being received (--grpc-memory, as gRPC's own buffers are
+  // held to). False when the budget cannot hold its growth: nothing more
+  // is counted, and the caller gives the room back. The growth was made
+  // by the read before: the budget is passed by at most one read's growth
+  // per event loop, for as long as closing that connection takes.
+  bool HoldInput(Connection* c) {
+    const uint64_t room = c->in.capacity();
+    if (room <= c->in_held) {
+      front_->input_held_.fetch_sub(c->in_held - room);
+      c->in_held = room;
+      return true;
+    }
+    const uint64_t more = room - c->in_held;
+    if (front_->input_held_.fetch_add(more) + more >
+        front_->options_.grpc_memory) {
+      front_->input_held_.fetch_sub(more);
+      front_->inputs_refused_.fetch_add(1);
+      return false;
+    }
+    c->in_held = room;
+    return true;
   }
 
   // Writes what it can of the replies; false when the connection closed.
@@ -344,12 +456,16 @@ class RedisFront::Loop {
         c->waiting = true;
         c->write_waiting_since = Clock::now();
       }
+      c->write_waits_for_read = false;
       while (c->out_sent < c->out.size()) {
-        const ssize_t n = ::send(c->fd, c->out.data() + c->out_sent,
-                                 c->out.size() - c->out_sent, MSG_NOSIGNAL);
+        const ssize_t n =
+            c->stream.Write(std::string_view(c->out).substr(c->out_sent));
+        if (n == SocketStream::kWouldBlock) {
+          c->write_waits_for_read =
+              c->stream.wait() == SocketStream::Wait::kRead;
+          return true;
+        }
         if (n < 0) {
-          if (errno == EINTR) continue;
-          if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
           Close(c);
           return false;
         }
@@ -365,7 +481,7 @@ class RedisFront::Loop {
       c->out.clear();
       c->out_sent = 0;
       // A big reply's room goes back; a small one's is kept for the next.
-      if (c->out.capacity() > kHighWater) std::string().swap(c->out);
+      if (c->out.capacity() > kKeepOutput) std::string().swap(c->out);
       if (c->close_after_write) {
         Close(c);
         return false;
@@ -479,12 +595,18 @@ class RedisFront::Loop {
       return;
     }
     Caller caller;
+    caller.certificate_names = c->certificate_names;
     caller.has_token = true;
     caller.token_hash = HashToken(token);
     if (access->policy()->ForTable(caller, "") ==
         AccessPolicy::Verdict::kUnknownToken) {
       access->Refused(AccessControl::Refusal::kUnknownToken);
+      // Back to what the connection was before any AUTH.
       c->caller.reset();
+      if (!c->certificate_names.empty()) {
+        c->caller.emplace();
+        c->caller->certificate_names = c->certificate_names;
+      }
       AppendError(&c->out, "WRONGPASS",
                   "the token is not in the access policy");
       return;
@@ -555,8 +677,8 @@ class RedisFront::Loop {
   std::optional<Refusal> Allowed(Connection* c, std::string_view table) {
     AccessControl* access = front_->access_;
     if (access == nullptr) return std::nullopt;
-    // Before AUTH a connection is anonymous: it reads the policy's
-    // anonymous_tables.
+    // Before AUTH a connection without a client certificate is anonymous:
+    // it reads the policy's anonymous_tables.
     static const Caller kAnonymous;
     if (access->policy()->ForTable(c->caller ? *c->caller : kAnonymous,
                                    table) == AccessPolicy::Verdict::kAllowed) {
@@ -568,6 +690,13 @@ class RedisFront::Loop {
                      StrCat("Authentication required to read table ",
                             PrintableKey(table, 128),
                             ": AUTH with a token of the access policy")};
+    }
+    if (!c->caller->has_token) {  // known by its certificate alone
+      return Refusal{grpc::StatusCode::PERMISSION_DENIED, "NOAUTH",
+                     StrCat("this client certificate may not read table ",
+                            PrintableKey(table, 128),
+                            ": AUTH with a token of the access policy that "
+                            "may")};
     }
     return Refusal{
         grpc::StatusCode::PERMISSION_DENIED, "NOPERM",
@@ -731,7 +860,33 @@ RedisFront::RedisFront(TableRegistry* registry, RpcMetrics* metrics,
       metrics_(metrics),
       memory_(memory),
       options_(options),
-      access_(access) {}
+      access_(access),
+      tls_(!options.tls_cert.empty()) {}
+
+void RedisFront::CollectMetrics(
+    std::vector<prometheus::MetricFamily>* out) const {
+  AddScalar(out, "roost_redis_input_bytes",
+            "Bytes held by the Redis front end's commands being received (at "
+            "most --grpc-memory).",
+            prometheus::MetricType::Gauge,
+            static_cast<double>(input_held_.load()));
+  AddScalar(out, "roost_redis_inputs_refused_total",
+            "Redis connections closed because the commands being received "
+            "held --grpc-memory.",
+            prometheus::MetricType::Counter,
+            static_cast<double>(inputs_refused_.load()));
+}
+
+void RedisFront::SetContext(SslContext context) {
+  std::shared_ptr<ssl_ctx_st> shared(context.release(), SslCtxFree());
+  std::lock_guard lock(context_mu_);
+  context_ = std::move(shared);
+}
+
+std::shared_ptr<ssl_ctx_st> RedisFront::Context() const {
+  std::lock_guard lock(context_mu_);
+  return context_;
+}
 
 RedisFront::~RedisFront() { Stop(); }
 

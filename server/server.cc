@@ -115,6 +115,18 @@ std::unique_ptr<grpc::Server> BuildServer(
   return builder.BuildAndStart();
 }
 
+// Gives `consumer` (MetricsHttp, RedisFront) a TLS context of the pair in
+// use after a rotation; on an error it keeps the one it has, and says so.
+template <typename Consumer>
+void GiveContext(const TlsMaterial& material, std::string_view who,
+                 Consumer* consumer) {
+  if (auto context = MakeSslContext(material); context.ok()) {
+    consumer->SetContext(std::move(*context));
+  } else {
+    Log(who, " keeps its TLS context: ", context.status().message());
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Server>> Server::Create(
@@ -138,6 +150,7 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
     if (!watch.ok()) return watch.status();
     tls_watch = std::move(*watch);
     Log("TLS on the lookup and admin services",
+        options.redis_listen.empty() ? "" : ", the Redis front end",
         options.metrics_tls && !options.metrics_listen.empty() ? " and /metrics"
                                                                : "",
         tls_files.mutual() ? "; clients must present a certificate signed "
@@ -160,13 +173,6 @@ absl::StatusOr<std::unique_ptr<Server>> Server::Create(
         options.admin_listen,
         " takes rollbacks from any client that reaches it, without mutual "
         "TLS");
-  }
-  if (!options.redis_listen.empty() && tls_files.enabled()) {
-    return absl::FailedPreconditionError(
-        StrCat("--redis-listen ", options.redis_listen,
-               ": the Redis front end speaks no TLS yet, and this server's "
-               "clients are to use TLS; serve Redis clients from a server "
-               "without --tls-cert, or leave --redis-listen off"));
   }
   std::unique_ptr<AccessControl> access;
   if (!options.access_policy.empty()) {
@@ -283,6 +289,15 @@ absl::Status Server::Listen() {
                  " (Redis front end): ", bound.status().message()));
     }
     redis_listener_ = std::move(*bound);
+    if (tls_watch_) {
+      auto context = MakeSslContext(tls_watch_->material());
+      if (!context.ok()) {
+        return absl::FailedPreconditionError(
+            StrCat("cannot serve the Redis front end over TLS: ",
+                   context.status().message()));
+      }
+      redis_.SetContext(std::move(*context));
+    }
     // Its connections count against --max-connections with gRPC's.
     if (absl::Status s = redis_.Start(redis_listener_.get(), &connections_);
         !s.ok()) {
@@ -291,8 +306,9 @@ absl::Status Server::Listen() {
     Log("Redis front end listening on ",
         WithPort(options_.redis_listen, redis_listener_->port()),
         options_.redis_table.empty()
-            ? std::string(" (keys are TABLE:KEY)")
-            : StrCat(" (keys of table ", options_.redis_table, ")"));
+            ? std::string(" (keys are TABLE:KEY")
+            : StrCat(" (keys of table ", options_.redis_table),
+        tls_watch_ ? "; TLS)" : ")");
   }
   if (!options_.admin_listen.empty()) {
     auto bound = Listener::Bind(options_.admin_listen, "admin");
@@ -364,15 +380,17 @@ absl::Status Server::Start() {
 
 void Server::Tick() {
   // The TLS files, every --tls-refresh: a good change goes to the gRPC
-  // listeners (tls_watch_'s credentials) and to /metrics alike.
+  // listeners (tls_watch_'s credentials), the Redis front end and /metrics
+  // alike.
   if (tls_watch_ &&
       ++seconds_since_tls_refresh_ >= options_.tls_refresh_seconds) {
     seconds_since_tls_refresh_ = 0;
-    if (tls_watch_->Refresh() && metrics_tls_) {
-      if (auto context = MakeSslContext(tls_watch_->material()); context.ok()) {
-        metrics_http_->SetContext(std::move(*context));
-      } else {
-        Log("/metrics keeps its TLS context: ", context.status().message());
+    if (tls_watch_->Refresh()) {
+      if (metrics_tls_) {
+        GiveContext(tls_watch_->material(), "/metrics", metrics_http_.get());
+      }
+      if (redis_listener_) {
+        GiveContext(tls_watch_->material(), "the Redis front end", &redis_);
       }
     }
   }
@@ -476,6 +494,7 @@ void Server::CollectMetrics(std::vector<prometheus::MetricFamily>* out) {
   if (redis_listener_) redis_listener_->AddAcceptErrors(&errors);
   out->push_back(std::move(errors));
   response_memory_.CollectMetrics(out);
+  if (redis_listener_) redis_.CollectMetrics(out);
   streams_.CollectMetrics(out);
   health_.CollectMetrics(out);
   calls_.CollectMetrics(out);

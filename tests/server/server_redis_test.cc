@@ -1,6 +1,7 @@
 // roost-server's Redis front end (--redis-listen, server/redis_front.h), end
 // to end: the real roost-server, tables built by the real roost-load, and
-// hiredis (a real Redis client) or a raw socket for what no client sends.
+// hiredis (a real Redis client), redis-cli over TLS (Debian's hiredis has
+// no TLS), or a raw socket for what no client sends.
 // Every answer is checked against the pairs the loader was given and
 // against the gRPC Get of the same key.
 
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -26,6 +28,7 @@ namespace roost::testing {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A reply reduced to what the tests compare: its type and text, or its
 // elements.
@@ -96,21 +99,30 @@ class RedisConnection {
   std::unique_ptr<redisContext, Free> context_;
 };
 
-// What the server sends back to `bytes` until it closes the connection
-// (or 10 s pass), over a plain socket: for input no client would send.
-// With `half_close` the client shuts its sending side after the bytes.
-std::string RawExchange(int port, const std::string& bytes,
-                        bool half_close = false) {
+// A socket connected to 127.0.0.1:`port`, or -1.
+int ConnectLoopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string out;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
-          static_cast<ssize_t>(bytes.size())) {
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// What the server sends back to `bytes` until it closes the connection
+// (or 10 s pass), over a plain socket: for input no client would send.
+// With `half_close` the client shuts its sending side after the bytes.
+std::string RawExchange(int port, const std::string& bytes,
+                        bool half_close = false) {
+  const int fd = ConnectLoopback(port);
+  std::string out;
+  if (fd < 0 || ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) !=
+                    static_cast<ssize_t>(bytes.size())) {
+    if (fd >= 0) ::close(fd);
     return "(connect or send failed)";
   }
   if (half_close) ::shutdown(fd, SHUT_WR);
@@ -418,17 +430,13 @@ TEST_F(RedisFrontTest, IdleAndNonReadingClientsAreCutOff) {
   // A client that sends 200 GETs of 100 KB values and reads nothing: the
   // server stops reading it past 1 MiB of replies, and closes it when the
   // replies wait past --send-timeout.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectLoopback(port_);
+  ASSERT_GE(fd, 0);
   const int small = 4096;
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
   // A server that never closes it fails the test instead of hanging it.
   const timeval limit{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port_));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
   std::string commands;
   for (int i = 0; i < 200; ++i) commands += "GET t:k\r\n";
   ASSERT_EQ(::send(fd, commands.data(), commands.size(), MSG_NOSIGNAL),
@@ -451,6 +459,56 @@ TEST_F(RedisFrontTest, IdleAndNonReadingClientsAreCutOff) {
   // The server is fine.
   RedisConnection redis(port_);
   EXPECT_EQ(redis.Command({"GET", "t:k"})->str.size(), 100000u);
+}
+
+TEST_F(RedisFrontTest, CommandsBeingReceivedAreHeldToTheMemoryBudget) {
+  ASSERT_NE(BuildTable(data_, "t", {{"k", "v"}}), "");
+  auto server = Start({"--grpc-memory", "16777216"});
+  // Six clients each send 3 MB of a GET of a 4 MB key, and wait: each
+  // command holds about 4 MiB of room while it is received, and 16 MiB
+  // hold three or four of them.
+  const std::string part =
+      "*2\r\n$3\r\nGET\r\n$4000000\r\n" + std::string(3000000, 'x');
+  std::vector<int> fds;
+  for (int i = 0; i < 6; ++i) {
+    fds.push_back(ConnectLoopback(port_));
+    ASSERT_GE(fds.back(), 0);
+    // Fails (EPIPE, ECONNRESET) once the server has closed it.
+    ::send(fds.back(), part.data(), part.size(), MSG_NOSIGNAL);
+  }
+  const std::string kRefusal =
+      "-ERR the server's memory for commands being received is full "
+      "(--grpc-memory 16777216 bytes); retry\r\n";
+  int refused = 0;
+  int waiting = 0;
+  for (int fd : fds) {
+    // A refused client reads why, then the end; a held one reads nothing.
+    std::string got;
+    bool closed = false;
+    char buffer[4096];
+    pollfd p{fd, POLLIN, 0};
+    while (!closed && ::poll(&p, 1, 2000) > 0) {
+      const ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+      if (n <= 0) closed = true;
+      if (n > 0) got.append(buffer, n);
+    }
+    if (closed && got == kRefusal) ++refused;
+    if (!closed && got.empty()) ++waiting;
+  }
+  EXPECT_GE(refused, 2);
+  EXPECT_GE(waiting, 3);
+  EXPECT_EQ(refused + waiting, 6);
+  Metrics m = server->ScrapeMetrics();
+  EXPECT_EQ(MetricOr(m, "roost_redis_inputs_refused_total"), refused);
+  EXPECT_GE(MetricOr(m, "roost_redis_input_bytes"), 3 * 3000000);
+  EXPECT_LE(MetricOr(m, "roost_redis_input_bytes"), 16777216);
+  // Their room goes back as they close.
+  for (int fd : fds) ::close(fd);
+  EXPECT_TRUE(WaitFor([&] {
+    return MetricOr(server->ScrapeMetrics(), "roost_redis_input_bytes") < 65536;
+  }));
+  RedisConnection redis(port_);
+  EXPECT_EQ(redis.Command({"GET", "t:k"})->str, "v");
 }
 
 class RedisSecurityTest : public SecurityTest {};
@@ -487,11 +545,140 @@ TEST_F(RedisSecurityTest, AnAccessPolicyIsKeptThroughAuth) {
   EXPECT_EQ(hello.Command({"GET", "secret:k"})->str, "secret");
 }
 
-TEST_F(RedisSecurityTest, TheRedisFrontEndIsRefusedBesideTls) {
-  ServerFlags flags = TlsFlags(false, {"--redis-listen", "127.0.0.1:0"});
+// redis-cli (a real Redis client) over TLS: the server verified against
+// CA `ca`, with client certificate `client` when not empty; its output
+// has one line per reply.
+ProcessResult RedisCliTls(Pki& pki, int port, const std::string& ca,
+                          const std::string& client,
+                          const std::vector<std::string>& command) {
+  std::vector<std::string> argv = {
+      "/usr/bin/redis-cli", "-h",    "127.0.0.1", "-p",
+      std::to_string(port), "--tls", "--cacert",  pki.Pem(ca)};
+  if (!client.empty()) {
+    argv.insert(argv.end(),
+                {"--cert", pki.Pem(client), "--key", pki.Key(client)});
+  }
+  argv.insert(argv.end(), command.begin(), command.end());
+  return RunProcess(argv);
+}
+
+TEST_F(RedisSecurityTest, TlsClientsReadAndOthersAreClosed) {
+  // Values large enough that a reply takes many TLS records and writes.
+  KeyValues big;
+  for (int i = 0; i < 20; ++i) {
+    big[StrCat("k", i)] = std::string(100000, static_cast<char>('a' + i));
+  }
+  ASSERT_NE(BuildTable(data_, "big", big), "");
+  ServerFlags flags = TlsFlags(
+      false, {"--redis-listen", "127.0.0.1:0", "--handshake-timeout", "1"});
   ServerProcess server(flags, LogFile());
-  EXPECT_NE(server.WaitExit(), 0);
-  EXPECT_THAT(server.Log(), HasSubstr("the Redis front end speaks no TLS yet"));
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_TRUE(server.WaitForLog("Redis front end listening on"));
+  EXPECT_TRUE(
+      server.WaitForLog("TLS on the lookup and admin services, the "
+                        "Redis front end"));
+  const int port = server.redis_port();
+
+  ProcessResult r = RedisCliTls(pki_, port, "ca", "", {"GET", "t:k"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "v\n");
+  r = RedisCliTls(pki_, port, "ca", "", {"EXISTS", "t:k", "t:absent", "t:k"});
+  EXPECT_EQ(r.out, "2\n") << r.err;
+  std::vector<std::string> mget = {"MGET"};
+  std::string expected;
+  for (const auto& [key, value] : big) {
+    mget.push_back("big:" + key);
+    expected += value + "\n";
+  }
+  r = RedisCliTls(pki_, port, "ca", "", mget);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.size(), expected.size());
+  EXPECT_TRUE(r.out == expected) << "the 2 MB MGET reply differs";
+
+  // A client that does not trust the server's CA refuses it.
+  r = RedisCliTls(pki_, port, "other-ca", "", {"GET", "t:k"});
+  EXPECT_NE(r.out, "v\n");
+  EXPECT_THAT(r.out + r.err, HasSubstr("certificate verify failed"));
+  // A plaintext client gets no reply: its command is no handshake.
+  RedisConnection plain(port);
+  ASSERT_TRUE(plain.ok()) << plain.error();
+  EXPECT_FALSE(plain.Command({"GET", "t:k"}));
+  // A connection that never starts its handshake is closed after
+  // --handshake-timeout (RawExchange gives up after 10 s).
+  EXPECT_EQ(RawExchange(port, ""), "");
+  // The server is fine.
+  r = RedisCliTls(pki_, port, "ca", "", {"GET", "t:k"});
+  EXPECT_EQ(r.out, "v\n") << r.err;
+}
+
+TEST_F(RedisSecurityTest, AClientCertificateIsTheClientToThePolicy) {
+  ASSERT_NE(BuildTable(data_, "secret", {{"k", "secret"}}), "");
+  const std::string policy = scratch_.File("policy.json");
+  WriteFile(policy, R"({"clients": [
+      {"name": "a", "certificate_names": ["client-a"], "tables": ["secret"]},
+      {"name": "job", "token_sha256": ")" +
+                        Sha256Hex("s3cret") + R"(", "tables": ["t"]}],
+    "anonymous_tables": []})");
+  ServerFlags flags = TlsFlags(
+      true, {"--redis-listen", "127.0.0.1:0", "--access-policy", policy});
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_TRUE(server.WaitForLog("Redis front end listening on"));
+  const int port = server.redis_port();
+
+  // client-a's certificate reads its table without AUTH...
+  ProcessResult r =
+      RedisCliTls(pki_, port, "ca", "client-a", {"GET", "secret:k"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "secret\n");
+  // ...and no other.
+  r = RedisCliTls(pki_, port, "ca", "client-a", {"GET", "t:k"});
+  EXPECT_THAT(r.out, HasSubstr("NOAUTH this client certificate may not read "
+                               "table \"t\": AUTH with a token"));
+  // client-b's certificate is no client of the policy: AUTH with a token
+  // gives it the token's tables.
+  r = RedisCliTls(pki_, port, "ca", "client-b", {"GET", "secret:k"});
+  EXPECT_THAT(r.out, HasSubstr("NOAUTH this client certificate may not read "
+                               "table \"secret\""));
+  r = RedisCliTls(pki_, port, "ca", "client-b",
+                  {"--user", "default", "--pass", "s3cret", "GET", "t:k"});
+  EXPECT_EQ(r.out, "v\n") << r.err;
+  // Without a certificate, or with one of another CA or expired (both
+  // named client-a), the handshake fails.
+  for (const std::string client : {"", "stranger", "expired"}) {
+    r = RedisCliTls(pki_, port, "ca", client, {"GET", "secret:k"});
+    EXPECT_THAT(r.out, Not(HasSubstr("secret"))) << client;
+    EXPECT_NE(r.out + r.err, "") << client;
+  }
+}
+
+TEST_F(RedisSecurityTest, ARotatedCertificateReachesNewConnections) {
+  pki_.Issue("server2", "other-ca", "DNS:localhost,IP:127.0.0.1");
+  const std::string dir = scratch_.File("certs");
+  for (const std::string name : {"server", "server2"}) {
+    std::filesystem::create_directories(dir + "/" + name);
+    std::filesystem::copy_file(pki_.Pem(name), dir + "/" + name + "/tls.crt");
+    std::filesystem::copy_file(pki_.Key(name), dir + "/" + name + "/tls.key");
+  }
+  std::filesystem::create_directory_symlink("server", dir + "/current");
+  ServerFlags flags = Flags();
+  flags.extra = {"--tls-cert",     dir + "/current/tls.crt",
+                 "--tls-key",      dir + "/current/tls.key",
+                 "--tls-refresh",  "1",
+                 "--redis-listen", "127.0.0.1:0"};
+  ServerProcess server(flags, LogFile());
+  ASSERT_TRUE(server.WaitReady());
+  ASSERT_TRUE(server.WaitForLog("Redis front end listening on"));
+  const int port = server.redis_port();
+  EXPECT_EQ(RedisCliTls(pki_, port, "ca", "", {"GET", "t:k"}).out, "v\n");
+
+  const std::string next = dir + "/next";
+  std::filesystem::create_directory_symlink("server2", next);
+  std::filesystem::rename(next, dir + "/current");
+  EXPECT_TRUE(WaitFor([&] {
+    return RedisCliTls(pki_, port, "other-ca", "", {"GET", "t:k"}).out == "v\n";
+  })) << server.Log();
+  EXPECT_NE(RedisCliTls(pki_, port, "ca", "", {"GET", "t:k"}).out, "v\n");
 }
 
 }  // namespace
