@@ -312,12 +312,16 @@ size_t CuckooTable::RequestPages(std::span<const std::string_view> keys) const {
       int function;
     };
     PageRequests pages;
-    // A block, and the overflow bit a lookup reads when it is not there.
+    // A block, and the overflow bit a lookup reads when the key is not
+    // there and another hash function is left (a table of one has no
+    // overflow bits).
     auto add_block = [&](const Pending& p) {
       pages.Add(Block(p.block), block_size_);
-      pages.Add(reinterpret_cast<const char*>(overflow_) +
-                    CuckooOverflowByte(p.block, overflow_bits_),
-                1);
+      if (p.function + 1 < num_hashes_) {
+        pages.Add(reinterpret_cast<const char*>(overflow_) +
+                      CuckooOverflowByte(p.block, overflow_bits_),
+                  1);
+      }
     };
     std::vector<Pending> pending, next;
     for (size_t i = 0; i < keys.size(); ++i) {
