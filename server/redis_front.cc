@@ -365,10 +365,10 @@ class RedisFront::Loop {
         c->close_after_write = true;
         return SocketStream::kWouldBlock;
       }
-      // A short read emptied the socket. (A TLS read returns one record at
-      // most, so TLS reads on until the socket is empty: a record left in
-      // OpenSSL's buffer would wake no epoll_wait.)
-      if (!c->stream.tls() && static_cast<size_t>(n) < kReadChunk) {
+      // A short read took what there was. (A TLS read gives one record at
+      // most: what is left in the socket wakes epoll_wait again, but bytes
+      // OpenSSL already holds would not, so they are read now.)
+      if (static_cast<size_t>(n) < kReadChunk && !c->stream.HasPending()) {
         return SocketStream::kWouldBlock;
       }
       // A pipeline is run a megabyte at a time; a command longer than that

@@ -101,6 +101,10 @@ ssize_t SocketStream::Write(std::string_view bytes) {
   }
 }
 
+bool SocketStream::HasPending() const {
+  return ssl_ != nullptr && SSL_has_pending(ssl_.get()) == 1;
+}
+
 void SocketStream::ShutdownWrite() {
   if (ssl_ != nullptr) {
     SSL_shutdown(ssl_.get());

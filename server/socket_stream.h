@@ -73,6 +73,9 @@ class SocketStream {
   Wait wait() const { return wait_; }
   int fd() const { return fd_; }
   bool tls() const { return ssl_ != nullptr; }
+  // TLS: whether OpenSSL holds bytes already taken from the socket that
+  // Read() has not given out (epoll_wait does not see them).
+  bool HasPending() const;
 
   // The names of the client's verified certificate, as gRPC gives them to
   // roost's access policy: each subject alternative name (DNS, URI, email,
