@@ -1,4 +1,5 @@
-# Shared by bench/redis_front_bench.sh and bench/independent_load.sh:
+# Shared by bench/redis_front_bench.sh, bench/redis_tls_bench.sh,
+# bench/placement_bench.sh and bench/independent_load.sh:
 # sourced, not run. Usage, after defining die():
 #   source bench/lib.sh
 #   bench_setup NAME   # pin_server, pin_load, placement; work (a new

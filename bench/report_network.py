@@ -12,6 +12,8 @@ NOOP = "no-op server"
 BASELINE = f"{NET_REF} at "
 NOOP_TARGET = 0.85
 PACKED_GAIN_TARGET = 1.5
+SERVER_CPU_NOOP_TARGET = 1.1
+SERVER_CPU_BASELINE_TARGET = 0.67
 
 
 def section(rep):
@@ -104,6 +106,27 @@ def section(rep):
                     + (f"; in the packed form on both sides, "
                        f"{fratio(packed['keys_per_s'], old_packed['keys_per_s'])}."
                        if old_packed and packed else "."), "")
+    # Issue 35's item 1: with the load generator the bottleneck, the server
+    # is judged by its CPU per key at MultiGet(1000), packed: <= 1.1x the
+    # no-op server's, and <= 0.67x the --baseline server's, same run.
+    cpu = lambda row: row and row.get("server_cpu_us_per_key")
+    packed = at1000.get(f"{NET_REF}, packed")
+    if cpu(packed):
+        parts = []
+        for label, row, target in (
+                ("the no-op server's", f"{NOOP}, packed", SERVER_CPU_NOOP_TARGET),
+                *[(f"roost-server at {name[len(BASELINE):]}'s, {form}", f"{name}{suffix}",
+                   SERVER_CPU_BASELINE_TARGET)
+                  for name in base for form, suffix in (("packed", ", packed"),
+                                                        ("classic", ""))]):
+            if cpu(at1000.get(row)):
+                other = at1000[row]["server_cpu_us_per_key"]
+                parts.append(f"**{packed['server_cpu_us_per_key'] / other:.2f}×** {label} "
+                             f"({other * 1000:.1f} ns; target ≤ {target}×)")
+        if parts:
+            rep.add(f"MultiGet(1000), packed: roost-server's CPU per key "
+                    f"{packed['server_cpu_us_per_key'] * 1000:.1f} ns, " + ", ".join(parts)
+                    + ".", "")
     batches = sorted({r["batch"] for r in rows})
     pts = lambda s, f: [(r["batch"], r[f]) for r in rows
                         if r["system"] == s and "skipped" not in r]
