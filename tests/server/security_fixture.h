@@ -9,6 +9,7 @@
 #include <openssl/sha.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,6 +93,26 @@ class SecurityTest : public ServerFixture {
     argv.push_back(scheme + "://127.0.0.1:" + std::to_string(port) +
                    "/metrics");
     return RunProcess(argv);
+  }
+
+  // A directory of the pairs of `names` (certificates issued by pki_), each
+  // NAME/tls.crt and NAME/tls.key, and current, a link to the first: the
+  // files a server is given as DIR/current/tls.crt and DIR/current/tls.key.
+  std::string RotatableTlsFiles(const std::vector<std::string>& names) {
+    const std::string dir = scratch_.File("certs");
+    for (const std::string& name : names) {
+      std::filesystem::create_directories(dir + "/" + name);
+      std::filesystem::copy_file(pki_.Pem(name), dir + "/" + name + "/tls.crt");
+      std::filesystem::copy_file(pki_.Key(name), dir + "/" + name + "/tls.key");
+    }
+    std::filesystem::create_directory_symlink(names.front(), dir + "/current");
+    return dir;
+  }
+  // Points DIR/current at `name`'s pair in one rename, as Kubernetes swaps
+  // a mounted secret's directory link.
+  static void RotateTo(const std::string& dir, const std::string& name) {
+    std::filesystem::create_directory_symlink(name, dir + "/next");
+    std::filesystem::rename(dir + "/next", dir + "/current");
   }
 
   Pki pki_{scratch_.File("pki")};

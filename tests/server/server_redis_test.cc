@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <random>
 #include <string>
@@ -654,13 +653,7 @@ TEST_F(RedisSecurityTest, AClientCertificateIsTheClientToThePolicy) {
 
 TEST_F(RedisSecurityTest, ARotatedCertificateReachesNewConnections) {
   pki_.Issue("server2", "other-ca", "DNS:localhost,IP:127.0.0.1");
-  const std::string dir = scratch_.File("certs");
-  for (const std::string name : {"server", "server2"}) {
-    std::filesystem::create_directories(dir + "/" + name);
-    std::filesystem::copy_file(pki_.Pem(name), dir + "/" + name + "/tls.crt");
-    std::filesystem::copy_file(pki_.Key(name), dir + "/" + name + "/tls.key");
-  }
-  std::filesystem::create_directory_symlink("server", dir + "/current");
+  const std::string dir = RotatableTlsFiles({"server", "server2"});
   ServerFlags flags = Flags();
   flags.extra = {"--tls-cert",     dir + "/current/tls.crt",
                  "--tls-key",      dir + "/current/tls.key",
@@ -672,9 +665,7 @@ TEST_F(RedisSecurityTest, ARotatedCertificateReachesNewConnections) {
   const int port = server.redis_port();
   EXPECT_EQ(RedisCliTls(pki_, port, "ca", "", {"GET", "t:k"}).out, "v\n");
 
-  const std::string next = dir + "/next";
-  std::filesystem::create_directory_symlink("server2", next);
-  std::filesystem::rename(next, dir + "/current");
+  RotateTo(dir, "server2");
   EXPECT_TRUE(WaitFor([&] {
     return RedisCliTls(pki_, port, "other-ca", "", {"GET", "t:k"}).out == "v\n";
   })) << server.Log();

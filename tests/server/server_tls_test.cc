@@ -329,13 +329,7 @@ TEST_F(SecurityTest, RotationWhileClientsHammerDropsNoCall) {
   pki_.Issue("server2", "other-ca", "DNS:localhost,IP:127.0.0.1");
   // The Kubernetes way: the files are links through a directory link that
   // is swapped in one rename.
-  const std::string dir = scratch_.File("certs");
-  for (const std::string name : {"server", "server2"}) {
-    std::filesystem::create_directories(dir + "/" + name);
-    std::filesystem::copy_file(pki_.Pem(name), dir + "/" + name + "/tls.crt");
-    std::filesystem::copy_file(pki_.Key(name), dir + "/" + name + "/tls.key");
-  }
-  std::filesystem::create_directory_symlink("server", dir + "/current");
+  const std::string dir = RotatableTlsFiles({"server", "server2"});
   ServerFlags flags = Flags();
   flags.metrics_listen = "127.0.0.1:0";
   flags.extra = {"--tls-cert",    dir + "/current/tls.crt",
@@ -377,9 +371,7 @@ TEST_F(SecurityTest, RotationWhileClientsHammerDropsNoCall) {
     });
   }
   ASSERT_TRUE(WaitFor([&] { return calls.load() >= 100; }));
-  const std::string next = dir + "/next";
-  std::filesystem::create_directory_symlink("server2", next);
-  std::filesystem::rename(next, dir + "/current");
+  RotateTo(dir, "server2");
   // Until gRPC re-reads the files, new connections still get the old one.
   const bool rotated = WaitFor([&] {
     return GetOver(addr, pki_.Credentials({"other-ca"}), "t", "k").ok();
