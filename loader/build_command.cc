@@ -1,8 +1,10 @@
 #include "loader/build_command.h"
 
 #include <fmt/format.h>
+#include <sched.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +29,15 @@
 namespace roost {
 namespace {
 
+// The CPUs this process may run on (its affinity mask; taskset and
+// container CPU sets narrow it).
+int AvailableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
 struct BuildFlags {
   BuildJob job;
   std::string input_format = "tsv";
@@ -44,6 +55,7 @@ struct BuildFlags {
   // Read as a string so that a value out of range or not a number is our
   // usage error, not CLI11's.
   std::string shards = "1";
+  std::string threads = "auto";
   std::string shard;    // --shard I, "" when not given
   std::string version;  // --version V, with --shard
   std::string keep_versions;
@@ -148,6 +160,23 @@ int RunBuildCommand(BuildFlags& f) {
       }
     } else {
       job.shards = n;
+    }
+  }
+  if (f.threads == "auto") {
+    job.cuckoo.threads = std::clamp(AvailableCpus(), 1, kMaxBuildThreads);
+  } else {
+    int n = 0;
+    auto [end, ec] = std::from_chars(f.threads.data(),
+                                     f.threads.data() + f.threads.size(), n);
+    if (ec != std::errc() || end != f.threads.data() + f.threads.size() ||
+        n < 1 || n > kMaxBuildThreads) {
+      if (s.ok()) {
+        s = absl::InvalidArgumentError(StrCat(
+            "bad --threads \"", f.threads,
+            "\" (auto, or a whole number from 1 to ", kMaxBuildThreads, ")"));
+      }
+    } else {
+      job.cuckoo.threads = n;
     }
   }
   if (!f.shard.empty()) {
@@ -430,6 +459,11 @@ Command AddBuildCommand(CLI::App& app) {
       ->capture_default_str();
   b->add_option("--max-displacement-depth", job.cuckoo.max_displacement_depth,
                 "Cuckoo: longest displacement chain tried per insertion")
+      ->capture_default_str();
+  b->add_option("--threads", f.threads,
+                "Cuckoo: threads that place the keys and write the buckets, "
+                "each over its own share of the table; the file is the same "
+                "for any count. auto: every CPU this process may run on")
       ->capture_default_str();
   b->add_option("--block-size", job.block.block_size,
                 "Block: target data block size in bytes")

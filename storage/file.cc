@@ -95,9 +95,24 @@ absl::Status WritableFile::WriteAll(std::string_view data) {
   return absl::OkStatus();
 }
 
-absl::Status WritableFile::WriteAt(uint64_t offset, std::string_view data) {
+absl::Status WritableFile::AppendHole(uint64_t n) {
   absl::Status s = Flush();
   if (!s.ok()) return s;
+  size_ += n;
+  if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    return ErrnoError("cannot extend", path_, errno);
+  }
+  if (::lseek(fd_, static_cast<off_t>(size_), SEEK_SET) < 0) {
+    return ErrnoError("cannot seek in", path_, errno);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritableFile::WriteAt(uint64_t offset, std::string_view data) {
+  if (!buffer_.empty()) {
+    absl::Status s = Flush();
+    if (!s.ok()) return s;
+  }
   if (offset + data.size() > size_) {
     return absl::InvalidArgumentError("WriteAt past the end of " + path_);
   }

@@ -42,7 +42,12 @@ class WritableFile {
   absl::Status Append(std::string_view data);
   // Appends `n` zero bytes.
   absl::Status AppendZeros(size_t n);
+  // Appends `n` bytes that read as zeros until WriteAt fills them, without
+  // writing them: a region that threads fill in pieces.
+  absl::Status AppendHole(uint64_t n);
   // Writes `data` at `offset`, which must lie within what was appended.
+  // After AppendHole, and until the next Append, threads may call it at
+  // once for ranges that do not overlap.
   absl::Status WriteAt(uint64_t offset, std::string_view data);
   // Bytes appended so far.
   uint64_t size() const { return size_; }

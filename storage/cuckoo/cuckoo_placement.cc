@@ -1,7 +1,11 @@
 #include "storage/cuckoo/cuckoo_placement.h"
 
+#include <algorithm>
+#include <thread>
+
 #include "storage/hash.h"
 #include "util/escape.h"
+#include "util/status_macros.h"
 #include "util/str_cat.h"
 
 namespace roost {
@@ -19,18 +23,22 @@ void CuckooTableBuilder::Placement::ComputeCandidates(std::string_view key,
   }
 }
 
-absl::StatusOr<bool> CuckooTableBuilder::Placement::PlaceAll(
-    uint64_t* duplicates) {
+absl::Status CuckooTableBuilder::Placement::PlaceHomes(uint64_t lo, uint64_t hi,
+                                                       HomePass* pass) {
   const uint64_t n = b_.num_added_;
-  *duplicates = 0;
   // About 16% of keys miss their first block at utilization 0.9; room for
-  // a fifth up front spares the copies (and peak memory) of regrowing.
-  std::vector<uint32_t> deferred;
-  deferred.reserve(n / 5 + 16);
+  // a fifth of this share up front spares the copies of regrowing.
+  pass->deferred.reserve(
+      static_cast<size_t>(n * (hi - lo) / std::max<uint64_t>(1, num_blocks_)) /
+          5 +
+      16);
+  // Each pass hashes every key and keeps those whose first block is its
+  // own; their blocks are prefetched kLookahead keys ahead.
   uint64_t ring[kLookahead];
   auto home_of = [&](uint64_t i) {
     const uint64_t hash0 = Hash64(b_.key(i), seeds_[0]);
-    __builtin_prefetch(&slots_[FastRange64(hash0, num_blocks_) * bpb_]);
+    const uint64_t block = FastRange64(hash0, num_blocks_);
+    if (block >= lo && block < hi) __builtin_prefetch(&slots_[block * bpb_]);
     return hash0;
   };
   for (uint64_t i = 0; i < std::min<uint64_t>(n, kLookahead); ++i) {
@@ -42,20 +50,83 @@ absl::StatusOr<bool> CuckooTableBuilder::Placement::PlaceAll(
     Candidates home;
     home.hash0 = hash0;
     home.blocks[0] = FastRange64(hash0, num_blocks_);
+    if (home.blocks[0] < lo || home.blocks[0] >= hi) continue;
     const auto entry = static_cast<uint32_t>(i);
-    absl::StatusOr<bool> dup = HandleDuplicate(entry, home, 1, duplicates);
-    if (!dup.ok() || *dup) {
-      if (!dup.ok()) return dup.status();
-      continue;
-    }
+    ROOST_ASSIGN_OR_RETURN(
+        const bool dup,
+        HandleDuplicate(entry, home, 1, &pass->duplicates, &pass->duplicate));
+    if (dup) continue;
     const uint32_t free = FreeSlot(home.blocks[0]);
     if (free < bpb_) {
       Put(home.blocks[0] * bpb_ + free, Slot{entry, CuckooFingerprint(hash0)},
           /*home=*/true);
     } else {
-      deferred.push_back(entry);
+      pass->deferred.push_back(entry);
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint32_t>>
+CuckooTableBuilder::Placement::PlaceAllHomes(uint64_t* duplicates) {
+  // The blocks are cut into one share per thread, at multiples of 64 blocks
+  // so that no two threads write one word of home_. A key placed by one
+  // share's pass touches that share's blocks alone, and each share sees
+  // its keys in add order, so the buckets are those of one pass over all.
+  const uint64_t threads = std::clamp<uint64_t>(
+      b_.options_.threads, 1, std::max<uint64_t>(1, num_blocks_ / 4096));
+  std::vector<uint64_t> cuts(threads + 1, num_blocks_);
+  cuts[0] = 0;
+  for (uint64_t t = 1; t < threads; ++t) {
+    cuts[t] = num_blocks_ * t / threads / 64 * 64;
+  }
+  std::vector<HomePass> passes(threads);
+  std::vector<absl::Status> status(threads);
+  {
+    std::vector<std::thread> workers;
+    for (uint64_t t = 1; t < threads; ++t) {
+      workers.emplace_back(
+          [&, t] { status[t] = PlaceHomes(cuts[t], cuts[t + 1], &passes[t]); });
+    }
+    status[0] = PlaceHomes(cuts[0], cuts[1], &passes[0]);
+    for (std::thread& w : workers) w.join();
+  }
+  // A duplicate under kError: the one a single pass would meet first, the
+  // lowest second copy.
+  int error = -1;
+  for (uint64_t t = 0; t < threads; ++t) {
+    if (status[t].ok()) continue;
+    if (!passes[t].duplicate) return status[t];
+    if (error < 0 ||
+        passes[t].duplicate->second < passes[error].duplicate->second) {
+      error = static_cast<int>(t);
+    }
+  }
+  if (error >= 0) {
+    b_.duplicate_ = std::move(passes[error].duplicate);
+    return status[error];
+  }
+  *duplicates = 0;
+  for (const HomePass& p : passes) *duplicates += p.duplicates;
+  if (threads == 1) return std::move(passes[0].deferred);
+  // The deferred keys in add order: each share's list is in add order.
+  size_t total = 0;
+  for (const HomePass& p : passes) total += p.deferred.size();
+  std::vector<uint32_t> deferred;
+  deferred.reserve(total);
+  for (HomePass& p : passes) {
+    const auto middle =
+        deferred.insert(deferred.end(), p.deferred.begin(), p.deferred.end());
+    std::inplace_merge(deferred.begin(), middle, deferred.end());
+    std::vector<uint32_t>().swap(p.deferred);
+  }
+  return deferred;
+}
+
+absl::StatusOr<bool> CuckooTableBuilder::Placement::PlaceAll(
+    uint64_t* duplicates) {
+  ROOST_ASSIGN_OR_RETURN(const std::vector<uint32_t> deferred,
+                         PlaceAllHomes(duplicates));
   // The deferred keys are read kLookahead ahead (their candidate blocks
   // prefetched) and their bytes 2 * kLookahead ahead.
   Candidates ahead[kLookahead];
@@ -79,22 +150,23 @@ absl::StatusOr<bool> CuckooTableBuilder::Placement::PlaceAll(
     const uint32_t entry = deferred[j];
     const Candidates c = ahead[j % kLookahead];
     look_ahead(j);
-    absl::StatusOr<bool> dup =
-        HandleDuplicate(entry, c, num_hashes_, duplicates);
-    if (!dup.ok()) return dup.status();
-    if (*dup) continue;
+    ROOST_ASSIGN_OR_RETURN(
+        const bool dup,
+        HandleDuplicate(entry, c, num_hashes_, duplicates, &b_.duplicate_));
+    if (dup) continue;
     if (!Insert(Slot{entry, CuckooFingerprint(c.hash0)}, c)) return false;
   }
   return true;
 }
 
 absl::StatusOr<bool> CuckooTableBuilder::Placement::HandleDuplicate(
-    uint32_t entry, const Candidates& c, int blocks, uint64_t* duplicates) {
+    uint32_t entry, const Candidates& c, int blocks, uint64_t* duplicates,
+    std::optional<Duplicate>* found) {
   Slot* dup = FindDuplicate(b_.key(entry), c, blocks);
   if (dup == nullptr) return false;
   switch (b_.options_.on_duplicate) {
     case DuplicatePolicy::kError:
-      b_.duplicate_ = Duplicate{std::string(b_.key(entry)), dup->entry, entry};
+      *found = Duplicate{std::string(b_.key(entry)), dup->entry, entry};
       return absl::InvalidArgumentError(
           StrCat("duplicate key ", PrintableKey(b_.key(entry)), " (pairs ",
                  dup->entry, " and ", entry, ", counting from 0)"));

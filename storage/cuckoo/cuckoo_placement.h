@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -100,14 +101,32 @@ class CuckooTableBuilder::Placement {
   // displacing keys only when those are full too. A key placed in the first
   // pass can have no earlier duplicate elsewhere: an earlier copy found the
   // same first block with room and is there.
+  //
+  // The first pass runs on the builder's threads, each over its own share
+  // of the blocks; the second, on the calling thread.
   absl::StatusOr<bool> PlaceAll(uint64_t* duplicates);
 
  private:
+  // What the first pass over one share of the blocks did.
+  struct HomePass {
+    std::vector<uint32_t> deferred;  // in add order
+    uint64_t duplicates = 0;
+    std::optional<Duplicate> duplicate;  // the error's, under kError
+  };
+
+  // The first pass over the keys whose first block is in [lo, hi).
+  absl::Status PlaceHomes(uint64_t lo, uint64_t hi, HomePass* pass);
+  // The first pass over every key, on the builder's threads: the keys left
+  // for the second, in add order.
+  absl::StatusOr<std::vector<uint32_t>> PlaceAllHomes(uint64_t* duplicates);
+
   // Looks for an earlier copy of `entry`'s key in its first `blocks`
   // candidate blocks and applies the duplicate policy. Returns whether the
-  // entry was a duplicate (and so is handled).
+  // entry was a duplicate (and so is handled); under kError, an error, with
+  // the copies in `found`.
   absl::StatusOr<bool> HandleDuplicate(uint32_t entry, const Candidates& c,
-                                       int blocks, uint64_t* duplicates);
+                                       int blocks, uint64_t* duplicates,
+                                       std::optional<Duplicate>* found);
 
   Slot* FindDuplicate(std::string_view key, const Candidates& c, int blocks);
 

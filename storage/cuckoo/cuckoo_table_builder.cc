@@ -1,6 +1,7 @@
 #include "storage/cuckoo/cuckoo_table_builder.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -30,32 +31,8 @@ CuckooTableBuilder::CuckooTableBuilder(const std::string& path,
                                        const CuckooBuildOptions& options)
     : path_(path), options_(options) {}
 
-std::string_view CuckooTableBuilder::key(uint32_t i) const {
-  if (uniform_) {
-    const uint32_t chunk = i / pairs_per_chunk_;
-    const uint64_t offset =
-        uint64_t{i - chunk * pairs_per_chunk_} * (key_width_ + value_width_);
-    return {chunks_[chunk].data() + offset, key_width_};
-  }
-  const Entry& e = entries_[i];
-  return {chunks_[e.chunk].data() + e.offset, e.key_length};
-}
-
-std::string_view CuckooTableBuilder::value(uint32_t i) const {
-  const std::string_view k = key(i);
-  return {k.data() + k.size(), value_length(i)};
-}
-
 void CuckooTableBuilder::PrefetchEntry(uint32_t i) const {
   if (!uniform_) __builtin_prefetch(&entries_[i]);
-}
-
-uint32_t CuckooTableBuilder::key_length(uint32_t i) const {
-  return uniform_ ? key_width_ : entries_[i].key_length;
-}
-
-uint32_t CuckooTableBuilder::value_length(uint32_t i) const {
-  return uniform_ ? value_width_ : entries_[i].value_length;
 }
 
 void CuckooTableBuilder::PrefetchPair(uint32_t i, uint32_t max_lines) const {
@@ -68,7 +45,11 @@ void CuckooTableBuilder::PrefetchPair(uint32_t i, uint32_t max_lines) const {
 absl::StatusOr<CuckooTableBuilder::Entry> CuckooTableBuilder::Store(
     std::string_view key, std::string_view value) {
   const uint64_t size = key.size() + value.size();
-  if (chunks_.empty() || chunk_capacity_ - chunk_used_ < size) {
+  // While the pairs are uniform, a chunk holds 2^chunk_shift_ of them.
+  const bool chunk_full =
+      uniform_ && num_added_ > 0 &&
+      (num_added_ & ((uint64_t{1} << chunk_shift_) - 1)) == 0;
+  if (chunks_.empty() || chunk_capacity_ - chunk_used_ < size || chunk_full) {
     ROOST_ASSIGN_OR_RETURN(
         AnonymousBuffer chunk,
         AnonymousBuffer::Allocate(std::max(kArenaChunk, size)));
@@ -106,20 +87,22 @@ absl::Status CuckooTableBuilder::Add(std::string_view key,
     key_width_ = klen;
     value_width_ = vlen;
     const uint64_t width = uint64_t{klen} + vlen;
-    pairs_per_chunk_ =
+    // A power of two, so that finding a pair takes a shift, not a division.
+    chunk_shift_ =
         width == 0
-            ? std::numeric_limits<uint32_t>::max()
-            : static_cast<uint32_t>(std::max<uint64_t>(1, kArenaChunk / width));
+            ? 32
+            : std::bit_width(std::max<uint64_t>(1, kArenaChunk / width)) - 1;
   } else if (uniform_ && (klen != key_width_ || vlen != value_width_)) {
     // The first pair of another width: make the entries explicit.
     uniform_ = false;
     entries_.reserve(num_added_ + 1);
     const uint64_t width = uint64_t{key_width_} + value_width_;
     for (uint64_t i = 0; i < num_added_; ++i) {
-      entries_.push_back(
-          Entry{static_cast<uint32_t>(i / pairs_per_chunk_),
-                static_cast<uint32_t>((i % pairs_per_chunk_) * width),
-                key_width_, value_width_});
+      entries_.push_back(Entry{
+          static_cast<uint32_t>(i >> chunk_shift_),
+          static_cast<uint32_t>((i & ((uint64_t{1} << chunk_shift_) - 1)) *
+                                width),
+          key_width_, value_width_});
     }
   }
   ROOST_ASSIGN_OR_RETURN(const Entry entry, Store(key, value));
@@ -142,6 +125,11 @@ absl::Status ValidateCuckooBuildOptions(const CuckooBuildOptions& o) {
   if (bits != 1 && bits != 2 && bits != 4 && bits != 8) {
     return absl::InvalidArgumentError(
         StrCat("overflow bits per block must be 1, 2, 4 or 8, not ", bits));
+  }
+  if (o.threads < 1 || o.threads > kMaxBuildThreads) {
+    return absl::InvalidArgumentError(StrCat("build threads must be in [1, ",
+                                             kMaxBuildThreads, "], not ",
+                                             o.threads));
   }
   if (o.max_displacement_depth < 0 || o.max_retries < 0) {
     return absl::InvalidArgumentError(

@@ -49,6 +49,9 @@ enum class DuplicatePolicy {
   kKeepLast,   // keep the value added last
 };
 
+// The most threads one builder places and writes with.
+inline constexpr int kMaxBuildThreads = 64;
+
 struct CuckooBuildOptions {
   // Fraction of buckets to fill. Higher makes a smaller file and more keys
   // outside their first block. In (0, 1). The default value is 0.9.
@@ -71,6 +74,10 @@ struct CuckooBuildOptions {
   // Master seed the per-function hash seeds derive from. The default value
   // is 0x726f6f73742d636b.
   uint64_t seed = 0x726f6f73742d636bULL;
+  // Threads Finish() places and writes with, each over its own share of the
+  // blocks. The file is the same byte for byte for any count. In [1, 64].
+  // The default value is 1.
+  int threads = 1;
 };
 
 // InvalidArgument naming the first option out of its range (see above).
@@ -172,15 +179,40 @@ class CuckooTableBuilder {
   uint64_t chunk_used_ = 0;
   uint64_t chunk_capacity_ = 0;
   // While every pair has the same widths, entries are implicit (a chunk holds
-  // pairs_per_chunk_ of them back to back) and entries_ stays empty.
+  // 2^chunk_shift_ of them back to back) and entries_ stays empty.
   bool uniform_ = true;
   uint32_t key_width_ = 0;
   uint32_t value_width_ = 0;
-  uint32_t pairs_per_chunk_ = 0;
+  int chunk_shift_ = 0;
   std::vector<Entry, LargeAllocator<Entry>> entries_;
   uint64_t num_added_ = 0;
   std::optional<Duplicate> duplicate_;
 };
+
+// Inline: placing and writing call these for every pair, often twice.
+inline std::string_view CuckooTableBuilder::key(uint32_t i) const {
+  if (uniform_) {
+    const uint64_t mask = (uint64_t{1} << chunk_shift_) - 1;
+    const uint64_t offset =
+        (uint64_t{i} & mask) * (uint64_t{key_width_} + value_width_);
+    return {chunks_[uint64_t{i} >> chunk_shift_].data() + offset, key_width_};
+  }
+  const Entry& e = entries_[i];
+  return {chunks_[e.chunk].data() + e.offset, e.key_length};
+}
+
+inline uint32_t CuckooTableBuilder::key_length(uint32_t i) const {
+  return uniform_ ? key_width_ : entries_[i].key_length;
+}
+
+inline uint32_t CuckooTableBuilder::value_length(uint32_t i) const {
+  return uniform_ ? value_width_ : entries_[i].value_length;
+}
+
+inline std::string_view CuckooTableBuilder::value(uint32_t i) const {
+  const std::string_view k = key(i);
+  return {k.data() + k.size(), value_length(i)};
+}
 
 }  // namespace roost
 

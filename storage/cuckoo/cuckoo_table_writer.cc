@@ -1,12 +1,21 @@
 #include "storage/cuckoo/cuckoo_table_writer.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <thread>
+#include <vector>
 
 #include "storage/coding.h"
+#include "util/file.h"
 #include "util/status_macros.h"
+#include "util/str_cat.h"
 
 namespace roost {
 
@@ -17,8 +26,35 @@ using cuckoo_build::Slot;
 
 namespace {
 
-// Heap records are written in pieces of this many bytes (or a little more).
-constexpr size_t kHeapPiece = size_t{1} << 20;
+// Blocks and heap records are written in pieces of about this many bytes.
+constexpr size_t kPiece = size_t{1} << 20;
+
+// Adds `size` bytes of the file at `path` from `offset` on to `sum`.
+absl::Status ChecksumWritten(const std::string& path, uint64_t offset,
+                             uint64_t size, StreamingChecksum* sum) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("cannot read back", path, errno);
+  std::string buffer(kPiece, '\0');
+  absl::Status status;
+  while (size > 0) {
+    const ssize_t n =
+        ::pread(fd, buffer.data(), std::min<uint64_t>(size, buffer.size()),
+                static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      status = n < 0 ? ErrnoError("cannot read back", path, errno)
+                     : absl::DataLossError(StrCat(path,
+                                                  " is shorter than "
+                                                  "what was written"));
+      break;
+    }
+    sum->Update(buffer.data(), static_cast<size_t>(n));
+    offset += static_cast<uint64_t>(n);
+    size -= static_cast<uint64_t>(n);
+  }
+  ::close(fd);
+  return status;
+}
 
 }  // namespace
 
@@ -97,35 +133,47 @@ CuckooTableBuilder::Writer::Writer(const CuckooTableBuilder& builder,
       std::lround(static_cast<double>(report->num_keys) * kPpm /
                   std::max<uint64_t>(1, num_slots_)));
   for (int i = 0; i < num_hashes; ++i) h_.seeds[i] = placement.seeds()[i];
-  h_.min_key_length = h_.min_value_length =
-      std::numeric_limits<uint32_t>::max();
   overflow_.assign((num_blocks * overflow_bits + 7) / 8, '\0');
 }
 
+void CuckooTableBuilder::Writer::Tally::Merge(const Tally& other) {
+  for (size_t i = 0; i < keys_per_hash.size(); ++i) {
+    keys_per_hash[i] += other.keys_per_hash[i];
+  }
+  key_bytes += other.key_bytes;
+  value_bytes += other.value_bytes;
+  min_key = std::min(min_key, other.min_key);
+  max_key = std::max(max_key, other.max_key);
+  min_value = std::min(min_value, other.min_value);
+  max_value = std::max(max_value, other.max_value);
+}
+
 void CuckooTableBuilder::Writer::Account(uint64_t slot, std::string_view k,
-                                         std::string_view v) {
+                                         std::string_view v, Tally* tally) {
   if (placement_.at_home(slot)) {
-    ++h_.keys_per_hash[0];  // and no overflow bit: no block comes before
+    ++tally->keys_per_hash[0];  // and no overflow bit: no block comes before
   } else {
     const uint64_t block = slot / bpb_;
     Candidates c;
     placement_.ComputeCandidates(k, &c);
     int choice = 0;
     while (c.blocks[choice] != block) ++choice;
-    ++h_.keys_per_hash[choice];
+    ++tally->keys_per_hash[choice];
     const uint32_t bits = h_.overflow_bits;
     const uint32_t tag = CuckooOverflowTag(c.hash0, bits);
     for (int j = 0; j < choice; ++j) {
-      overflow_[CuckooOverflowByte(c.blocks[j], bits)] |=
-          static_cast<char>(CuckooOverflowMask(c.blocks[j], bits, tag));
+      std::atomic_ref<char>(overflow_[CuckooOverflowByte(c.blocks[j], bits)])
+          .fetch_or(
+              static_cast<char>(CuckooOverflowMask(c.blocks[j], bits, tag)),
+              std::memory_order_relaxed);
     }
   }
-  report_->key_bytes += k.size();
-  report_->value_bytes += v.size();
-  h_.min_key_length = std::min<uint32_t>(h_.min_key_length, k.size());
-  h_.max_key_length = std::max<uint32_t>(h_.max_key_length, k.size());
-  h_.min_value_length = std::min<uint32_t>(h_.min_value_length, v.size());
-  h_.max_value_length = std::max<uint32_t>(h_.max_value_length, v.size());
+  tally->key_bytes += k.size();
+  tally->value_bytes += v.size();
+  tally->min_key = std::min<uint32_t>(tally->min_key, k.size());
+  tally->max_key = std::max<uint32_t>(tally->max_key, k.size());
+  tally->min_value = std::min<uint32_t>(tally->min_value, v.size());
+  tally->max_value = std::max<uint32_t>(tally->max_value, v.size());
 }
 
 void CuckooTableBuilder::Writer::EncodeBucket(char* dst, const Slot& slot,
@@ -140,63 +188,122 @@ void CuckooTableBuilder::Writer::EncodeBucket(char* dst, const Slot& slot,
   }
 }
 
-absl::Status CuckooTableBuilder::Writer::WriteBuckets(WritableFile& file) {
+template <typename Sink>
+absl::Status CuckooTableBuilder::Writer::WriteBlocks(uint64_t lo, uint64_t hi,
+                                                     std::string_view filler,
+                                                     Tally* tally, Sink sink) {
   // An empty bucket holds a copy of an occupied bucket of the same block (or
   // of the table's first occupied bucket): a lookup that compares against
   // the copy either finds that key's own value or no match, so no key is
   // reserved to mean "empty".
   const Slot* slots = placement_.slots();
-  std::string filler_bucket(h_.bucket_size, '\0');
-  for (uint64_t i = 0; i < num_slots_; ++i) {
-    if (slots[i].entry != kEmpty) {
-      EncodeBucket(filler_bucket.data(), slots[i], 0);
-      break;
-    }
-  }
   // The heap layout reads only the pairs' lengths here (the heap pass reads
   // their bytes); the inline layout copies the pairs into their buckets.
   const uint32_t lines =
       is_inline_ ? static_cast<uint32_t>((h_.bucket_size + 63) / 64) : 0;
-  PairLookahead ahead(b_, slots, num_slots_, lines);
-  std::string block(h_.block_size, '\0');
-  uint64_t heap_offset = 0;
-  for (uint64_t b = 0; b < placement_.num_blocks(); ++b) {
-    std::fill(block.begin(), block.end(), '\0');
-    const Slot* block_slots = slots + b * bpb_;
-    const char* first = nullptr;
-    for (uint32_t s = 0; s < bpb_; ++s) {
-      const Slot& slot = block_slots[s];
-      if (slot.entry == kEmpty) continue;
-      ahead.Step();
-      char* dst = block.data() + s * h_.bucket_size;
-      EncodeBucket(dst, slot, heap_offset);
-      if (is_inline_) {
-        Account(b * bpb_ + s, b_.key(slot.entry), b_.value(slot.entry));
-      } else {
-        const uint64_t klen = b_.key_length(slot.entry);
-        const uint64_t vlen = b_.value_length(slot.entry);
-        heap_offset += VarintLength(klen) + VarintLength(vlen) + klen + vlen;
+  PairLookahead ahead(b_, slots + lo * bpb_, (hi - lo) * bpb_, lines);
+  const uint64_t block_size = h_.block_size;
+  const uint64_t blocks_per_piece = std::max<uint64_t>(1, kPiece / block_size);
+  std::string piece;
+  uint64_t heap_offset = 0;  // the heap layout has one share: lo is 0
+  for (uint64_t first = lo; first < hi; first += blocks_per_piece) {
+    const uint64_t last = std::min(hi, first + blocks_per_piece);
+    piece.assign((last - first) * block_size, '\0');
+    for (uint64_t b = first; b < last; ++b) {
+      char* block = piece.data() + (b - first) * block_size;
+      const Slot* block_slots = slots + b * bpb_;
+      const char* copy = nullptr;
+      for (uint32_t s = 0; s < bpb_; ++s) {
+        const Slot& slot = block_slots[s];
+        if (slot.entry == kEmpty) continue;
+        ahead.Step();
+        char* dst = block + s * h_.bucket_size;
+        EncodeBucket(dst, slot, heap_offset);
+        if (is_inline_) {
+          Account(b * bpb_ + s, b_.key(slot.entry), b_.value(slot.entry),
+                  tally);
+        } else {
+          const uint64_t klen = b_.key_length(slot.entry);
+          const uint64_t vlen = b_.value_length(slot.entry);
+          heap_offset += VarintLength(klen) + VarintLength(vlen) + klen + vlen;
+        }
+        if (copy == nullptr) copy = dst;
       }
-      if (first == nullptr) first = dst;
-    }
-    if (first == nullptr) first = filler_bucket.data();
-    for (uint32_t s = 0; s < bpb_; ++s) {
-      if (block_slots[s].entry == kEmpty) {
-        std::memcpy(block.data() + s * h_.bucket_size, first, h_.bucket_size);
+      if (copy == nullptr) copy = filler.data();
+      for (uint32_t s = 0; s < bpb_; ++s) {
+        if (block_slots[s].entry == kEmpty) {
+          std::memcpy(block + s * h_.bucket_size, copy, h_.bucket_size);
+        }
       }
     }
-    bucket_sum_.Update(block.data(), block.size());
-    ROOST_RETURN_IF_ERROR(file.Append(block));
+    ROOST_RETURN_IF_ERROR(sink(std::string_view(piece), first));
   }
   return absl::OkStatus();
 }
 
+absl::Status CuckooTableBuilder::Writer::WriteBuckets(WritableFile& file,
+                                                      const std::string& path,
+                                                      int threads) {
+  const Slot* slots = placement_.slots();
+  std::string filler(h_.bucket_size, '\0');
+  for (uint64_t i = 0; i < num_slots_; ++i) {
+    if (slots[i].entry != kEmpty) {
+      EncodeBucket(filler.data(), slots[i], 0);
+      break;
+    }
+  }
+  const uint64_t num_blocks = placement_.num_blocks();
+  const uint64_t shares =
+      is_inline_ ? std::clamp<uint64_t>(
+                       threads, 1, std::max<uint64_t>(1, num_blocks / 4096))
+                 : 1;
+  if (shares == 1) {
+    return WriteBlocks(0, num_blocks, filler, &tally_,
+                       [&](std::string_view piece, uint64_t) {
+                         bucket_sum_.Update(piece.data(), piece.size());
+                         return file.Append(piece);
+                       });
+  }
+  // Each share writes its blocks in place; the first checksums its own as
+  // it goes, and the rest are read back for the checksum (from the page
+  // cache: a fraction of the time encoding them took).
+  const uint64_t start = file.size();
+  const uint64_t block_size = h_.block_size;
+  ROOST_RETURN_IF_ERROR(file.AppendHole(num_blocks * block_size));
+  std::vector<uint64_t> cuts(shares + 1, num_blocks);
+  cuts[0] = 0;
+  for (uint64_t t = 1; t < shares; ++t) cuts[t] = num_blocks * t / shares;
+  std::vector<Tally> tallies(shares);
+  std::vector<absl::Status> status(shares);
+  auto write_share = [&](uint64_t t) {
+    status[t] =
+        WriteBlocks(cuts[t], cuts[t + 1], filler, &tallies[t],
+                    [&](std::string_view piece, uint64_t first) {
+                      if (t == 0)
+                        bucket_sum_.Update(piece.data(), piece.size());
+                      return file.WriteAt(start + first * block_size, piece);
+                    });
+  };
+  {
+    std::vector<std::thread> workers;
+    for (uint64_t t = 1; t < shares; ++t) workers.emplace_back(write_share, t);
+    write_share(0);
+    for (std::thread& w : workers) w.join();
+  }
+  for (uint64_t t = 0; t < shares; ++t) {
+    ROOST_RETURN_IF_ERROR(status[t]);
+    tally_.Merge(tallies[t]);
+  }
+  return ChecksumWritten(path, start + cuts[1] * block_size,
+                         (num_blocks - cuts[1]) * block_size, &bucket_sum_);
+}
+
 absl::Status CuckooTableBuilder::Writer::WriteHeap(WritableFile& file) {
-  // Records are gathered into pieces of kHeapPiece bytes that are
+  // Records are gathered into pieces of kPiece bytes that are
   // checksummed and written whole.
   const Slot* slots = placement_.slots();
   std::string piece;
-  piece.reserve(kHeapPiece);
+  piece.reserve(kPiece);
   auto write_piece = [&]() {
     heap_sum_.Update(piece.data(), piece.size());
     absl::Status s = file.Append(piece);
@@ -210,13 +317,13 @@ absl::Status CuckooTableBuilder::Writer::WriteHeap(WritableFile& file) {
     if (e == kEmpty) continue;
     ahead.Step();
     const std::string_view k = b_.key(e), v = b_.value(e);
-    Account(i, k, v);
+    Account(i, k, v, &tally_);
     char* end = EncodeVarint64(lengths, k.size());
     end = EncodeVarint64(end, v.size());
     piece.append(lengths, end - lengths);
     piece.append(k);
     piece.append(v);
-    if (piece.size() >= kHeapPiece) ROOST_RETURN_IF_ERROR(write_piece());
+    if (piece.size() >= kPiece) ROOST_RETURN_IF_ERROR(write_piece());
   }
   return write_piece();
 }
@@ -225,7 +332,7 @@ absl::Status CuckooTableBuilder::Writer::Write(const std::string& path) {
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
                          WritableFile::Create(path));
   ROOST_RETURN_IF_ERROR(file->AppendZeros(kCuckooHeaderSize));
-  ROOST_RETURN_IF_ERROR(WriteBuckets(*file));
+  ROOST_RETURN_IF_ERROR(WriteBuckets(*file, path, b_.options_.threads));
   h_.buckets = Region{kCuckooHeaderSize, file->size() - kCuckooHeaderSize,
                       bucket_sum_.Digest()};
   // The heap pass fills the overflow bitmap in the heap layout: it is
@@ -239,6 +346,13 @@ absl::Status CuckooTableBuilder::Writer::Write(const std::string& path) {
   h_.heap = Region{heap_start, file->size() - heap_start,
                    is_inline_ ? Checksum64(nullptr, 0) : heap_sum_.Digest()};
   h_.file_size = file->size();
+  h_.keys_per_hash = tally_.keys_per_hash;
+  h_.min_key_length = tally_.min_key;
+  h_.max_key_length = tally_.max_key;
+  h_.min_value_length = tally_.min_value;
+  h_.max_value_length = tally_.max_value;
+  report_->key_bytes = tally_.key_bytes;
+  report_->value_bytes = tally_.value_bytes;
   if (report_->num_keys == 0) h_.min_key_length = h_.min_value_length = 0;
   ROOST_RETURN_IF_ERROR(file->WriteAt(overflow_offset, overflow_));
   ROOST_RETURN_IF_ERROR(file->WriteAt(0, h_.Encode()));

@@ -155,6 +155,11 @@ TEST_F(RoostLoadTest, BadOptionsAreRefusedBeforeAnyInputIsOpened) {
       {"--memory-limit 99999999999G", "bad size \"99999999999G\""},
       {"--memory-limit 18446744073709551617", "bad size"},
       {"--max-value-size 1.5G", "bad size \"1.5G\""},
+      {"--threads 0",
+       "bad --threads \"0\" (auto, or a whole number from 1 "
+       "to 64)"},
+      {"--threads 65", "bad --threads \"65\""},
+      {"--threads two", "bad --threads \"two\""},
   };
   // The input does not exist: had it been opened first, the error would be
   // an I/O error (74) about it.

@@ -185,6 +185,44 @@ TEST_F(RoostLoadTest, SameInputGivesIdenticalFiles) {
   }
 }
 
+// A cuckoo build on several threads places and writes each share of the
+// table apart; the file is the one a single thread writes, duplicates
+// dropped or refused alike.
+TEST_F(RoostLoadTest, AnyThreadCountBuildsTheSameCuckooFile) {
+  std::string text;
+  for (int i = 0; i < 120000; ++i) {
+    text += StrCat("k", (i * 7919) % 100000, "\tv", i, "\n");
+  }
+  const std::string in = Write("in.tsv", text);
+  for (const std::string policy : {"first", "last"}) {
+    SCOPED_TRACE(policy);
+    std::vector<std::string> files;
+    for (const std::string threads : {"1", "2", "5"}) {
+      const std::string out = dir_.File("t" + threads + ".sst");
+      const Result r = RoostLoadStdout(
+          "build --output-format json --on-duplicate " + policy +
+          " --threads " + threads + " -i " + in + " -o " + out);
+      ASSERT_EQ(r.exit_code, 0) << r.out;
+      EXPECT_EQ(JsonUint64(ParseOrFail(r.out), "duplicates_dropped"), 20000u);
+      files.push_back(ReadFile(out));
+    }
+    ASSERT_FALSE(files[0].empty());
+    EXPECT_TRUE(files[0] == files[1]);
+    EXPECT_TRUE(files[0] == files[2]);
+    // k7919 is first the value of record 1, then of record 100001.
+    EXPECT_EQ(RoostLoad("get " + dir_.File("t2.sst") + " k7919").out,
+              policy == "first" ? "k7919\tv1\n" : "k7919\tv100001\n");
+  }
+  const Result one =
+      RoostLoad("build -q --threads 1 -i " + in + " -o " + dir_.File("e1.sst"));
+  const Result two =
+      RoostLoad("build -q --threads 2 -i " + in + " -o " + dir_.File("e2.sst"));
+  EXPECT_EQ(one.exit_code, 65);
+  EXPECT_EQ(two.exit_code, 65);
+  EXPECT_NE(one.out.find("duplicate key"), std::string::npos) << one.out;
+  EXPECT_EQ(one.out, two.out);
+}
+
 // Defect 20: CRLF input is warned about (quiet or not), and --strip-cr
 // drops the \r.
 TEST_F(RoostLoadTest, CrlfInputIsWarnedAboutOrStripped) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -307,6 +308,115 @@ TEST(CuckooTableTest, RejectsBadOptions) {
   o = {};
   o.overflow_bits_per_block = 3;
   expect_invalid(o, "overflow bits per block");
+  o = {};
+  o.threads = 0;
+  expect_invalid(o, "build threads must be in [1, 64], not 0");
+  o = {};
+  o.threads = 65;
+  expect_invalid(o, "build threads must be in [1, 64], not 65");
+}
+
+// Each thread places the keys whose first block is in its share of the
+// table, then writes its share of the buckets: the file is the one a single
+// thread writes, in every layout.
+TEST(CuckooTableTest, AnyThreadCountWritesTheSameFile) {
+  ScratchDir dir;
+  auto same_files = [&](const Pairs& pairs, CuckooBuildOptions options) {
+    std::string first;
+    for (int threads : {1, 2, 3, 8}) {
+      SCOPED_TRACE(threads);
+      options.threads = threads;
+      const std::string path = dir.File(StrCat("t", threads, ".sst"));
+      auto report = Build(pairs, path, options);
+      ASSERT_OK(report) << report.status();
+      const std::string bytes = ReadFile(path);
+      if (threads == 1) {
+        first = bytes;
+        auto table = OpenOrDie(path);
+        ASSERT_NE(table, nullptr);
+        for (const auto& [k, v] : pairs) {
+          std::string_view got;
+          ASSERT_TRUE(table->Get(k, &got)) << PrintableKey(k);
+          ASSERT_EQ(got, v) << PrintableKey(k);
+        }
+      } else {
+        EXPECT_TRUE(bytes == first) << "differs from one thread's file";
+      }
+    }
+  };
+  same_files(RandomFixedPairs(41, 200000, 8, 8), {});  // inline
+  CuckooBuildOptions options;
+  options.num_hash_functions = 3;
+  options.utilization = 0.95;
+  same_files(RandomFixedPairs(42, 100000, 4, 4), options);
+  same_files(RandomVariablePairs(43, 100000, 1, 24, 0, 40), {});  // heap
+  // Pairs of 1,000 bytes: not a power of two of them fill the builder's
+  // first chunk of memory, and one of another width follows them.
+  Pairs wide = RandomFixedPairs(44, 70000, 8, 992);
+  wide.emplace_back("another width", "v");
+  same_files(wide, {});
+}
+
+// Duplicates are kept, dropped or refused as on one thread, whichever
+// thread's share of the table they fall in: under kError, the one named is
+// the first a single thread meets.
+TEST(CuckooTableTest, DuplicatesAreTheSameOnAnyThreadCount) {
+  ScratchDir dir;
+  // A copy of a key 11 to 40 pairs before it, after every 50th pair.
+  const Pairs base = RandomFixedPairs(45, 150000, 8, 8);
+  std::mt19937_64 rng(46);
+  Pairs pairs;
+  for (size_t i = 0; i < base.size(); ++i) {
+    pairs.push_back(base[i]);
+    if (i % 50 == 49) {
+      pairs.emplace_back(base[i - 40 + rng() % 30].first, StrCat("again ", i));
+    }
+  }
+  for (DuplicatePolicy policy :
+       {DuplicatePolicy::kKeepFirst, DuplicatePolicy::kKeepLast}) {
+    CuckooBuildOptions options;
+    options.on_duplicate = policy;
+    std::string first;
+    uint64_t dropped = 0;
+    for (int threads : {1, 4}) {
+      options.threads = threads;
+      const std::string path = dir.File(StrCat("t", threads, ".sst"));
+      auto report = Build(pairs, path, options);
+      ASSERT_OK(report) << report.status();
+      if (threads == 1) {
+        first = ReadFile(path);
+        dropped = report->duplicates_dropped;
+        EXPECT_EQ(dropped, 3000u);
+      } else {
+        EXPECT_TRUE(ReadFile(path) == first);
+        EXPECT_EQ(report->duplicates_dropped, dropped);
+      }
+    }
+  }
+  // kError, with the earliest duplicates cut away one after another, so
+  // that the one named falls in different threads' shares.
+  for (int round = 0; round < 4; ++round) {
+    std::string message[2];
+    std::optional<CuckooTableBuilder::Duplicate> found[2];
+    for (int t = 0; t < 2; ++t) {
+      CuckooBuildOptions options;
+      options.threads = t == 0 ? 1 : 4;
+      auto builder = CuckooTableBuilder::Create(dir.File("e.sst"), options);
+      ASSERT_OK(builder);
+      for (const auto& [k, v] : pairs) ASSERT_OK((*builder)->Add(k, v));
+      auto report = (*builder)->Finish();
+      ASSERT_FALSE(report.ok());
+      message[t] = std::string(report.status().message());
+      found[t] = (*builder)->duplicate();
+      ASSERT_TRUE(found[t].has_value());
+    }
+    EXPECT_EQ(message[0], message[1]);
+    EXPECT_EQ(found[0]->key, found[1]->key);
+    EXPECT_EQ(found[0]->first, found[1]->first);
+    EXPECT_EQ(found[0]->second, found[1]->second);
+    pairs.erase(pairs.begin(),
+                pairs.begin() + static_cast<long>(found[0]->second + 1));
+  }
 }
 
 TEST(CuckooTableTest, DuplicateErrorNamesKeyAndPositions) {
