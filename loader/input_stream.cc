@@ -173,7 +173,7 @@ absl::StatusOr<size_t> ByteStream::Unzstd(char* dst, size_t n) {
   return out.pos;
 }
 
-absl::StatusOr<size_t> InputBuffer::Fill(size_t n) {
+absl::StatusOr<size_t> InputBuffer::Refill(size_t n) {
   while (end_ - pos_ < n && !eof_) {
     if (end_ == capacity_) {
       if (pos_ > 0) {

@@ -118,8 +118,12 @@ class InputBuffer {
         capacity_(capacity) {}
 
   // Makes at least `n` bytes available unless the input ends first, and
-  // returns how many are. Invalidates data().
-  absl::StatusOr<size_t> Fill(size_t n);
+  // returns how many are. Invalidates data(). Inline when they are there
+  // already: readers call it for every record.
+  absl::StatusOr<size_t> Fill(size_t n) {
+    if (end_ - pos_ >= n) return end_ - pos_;
+    return Refill(n);
+  }
 
   const char* data() const { return buffer_.get() + pos_; }
   size_t available() const { return end_ - pos_; }
@@ -134,6 +138,9 @@ class InputBuffer {
   uint64_t bytes_read() const { return stream_->bytes_read(); }
 
  private:
+  // Fill(n) when fewer than n bytes are in the window: reads more.
+  absl::StatusOr<size_t> Refill(size_t n);
+
   std::unique_ptr<ByteStream> stream_;
   std::unique_ptr<char[]> buffer_;
   size_t capacity_;

@@ -23,7 +23,12 @@ class Progress {
   // Records and bytes done so far in this phase; cheap enough to call per
   // record (it looks at the clock every few thousand calls).
   void Update(uint64_t records, uint64_t bytes) {
-    if ((++calls_ & 4095) == 0) Report(records, bytes, false);
+    if (Due()) Report(records, bytes, false);
+  }
+  // Update, with the bytes asked of `bytes()` only when they are reported.
+  template <typename Bytes>
+  void UpdateWith(uint64_t records, Bytes bytes) {
+    if (Due()) Report(records, bytes(), false);
   }
   // Ends the current phase, printing its last figures.
   void Done(uint64_t records, uint64_t bytes);
@@ -34,6 +39,7 @@ class Progress {
   void Warn(const std::string& message);
 
  private:
+  bool Due() { return (++calls_ & 4095) == 0; }
   void Report(uint64_t records, uint64_t bytes, bool final);
 
   using Clock = std::chrono::steady_clock;

@@ -212,8 +212,9 @@ absl::Status ReadInputs(const BuildJob& job,
       if (!s.ok()) return s;
       ++good_here;
       ++summary->records;
-      progress->Update(summary->records,
-                       bytes_before + (*reader)->bytes_read());
+      progress->UpdateWith(summary->records, [&] {
+        return bytes_before + (*reader)->bytes_read();
+      });
     }
     if (job.reader.rows) {
       ROOST_RETURN_IF_ERROR(TakeRowSchema(path, **reader, summary));

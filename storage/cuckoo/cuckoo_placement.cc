@@ -33,35 +33,47 @@ absl::Status CuckooTableBuilder::Placement::PlaceHomes(uint64_t lo, uint64_t hi,
           5 +
       16);
   // Each pass hashes every key and keeps those whose first block is its
-  // own; their blocks are prefetched kLookahead keys ahead.
-  uint64_t ring[kLookahead];
-  auto home_of = [&](uint64_t i) {
-    const uint64_t hash0 = Hash64(b_.key(i), seeds_[0]);
-    const uint64_t block = FastRange64(hash0, num_blocks_);
-    if (block >= lo && block < hi) __builtin_prefetch(&slots_[block * bpb_]);
-    return hash0;
+  // own; their blocks are prefetched kLookahead of its own keys ahead.
+  struct Pending {
+    uint32_t entry;
+    uint64_t hash0;
+    uint64_t block;
   };
-  for (uint64_t i = 0; i < std::min<uint64_t>(n, kLookahead); ++i) {
-    ring[i] = home_of(i);
-  }
-  for (uint64_t i = 0; i < n; ++i) {
-    const uint64_t hash0 = ring[i % kLookahead];
-    if (i + kLookahead < n) ring[i % kLookahead] = home_of(i + kLookahead);
+  Pending ring[kLookahead];
+  uint32_t head = 0, pending = 0;
+  uint64_t next = 0;  // the next key to hash
+  auto look_ahead = [&] {
+    while (pending < kLookahead && next < n) {
+      const uint64_t hash0 = Hash64(b_.key(next), seeds_[0]);
+      const uint64_t block = FastRange64(hash0, num_blocks_);
+      if (block >= lo && block < hi) {
+        __builtin_prefetch(&slots_[block * bpb_]);
+        ring[(head + pending) % kLookahead] = {static_cast<uint32_t>(next),
+                                               hash0, block};
+        ++pending;
+      }
+      ++next;
+    }
+  };
+  look_ahead();
+  while (pending > 0) {
+    const Pending p = ring[head];
+    head = (head + 1) % kLookahead;
+    --pending;
+    look_ahead();
     Candidates home;
-    home.hash0 = hash0;
-    home.blocks[0] = FastRange64(hash0, num_blocks_);
-    if (home.blocks[0] < lo || home.blocks[0] >= hi) continue;
-    const auto entry = static_cast<uint32_t>(i);
+    home.hash0 = p.hash0;
+    home.blocks[0] = p.block;
     ROOST_ASSIGN_OR_RETURN(
         const bool dup,
-        HandleDuplicate(entry, home, 1, &pass->duplicates, &pass->duplicate));
+        HandleDuplicate(p.entry, home, 1, &pass->duplicates, &pass->duplicate));
     if (dup) continue;
-    const uint32_t free = FreeSlot(home.blocks[0]);
+    const uint32_t free = FreeSlot(p.block);
     if (free < bpb_) {
-      Put(home.blocks[0] * bpb_ + free, Slot{entry, CuckooFingerprint(hash0)},
+      Put(p.block * bpb_ + free, Slot{p.entry, CuckooFingerprint(p.hash0)},
           /*home=*/true);
     } else {
-      pass->deferred.push_back(entry);
+      pass->deferred.push_back(p.entry);
     }
   }
   return absl::OkStatus();

@@ -26,7 +26,7 @@ inline constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
 inline constexpr uint64_t kMaxEntries = kEmpty - 1;
 inline constexpr uint32_t kPpm = 1000000;
 // Inserting looks this many keys ahead to prefetch their candidate blocks.
-inline constexpr uint32_t kLookahead = 8;
+inline constexpr uint32_t kLookahead = 16;
 
 // One bucket while placing: the entry it holds and that entry's fingerprint,
 // so that duplicate checks rarely touch the keys themselves.

@@ -68,8 +68,8 @@ absl::StatusOr<CuckooTableBuilder::Entry> CuckooTableBuilder::Store(
   return entry;
 }
 
-absl::Status CuckooTableBuilder::Add(std::string_view key,
-                                     std::string_view value) {
+absl::Status CuckooTableBuilder::AddToNewChunk(std::string_view key,
+                                               std::string_view value) {
   if (finished_) return absl::FailedPreconditionError("Add() after Finish()");
   constexpr uint64_t kMaxLength = std::numeric_limits<uint32_t>::max();
   if (key.size() >= kMaxLength || value.size() >= kMaxLength) {

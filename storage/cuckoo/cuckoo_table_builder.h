@@ -29,6 +29,8 @@
 #define ROOST_STORAGE_CUCKOO_CUCKOO_TABLE_BUILDER_H_
 
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -113,7 +115,23 @@ class CuckooTableBuilder {
 
   // Copies a pair into the builder. Duplicates are found at Finish(). Fails
   // on a key or value of 2^32 - 1 bytes or more, or past 2^32 - 2 pairs.
-  absl::Status Add(std::string_view key, std::string_view value);
+  // Inline for a pair of the widths of all before it, in the chunk of
+  // memory they are in: the loader adds millions.
+  absl::Status Add(std::string_view key, std::string_view value) {
+    if (uniform_ && key.size() == key_width_ && value.size() == value_width_ &&
+        (num_added_ & ((uint64_t{1} << chunk_shift_) - 1)) != 0 &&
+        num_added_ < kMaxPairs && !finished_) {
+      char* dst = chunks_.back().data() + chunk_used_;
+      if (!key.empty()) std::memcpy(dst, key.data(), key.size());
+      if (!value.empty()) {
+        std::memcpy(dst + key.size(), value.data(), value.size());
+      }
+      chunk_used_ += key.size() + value.size();
+      ++num_added_;
+      return absl::OkStatus();
+    }
+    return AddToNewChunk(key, value);
+  }
 
   // Pairs added so far, duplicates included.
   uint64_t num_added() const { return num_added_; }
@@ -150,8 +168,16 @@ class CuckooTableBuilder {
   class Placement;
   class Writer;
 
+  // The most pairs a builder takes: an entry is 32 bits, and one value
+  // means empty.
+  static constexpr uint64_t kMaxPairs =
+      uint64_t{std::numeric_limits<uint32_t>::max()} - 1;
+
   CuckooTableBuilder(const std::string& path,
                      const CuckooBuildOptions& options);
+  // Add() for every other pair: the first, the first of a chunk, one of
+  // other widths, or one refused.
+  absl::Status AddToNewChunk(std::string_view key, std::string_view value);
   absl::StatusOr<CuckooBuildReport> PlaceAndWrite();
   std::string_view key(uint32_t i) const;
   std::string_view value(uint32_t i) const;
