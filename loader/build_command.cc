@@ -163,7 +163,7 @@ int RunBuildCommand(BuildFlags& f) {
     }
   }
   if (f.threads == "auto") {
-    job.cuckoo.threads = std::clamp(AvailableCpus(), 1, kMaxBuildThreads);
+    job.threads = std::clamp(AvailableCpus(), 1, kMaxBuildThreads);
   } else {
     int n = 0;
     auto [end, ec] = std::from_chars(f.threads.data(),
@@ -176,7 +176,7 @@ int RunBuildCommand(BuildFlags& f) {
             "\" (auto, or a whole number from 1 to ", kMaxBuildThreads, ")"));
       }
     } else {
-      job.cuckoo.threads = n;
+      job.threads = n;
     }
   }
   if (!f.shard.empty()) {
@@ -461,9 +461,10 @@ Command AddBuildCommand(CLI::App& app) {
                 "Cuckoo: longest displacement chain tried per insertion")
       ->capture_default_str();
   b->add_option("--threads", f.threads,
-                "Cuckoo: threads that place the keys and write the buckets, "
-                "each over its own share of the table; the file is the same "
-                "for any count. auto: every CPU this process may run on")
+                "Threads that place the keys and write the buckets of a "
+                "cuckoo table, and that sort a block build's records in "
+                "memory; the file is the same for any count. auto: every "
+                "CPU this process may run on")
       ->capture_default_str();
   b->add_option("--block-size", job.block.block_size,
                 "Block: target data block size in bytes")

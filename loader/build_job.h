@@ -44,6 +44,9 @@ struct BuildJob {
     return o;
   }();
   DuplicatePolicy on_duplicate = DuplicatePolicy::kError;
+  // Threads that place and write a cuckoo table, and that sort a block
+  // build's records in memory (--threads). The default value is 1.
+  int threads = 1;
   // Malformed records skipped (and counted) before the build fails.
   uint64_t max_bad_records = 0;
   // Block format: memory for sorting before spilling runs to temp_dir.

@@ -17,6 +17,8 @@
 #include <deque>
 #include <filesystem>
 #include <limits>
+#include <new>
+#include <thread>
 #include <vector>
 
 #include "loader/run_file.h"
@@ -73,6 +75,49 @@ bool RecordLess(const Record& a, const Record& b) {
   return a.sequence < b.sequence;
 }
 
+// Sorts [first, last) by RecordLess on `threads` threads: the records are
+// partitioned around a key prefix sampled near the median, and each side
+// sorted apart (recursively, the threads shared between the sides). Every
+// record of the left side has a smaller prefix than every one of the right,
+// so the result is the one order RecordLess defines, for any thread count.
+template <typename It>
+void SortRecords(It first, It last, int threads) {
+  constexpr ptrdiff_t kMinShare = 1 << 16;
+  const auto less = [](const Record& a, const Record& b) {
+    return RecordLess(a, b);
+  };
+  const ptrdiff_t n = last - first;
+  if (threads <= 1 || n < 2 * kMinShare) {
+    std::sort(first, last, less);
+    return;
+  }
+  // The median of a sample of prefixes, spread over the range.
+  constexpr ptrdiff_t kSample = 1023;
+  std::vector<uint64_t> sample(kSample);
+  for (ptrdiff_t i = 0; i < kSample; ++i) {
+    sample[i] = first[i * (n / kSample)].prefix;
+  }
+  std::nth_element(sample.begin(), sample.begin() + kSample / 2, sample.end());
+  const uint64_t pivot = sample[kSample / 2];
+  It middle = std::partition(
+      first, last, [pivot](const Record& r) { return r.prefix < pivot; });
+  if (middle == first) {
+    // Every prefix is at least the pivot (keys crowded on one prefix):
+    // split off those above it instead, or sort on one thread.
+    middle = std::partition(
+        first, last, [pivot](const Record& r) { return r.prefix == pivot; });
+    if (middle == last) {
+      std::sort(first, last, less);
+      return;
+    }
+  }
+  const int left_threads = threads / 2;
+  std::thread left(
+      [=] { SortRecords(first, middle, std::max(1, left_threads)); });
+  SortRecords(middle, last, threads - left_threads);
+  left.join();
+}
+
 // Bump allocation in blocks. Pairs larger than a block get a block of their
 // own. Reset() keeps the standard blocks for the next batch.
 class Arena {
@@ -98,15 +143,19 @@ class Arena {
       return oversized_.back().get();
     }
     if (spare_.empty()) {
-      blocks_.push_back(std::make_unique<char[]>(block_size_));
+      // On huge pages: the sorted pairs are read back at random.
+      absl::StatusOr<AnonymousBuffer> block =
+          AnonymousBuffer::Allocate(block_size_);
+      if (!block.ok()) throw std::bad_alloc();
+      blocks_.push_back(std::move(*block));
     } else {
       blocks_.push_back(std::move(spare_.back()));
       spare_.pop_back();
     }
     in_use_ += block_size_;
-    next_ = blocks_.back().get() + n;
+    next_ = blocks_.back().data() + n;
     left_ = block_size_ - n;
-    return blocks_.back().get();
+    return blocks_.back().data();
   }
 
   // Bytes of the blocks that hold pairs.
@@ -130,8 +179,8 @@ class Arena {
 
  private:
   const size_t block_size_;
-  std::vector<std::unique_ptr<char[]>> blocks_;
-  std::vector<std::unique_ptr<char[]>> spare_;
+  std::vector<AnonymousBuffer> blocks_;
+  std::vector<AnonymousBuffer> spare_;
   std::vector<std::unique_ptr<char[]>> oversized_;
   char* next_ = nullptr;
   size_t left_ = 0;
@@ -262,7 +311,7 @@ class ExternalSorter::Impl {
     }
     finished_ = true;
     if (runs_spilled_ == 0) {
-      std::sort(records_.begin(), records_.end(), RecordLess);
+      SortRecords(records_.begin(), records_.end(), options_.threads);
       return absl::OkStatus();
     }
     absl::Status s = FinishRuns();
@@ -279,6 +328,7 @@ class ExternalSorter::Impl {
     }
     if (merger_ == nullptr) {
       if (next_record_ == records_.size()) return false;
+      PrefetchAhead(next_record_);
       const Record& r = records_[next_record_++];
       *key = r.key();
       *value = r.value();
@@ -302,13 +352,27 @@ class ExternalSorter::Impl {
   uint64_t runs_spilled() const { return runs_spilled_; }
 
  private:
+  // Sorted, the records point into the arena at random: reading them in
+  // order misses the cache on every pair unless its bytes are asked for
+  // ahead. Called before reading record i.
+  void PrefetchAhead(size_t i) const {
+    constexpr size_t kAhead = 16;
+    if (i + kAhead < records_.size()) {
+      const Record& r = records_[i + kAhead];
+      __builtin_prefetch(r.data);
+      __builtin_prefetch(r.data + r.key_size + r.value_size - 1);
+    }
+  }
+
   // Sorts the batch in memory and writes it as a run file.
   absl::Status Spill() {
     if (dir_.empty()) ROOST_RETURN_IF_ERROR(MakeTempDir());
-    std::sort(records_.begin(), records_.end(), RecordLess);
+    SortRecords(records_.begin(), records_.end(), options_.threads);
     const std::string path = NewRunPath();
     ROOST_ASSIGN_OR_RETURN(auto file, WritableFile::Create(path));
-    for (const Record& r : records_) {
+    for (size_t i = 0; i < records_.size(); ++i) {
+      PrefetchAhead(i);
+      const Record& r = records_[i];
       ROOST_RETURN_IF_ERROR(
           AppendRunRecord(file.get(), r.key(), r.value(), r.sequence));
     }
@@ -340,7 +404,7 @@ class ExternalSorter::Impl {
   // left, and opens the final merge.
   absl::Status FinishRuns() {
     if (!records_.empty()) ROOST_RETURN_IF_ERROR(Spill());
-    std::vector<Record>().swap(records_);
+    std::vector<Record, LargeAllocator<Record>>().swap(records_);
     arena_.Release();
     while (runs_.size() > kMaxMergeWidth) {
       // Merge just enough of the oldest (smallest) runs that kMaxMergeWidth
@@ -373,7 +437,8 @@ class ExternalSorter::Impl {
 
   const SorterOptions options_;
   Arena arena_;
-  std::vector<Record> records_;  // the batch in memory
+  // The batch in memory, on huge pages.
+  std::vector<Record, LargeAllocator<Record>> records_;
   uint64_t num_added_ = 0;
   uint64_t runs_spilled_ = 0;
   bool finished_ = false;

@@ -37,6 +37,10 @@ struct SorterOptions {
   // Where run files go (a fresh subdirectory is made and removed). The
   // default value is "" (the system temporary directory).
   std::string temp_dir;
+  // Threads that sort a batch in memory: it is cut into ranges of keys,
+  // each sorted by one. The order is the same for any count. The default
+  // value is 1.
+  int threads = 1;
 };
 
 class ExternalSorter {

@@ -261,6 +261,7 @@ absl::Status WriteCuckooFiles(const BuildJob& job,
                               BuildSummary* summary, Progress* progress) {
   const uint32_t shards = static_cast<uint32_t>(paths.size());
   CuckooBuildOptions options = job.cuckoo;
+  options.threads = job.threads;
   options.on_duplicate = job.on_duplicate;
   std::vector<std::unique_ptr<CuckooTableBuilder>> builders;
   for (const std::string& path : paths) {
@@ -351,6 +352,7 @@ absl::Status WriteBlockFiles(const BuildJob& job,
   SorterOptions sort_options;
   sort_options.memory_limit = job.memory_limit;
   sort_options.temp_dir = job.temp_dir;
+  sort_options.threads = job.threads;
   ExternalSorter sorter(sort_options);
   Origins origins(job.reader.format, job.reader);
   std::string prefixed;
@@ -471,6 +473,7 @@ absl::Status WriteSortedCuckooFile(const BuildJob& job,
   SorterOptions sort_options;
   sort_options.memory_limit = job.memory_limit;
   sort_options.temp_dir = job.temp_dir;
+  sort_options.threads = job.threads;
   ExternalSorter sorter(sort_options);
   Origins origins(job.reader.format, job.reader);
   ROOST_RETURN_IF_ERROR(ReadInputs(job, inputs, &origins, read, summary,
@@ -484,6 +487,7 @@ absl::Status WriteSortedCuckooFile(const BuildJob& job,
   progress->Done(summary->records, summary->input_bytes);
   progress->Phase("build");
   CuckooBuildOptions options = job.cuckoo;
+  options.threads = job.threads;
   options.on_duplicate = DuplicatePolicy::kError;
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<CuckooTableBuilder> builder,
                          CuckooTableBuilder::Create(path, options));

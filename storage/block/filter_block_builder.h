@@ -22,7 +22,15 @@ class FilterBlockBuilder {
   // REQUIRES: num_lines >= 1, 1 <= bits_per_key <= kMaxFilterBitsPerKey.
   FilterBlockBuilder(uint64_t num_lines, uint32_t bits_per_key);
 
-  void AddHash(uint64_t hash);
+  // Sets the hash's bits, a few calls later: the line it falls in is
+  // fetched meanwhile (a filter of millions of keys is far larger than the
+  // cache, and each key's line is one at random).
+  void AddHash(uint64_t hash) {
+    __builtin_prefetch(LineFor(hash));
+    uint64_t& slot = pending_[added_++ % kPending];
+    if (added_ > kPending) SetBits(slot);
+    slot = hash;
+  }
   // The filter block's contents: the lines, then the params. Call once.
   std::string Finish();
 
@@ -30,10 +38,17 @@ class FilterBlockBuilder {
   int num_probes() const { return num_probes_; }
 
  private:
+  static constexpr uint64_t kPending = 16;
+
+  char* LineFor(uint64_t hash);
+  void SetBits(uint64_t hash);
+
   const uint64_t num_lines_;
   const uint32_t bits_per_key_;
   const int num_probes_;
   std::string lines_;
+  uint64_t pending_[kPending] = {};
+  uint64_t added_ = 0;
 };
 
 }  // namespace roost

@@ -66,8 +66,9 @@ struct Sorted {
 };
 
 absl::StatusOr<Sorted> Sort(const Pairs& pairs, uint64_t memory_limit,
-                            const std::string& temp_dir) {
-  ExternalSorter sorter({.memory_limit = memory_limit, .temp_dir = temp_dir});
+                            const std::string& temp_dir, int threads = 1) {
+  ExternalSorter sorter(
+      {.memory_limit = memory_limit, .temp_dir = temp_dir, .threads = threads});
   for (const auto& [k, v] : pairs) {
     absl::Status s = sorter.Add(k, v);
     if (!s.ok()) return s;
@@ -157,6 +158,41 @@ TEST(SorterTest, FixedSizeRandomKeys) {
     auto sorted = Sort(pairs, limit, dir.path().string());
     ASSERT_OK(sorted) << sorted.status();
     EXPECT_TRUE(sorted->items == expected);
+  }
+}
+
+// A batch sorted on several threads is cut into ranges of key prefixes,
+// each sorted by one: the order is the one stable sort gives, in memory
+// and in spilled runs, whether the prefixes are spread, crowded on one
+// (keys that differ past their 8th byte, and duplicates) or all the same.
+TEST(SorterTest, ThreadsSortAlike) {
+  ScratchDir dir;
+  std::mt19937_64 rng(11);
+  Pairs spread = RandomFixedPairs(12, 200000, 8, 4);
+  for (size_t i = 0; i < spread.size(); i += 7) {
+    spread.push_back({spread[i].first, "again"});
+  }
+  Pairs crowded = MixedPairs(13, 300000);  // half share "shared/"
+  Pairs same;
+  for (int i = 0; i < 150000; ++i) {
+    same.emplace_back("samepfx/" + RandomBytes(rng, 3), std::to_string(i));
+  }
+  for (const Pairs* pairs : {&spread, &crowded, &same}) {
+    const std::vector<Item> expected = Expected(*pairs);
+    for (uint64_t limit : {uint64_t{8} << 20, kUnlimited}) {
+      for (int threads : {2, 3, 8}) {
+        SCOPED_TRACE(::testing::Message()
+                     << pairs->size() << " pairs, limit " << limit << ", "
+                     << threads << " threads");
+        auto sorted = Sort(*pairs, limit, dir.path().string(), threads);
+        ASSERT_OK(sorted) << sorted.status();
+        ASSERT_EQ(sorted->items.size(), expected.size());
+        EXPECT_TRUE(sorted->items == expected);
+        if (limit != kUnlimited) {
+          EXPECT_GT(sorted->runs_spilled, 0);
+        }
+      }
+    }
   }
 }
 
