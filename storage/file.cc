@@ -23,9 +23,8 @@ constexpr size_t kHugePageSize = 2 << 20;
 
 absl::StatusOr<std::unique_ptr<WritableFile>> WritableFile::Create(
     const std::string& path) {
-  const int fd =
-      ::open(path.c_str(),
-             O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const int fd = ::open(
+      path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (errno == ELOOP) {
       return absl::PermissionDeniedError(
@@ -123,6 +122,29 @@ absl::Status WritableFile::WriteAt(uint64_t offset, std::string_view data) {
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoError("cannot write", path_, errno);
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WritableFile::ReadAt(uint64_t offset, size_t size, char* out) {
+  if (!buffer_.empty()) {
+    absl::Status s = Flush();
+    if (!s.ok()) return s;
+  }
+  if (offset + size > size_) {
+    return absl::InvalidArgumentError("ReadAt past the end of " + path_);
+  }
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n = ::pread(fd_, out + done, size - done,
+                              static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("cannot read back", path_, errno);
+    if (n == 0) {
+      return absl::DataLossError(
+          StrCat(path_, " is shorter than what was written to it"));
     }
     done += static_cast<size_t>(n);
   }

@@ -49,6 +49,9 @@ class WritableFile {
   // After AppendHole, and until the next Append, threads may call it at
   // once for ranges that do not overlap.
   absl::Status WriteAt(uint64_t offset, std::string_view data);
+  // Reads `size` bytes written at `offset` into `out`; what is still in the
+  // buffer is flushed first. Threads may call it at once, as WriteAt.
+  absl::Status ReadAt(uint64_t offset, size_t size, char* out);
   // Bytes appended so far.
   uint64_t size() const { return size_; }
   // Flushes, fsyncs when `sync`, and closes. After a successful Close the file

@@ -28,10 +28,10 @@ absl::Status CuckooTableBuilder::Placement::PlaceHomes(uint64_t lo, uint64_t hi,
   const uint64_t n = b_.num_added_;
   // About 16% of keys miss their first block at utilization 0.9; room for
   // a fifth of this share up front spares the copies of regrowing.
+  const double share = static_cast<double>(hi - lo) /
+                       static_cast<double>(std::max<uint64_t>(1, num_blocks_));
   pass->deferred.reserve(
-      static_cast<size_t>(n * (hi - lo) / std::max<uint64_t>(1, num_blocks_)) /
-          5 +
-      16);
+      static_cast<size_t>(static_cast<double>(n) * share / 5) + 16);
   // Each pass hashes every key and keeps those whose first block is its
   // own; their blocks are prefetched kLookahead of its own keys ahead.
   struct Pending {

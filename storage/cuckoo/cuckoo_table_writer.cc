@@ -1,11 +1,7 @@
 #include "storage/cuckoo/cuckoo_table_writer.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -13,9 +9,7 @@
 #include <vector>
 
 #include "storage/coding.h"
-#include "util/file.h"
 #include "util/status_macros.h"
-#include "util/str_cat.h"
 
 namespace roost {
 
@@ -29,31 +23,18 @@ namespace {
 // Blocks and heap records are written in pieces of about this many bytes.
 constexpr size_t kPiece = size_t{1} << 20;
 
-// Adds `size` bytes of the file at `path` from `offset` on to `sum`.
-absl::Status ChecksumWritten(const std::string& path, uint64_t offset,
-                             uint64_t size, StreamingChecksum* sum) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("cannot read back", path, errno);
-  std::string buffer(kPiece, '\0');
-  absl::Status status;
+// Adds `size` bytes of `file` from `offset` on to `sum`.
+absl::Status ChecksumWritten(WritableFile& file, uint64_t offset, uint64_t size,
+                             StreamingChecksum* sum) {
+  std::string buffer(std::min<uint64_t>(size, kPiece), '\0');
   while (size > 0) {
-    const ssize_t n =
-        ::pread(fd, buffer.data(), std::min<uint64_t>(size, buffer.size()),
-                static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      status = n < 0 ? ErrnoError("cannot read back", path, errno)
-                     : absl::DataLossError(StrCat(path,
-                                                  " is shorter than "
-                                                  "what was written"));
-      break;
-    }
-    sum->Update(buffer.data(), static_cast<size_t>(n));
-    offset += static_cast<uint64_t>(n);
-    size -= static_cast<uint64_t>(n);
+    const size_t n = std::min<uint64_t>(size, buffer.size());
+    ROOST_RETURN_IF_ERROR(file.ReadAt(offset, n, buffer.data()));
+    sum->Update(buffer.data(), n);
+    offset += n;
+    size -= n;
   }
-  ::close(fd);
-  return status;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -242,7 +223,6 @@ absl::Status CuckooTableBuilder::Writer::WriteBlocks(uint64_t lo, uint64_t hi,
 }
 
 absl::Status CuckooTableBuilder::Writer::WriteBuckets(WritableFile& file,
-                                                      const std::string& path,
                                                       int threads) {
   const Slot* slots = placement_.slots();
   std::string filler(h_.bucket_size, '\0');
@@ -294,7 +274,7 @@ absl::Status CuckooTableBuilder::Writer::WriteBuckets(WritableFile& file,
     ROOST_RETURN_IF_ERROR(status[t]);
     tally_.Merge(tallies[t]);
   }
-  return ChecksumWritten(path, start + cuts[1] * block_size,
+  return ChecksumWritten(file, start + cuts[1] * block_size,
                          (num_blocks - cuts[1]) * block_size, &bucket_sum_);
 }
 
@@ -332,7 +312,7 @@ absl::Status CuckooTableBuilder::Writer::Write(const std::string& path) {
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
                          WritableFile::Create(path));
   ROOST_RETURN_IF_ERROR(file->AppendZeros(kCuckooHeaderSize));
-  ROOST_RETURN_IF_ERROR(WriteBuckets(*file, path, b_.options_.threads));
+  ROOST_RETURN_IF_ERROR(WriteBuckets(*file, b_.options_.threads));
   h_.buckets = Region{kCuckooHeaderSize, file->size() - kCuckooHeaderSize,
                       bucket_sum_.Digest()};
   // The heap pass fills the overflow bitmap in the heap layout: it is

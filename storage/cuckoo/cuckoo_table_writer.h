@@ -67,9 +67,8 @@ class CuckooTableBuilder::Writer {
   absl::Status WriteBlocks(uint64_t lo, uint64_t hi, std::string_view filler,
                            Tally* tally, Sink sink);
   // Every block; the inline layout's on `threads` threads, each writing its
-  // share of `file` (at `path`) in place.
-  absl::Status WriteBuckets(WritableFile& file, const std::string& path,
-                            int threads);
+  // share of `file` in place.
+  absl::Status WriteBuckets(WritableFile& file, int threads);
   // Every heap record, in the order their buckets were written.
   absl::Status WriteHeap(WritableFile& file);
 

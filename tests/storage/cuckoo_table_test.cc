@@ -13,6 +13,7 @@
 
 #include "absl/strings/escaping.h"
 #include "storage/cuckoo/cuckoo_table_builder.h"
+#include "storage/file.h"
 #include "tests/harness/status_matchers.h"
 #include "tests/harness/test_util.h"
 #include "util/escape.h"
@@ -355,6 +356,37 @@ TEST(CuckooTableTest, AnyThreadCountWritesTheSameFile) {
   Pairs wide = RandomFixedPairs(44, 70000, 8, 992);
   wide.emplace_back("another width", "v");
   same_files(wide, {});
+}
+
+// The parallel writer's file: a hole appended, filled by threads with
+// positioned writes, read back, then appended to again.
+TEST(WritableFileTest, AHoleFilledByThreadsReadsBack) {
+  ScratchDir dir;
+  auto file = WritableFile::Create(dir.File("f"));
+  ASSERT_OK(file);
+  ASSERT_OK((*file)->Append("head"));
+  ASSERT_OK((*file)->AppendHole(3 << 20));
+  EXPECT_EQ((*file)->size(), 4u + (3 << 20));
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> status(3);
+  for (uint64_t t = 0; t < 3; ++t) {
+    threads.emplace_back([&, t] {
+      status[t] = (*file)->WriteAt(
+          4 + (t << 20), std::string(1 << 20, static_cast<char>('a' + t)));
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const absl::Status& s : status) ASSERT_OK(s);
+  ASSERT_OK((*file)->Append("tail"));
+  char got[6];
+  ASSERT_OK((*file)->ReadAt((2 << 20) + 1, 6, got));
+  EXPECT_EQ(std::string_view(got, 6), "bbbccc");
+  EXPECT_FALSE((*file)->ReadAt((*file)->size() - 2, 3, got).ok());
+  ASSERT_OK((*file)->Close());
+  const std::string bytes = ReadFile(dir.File("f"));
+  ASSERT_EQ(bytes.size(), 8u + (3 << 20));
+  EXPECT_EQ(bytes.substr(0, 5), "heada");
+  EXPECT_EQ(bytes.substr((3 << 20) + 3), "ctail");
 }
 
 // Duplicates are kept, dropped or refused as on one thread, whichever
