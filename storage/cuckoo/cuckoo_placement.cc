@@ -85,8 +85,8 @@ CuckooTableBuilder::Placement::PlaceAllHomes(uint64_t* duplicates) {
   // so that no two threads write one word of home_. A key placed by one
   // share's pass touches that share's blocks alone, and each share sees
   // its keys in add order, so the buckets are those of one pass over all.
-  const uint64_t threads = std::clamp<uint64_t>(
-      b_.options_.threads, 1, std::max<uint64_t>(1, num_blocks_ / 4096));
+  const uint64_t threads =
+      cuckoo_build::SharesFor(b_.options_.threads, num_blocks_);
   std::vector<uint64_t> cuts(threads + 1, num_blocks_);
   cuts[0] = 0;
   for (uint64_t t = 1; t < threads; ++t) {

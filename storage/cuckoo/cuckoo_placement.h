@@ -5,6 +5,7 @@
 #ifndef ROOST_STORAGE_CUCKOO_CUCKOO_PLACEMENT_H_
 #define ROOST_STORAGE_CUCKOO_CUCKOO_PLACEMENT_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -27,6 +28,15 @@ inline constexpr uint64_t kMaxEntries = kEmpty - 1;
 inline constexpr uint32_t kPpm = 1000000;
 // Inserting looks this many keys ahead to prefetch their candidate blocks.
 inline constexpr uint32_t kLookahead = 16;
+
+// How many shares of its blocks a build on `threads` threads cuts a table
+// of `num_blocks` into, for the first pass and for writing: at most one per
+// 4,096 blocks, so that a small table is not cut (starting a thread costs
+// more than such a share's work).
+inline uint64_t SharesFor(int threads, uint64_t num_blocks) {
+  return std::clamp<uint64_t>(threads, 1,
+                              std::max<uint64_t>(1, num_blocks / 4096));
+}
 
 // One bucket while placing: the entry it holds and that entry's fingerprint,
 // so that duplicate checks rarely touch the keys themselves.

@@ -234,9 +234,7 @@ absl::Status CuckooTableBuilder::Writer::WriteBuckets(WritableFile& file,
   }
   const uint64_t num_blocks = placement_.num_blocks();
   const uint64_t shares =
-      is_inline_ ? std::clamp<uint64_t>(
-                       threads, 1, std::max<uint64_t>(1, num_blocks / 4096))
-                 : 1;
+      is_inline_ ? cuckoo_build::SharesFor(threads, num_blocks) : 1;
   if (shares == 1) {
     return WriteBlocks(0, num_blocks, filler, &tally_,
                        [&](std::string_view piece, uint64_t) {
