@@ -1,4 +1,4 @@
-// ExternalSorter keeps pairs in arenas with a vector of fixed-size records
+// ExternalSorter keeps pairs in arenas with an array of 16-byte records
 // pointing into them, sorts the records, and spills them to run files when
 // the memory limit would be passed. Finish() then merges the runs with a
 // binary heap, in intermediate passes when there are more than
@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -42,19 +43,44 @@ constexpr size_t kMaxReadBuffer = 1 << 20;
 constexpr size_t kMinArenaBlock = 1 << 10;
 constexpr size_t kMaxArenaBlock = 4 << 20;
 
-// A pair held in memory. `prefix` is the first 8 key bytes big-endian,
-// zero-padded: comparing it decides most comparisons without touching the
-// arena.
+// A pair held in memory: 16 bytes, so that sorting moves little. `prefix` is
+// the first 8 key bytes big-endian, zero-padded: comparing it decides most
+// comparisons without touching the arena. `entry` points at the pair in the
+// arena: varint key size, varint value size, varint sequence, key, value.
 struct Record {
   uint64_t prefix;
-  const char* data;  // key then value, in the arena
-  uint32_t key_size;
-  uint32_t value_size;
-  uint64_t sequence;
-
-  std::string_view key() const { return {data, key_size}; }
-  std::string_view value() const { return {data + key_size, value_size}; }
+  const char* entry;
 };
+
+// The longest entry header: three varints, the sizes of at most 32 bits.
+constexpr size_t kMaxEntryHeader = 5 + 5 + kMaxVarint64Length;
+
+// Decodes a varint the arena wrote (it is well formed and complete).
+inline const char* ArenaVarint(const char* p, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0;; shift += 7) {
+    const uint64_t byte = static_cast<unsigned char>(*p++);
+    result |= (byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  *v = result;
+  return p;
+}
+
+// A record's pair, decoded from its entry.
+struct Pair {
+  std::string_view key;
+  std::string_view value;
+  uint64_t sequence;
+};
+
+inline Pair DecodeEntry(const char* p) {
+  uint64_t key_size, value_size, sequence;
+  p = ArenaVarint(p, &key_size);
+  p = ArenaVarint(p, &value_size);
+  p = ArenaVarint(p, &sequence);
+  return {{p, key_size}, {p + key_size, value_size}, sequence};
+}
 
 uint64_t KeyPrefix(std::string_view key) {
   char buf[8] = {};
@@ -63,16 +89,18 @@ uint64_t KeyPrefix(std::string_view key) {
   return __builtin_bswap64(DecodeFixed64(buf));
 }
 
-bool RecordLess(const Record& a, const Record& b) {
-  if (a.prefix != b.prefix) return a.prefix < b.prefix;
-  // Equal prefixes mean the first min(8, shorter key) bytes are equal.
-  const size_t n = std::min(a.key_size, b.key_size);
-  if (n > 8) {
-    const int c = std::memcmp(a.data + 8, b.data + 8, n - 8);
-    if (c != 0) return c < 0;
-  }
-  if (a.key_size != b.key_size) return a.key_size < b.key_size;
+// Keys, then sequences. Out of line: only records of equal prefixes (the
+// first 8 key bytes, zero-padded) get here.
+[[gnu::noinline]] bool EntryLess(const char* a_entry, const char* b_entry) {
+  const Pair a = DecodeEntry(a_entry);
+  const Pair b = DecodeEntry(b_entry);
+  if (a.key != b.key) return a.key < b.key;
   return a.sequence < b.sequence;
+}
+
+inline bool RecordLess(const Record& a, const Record& b) {
+  if (a.prefix != b.prefix) return a.prefix < b.prefix;
+  return EntryLess(a.entry, b.entry);
 }
 
 // Sorts [first, last) by RecordLess on `threads` threads: the records are
@@ -117,6 +145,59 @@ void SortRecords(It first, It last, int threads) {
   SortRecords(middle, last, threads - left_threads);
   left.join();
 }
+
+// The batch's records, in one mapping that grows in place (mremap moves
+// the pages, it copies none): no second array alive while growing, and
+// untouched capacity costs no memory.
+class RecordArray {
+ public:
+  RecordArray() = default;
+  ~RecordArray() { Release(); }
+  RecordArray(const RecordArray&) = delete;
+  RecordArray& operator=(const RecordArray&) = delete;
+
+  Record* begin() const { return data_; }
+  Record* end() const { return data_ + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Record& operator[](size_t i) const { return data_[i]; }
+
+  void push_back(const Record& r) {
+    if (size_ == capacity_) Grow();
+    data_[size_++] = r;
+  }
+
+  // Forgets the records; keeps the memory for the next batch.
+  void clear() { size_ = 0; }
+
+  void Release() {
+    if (data_ != nullptr) ::munmap(data_, capacity_ * sizeof(Record));
+    data_ = nullptr;
+    size_ = capacity_ = 0;
+  }
+
+ private:
+  // 2 MiB at first, then doubling.
+  void Grow() {
+    constexpr size_t kFirst = (size_t{2} << 20) / sizeof(Record);
+    const size_t capacity = capacity_ == 0 ? kFirst : 2 * capacity_;
+    void* p =
+        capacity_ == 0
+            ? ::mmap(nullptr, capacity * sizeof(Record), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+            : ::mremap(data_, capacity_ * sizeof(Record),
+                       capacity * sizeof(Record), MREMAP_MAYMOVE);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    // Best effort, as AllocateLarge: sorting reads it at random.
+    ::madvise(p, capacity * sizeof(Record), MADV_HUGEPAGE);
+    data_ = static_cast<Record*>(p);
+    capacity_ = capacity;
+  }
+
+  Record* data_ = nullptr;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+};
 
 // Bump allocation in blocks. Pairs larger than a block get a block of their
 // own. Reset() keeps the standard blocks for the next batch.
@@ -281,26 +362,27 @@ class ExternalSorter::Impl {
           StrCat("pair too large to sort: key of ", key.size(),
                  " bytes, value of ", value.size(), " bytes (at most 4 GiB)"));
     }
-    const size_t size = key.size() + value.size();
-    // A full record vector is about to grow: count the old array and the new
-    // (libstdc++ doubles it) as both alive during the copy.
-    const uint64_t capacity = records_.capacity();
-    const uint64_t record_bytes =
-        (records_.size() < capacity
-             ? capacity
-             : capacity + std::max<uint64_t>(2 * capacity, 1)) *
-        sizeof(Record);
+    char header[kMaxEntryHeader];
+    char* end = EncodeVarint64(header, key.size());
+    end = EncodeVarint64(end, value.size());
+    end = EncodeVarint64(end, num_added_);
+    const size_t header_size = end - header;
+    const size_t size = header_size + key.size() + value.size();
+    // The records counted as they are touched: the array grows in place.
+    const uint64_t record_bytes = (records_.size() + 1) * sizeof(Record);
     if (!records_.empty() &&
         arena_.bytes_in_use() + arena_.BytesToAllocate(size) + record_bytes >
             options_.memory_limit) {
       if (absl::Status s = Spill(); !s.ok()) return status_ = s;
     }
-    char* data = arena_.Allocate(size);
-    if (!key.empty()) std::memcpy(data, key.data(), key.size());
-    if (!value.empty())
-      std::memcpy(data + key.size(), value.data(), value.size());
-    records_.push_back({KeyPrefix(key), data, static_cast<uint32_t>(key.size()),
-                        static_cast<uint32_t>(value.size()), num_added_++});
+    char* entry = arena_.Allocate(size);
+    std::memcpy(entry, header, header_size);
+    if (!key.empty()) std::memcpy(entry + header_size, key.data(), key.size());
+    if (!value.empty()) {
+      std::memcpy(entry + header_size + key.size(), value.data(), value.size());
+    }
+    records_.push_back({KeyPrefix(key), entry});
+    ++num_added_;
     return absl::OkStatus();
   }
 
@@ -329,10 +411,10 @@ class ExternalSorter::Impl {
     if (merger_ == nullptr) {
       if (next_record_ == records_.size()) return false;
       PrefetchAhead(next_record_);
-      const Record& r = records_[next_record_++];
-      *key = r.key();
-      *value = r.value();
-      *sequence = r.sequence;
+      const Pair pair = DecodeEntry(records_[next_record_++].entry);
+      *key = pair.key;
+      *value = pair.value;
+      *sequence = pair.sequence;
       return true;
     }
     const RunEntry* entry;
@@ -358,9 +440,11 @@ class ExternalSorter::Impl {
   void PrefetchAhead(size_t i) const {
     constexpr size_t kAhead = 16;
     if (i + kAhead < records_.size()) {
-      const Record& r = records_[i + kAhead];
-      __builtin_prefetch(r.data);
-      __builtin_prefetch(r.data + r.key_size + r.value_size - 1);
+      // The entry's first line, and the next one should the header and a
+      // small pair cross into it.
+      const char* entry = records_[i + kAhead].entry;
+      __builtin_prefetch(entry);
+      __builtin_prefetch(entry + 31);
     }
   }
 
@@ -372,9 +456,9 @@ class ExternalSorter::Impl {
     ROOST_ASSIGN_OR_RETURN(auto file, WritableFile::Create(path));
     for (size_t i = 0; i < records_.size(); ++i) {
       PrefetchAhead(i);
-      const Record& r = records_[i];
+      const Pair pair = DecodeEntry(records_[i].entry);
       ROOST_RETURN_IF_ERROR(
-          AppendRunRecord(file.get(), r.key(), r.value(), r.sequence));
+          AppendRunRecord(file.get(), pair.key, pair.value, pair.sequence));
     }
     ROOST_RETURN_IF_ERROR(file->Close());
     runs_.push_back(path);
@@ -404,7 +488,7 @@ class ExternalSorter::Impl {
   // left, and opens the final merge.
   absl::Status FinishRuns() {
     if (!records_.empty()) ROOST_RETURN_IF_ERROR(Spill());
-    std::vector<Record, LargeAllocator<Record>>().swap(records_);
+    records_.Release();
     arena_.Release();
     while (runs_.size() > kMaxMergeWidth) {
       // Merge just enough of the oldest (smallest) runs that kMaxMergeWidth
@@ -438,7 +522,7 @@ class ExternalSorter::Impl {
   const SorterOptions options_;
   Arena arena_;
   // The batch in memory, on huge pages.
-  std::vector<Record, LargeAllocator<Record>> records_;
+  RecordArray records_;
   uint64_t num_added_ = 0;
   uint64_t runs_spilled_ = 0;
   bool finished_ = false;

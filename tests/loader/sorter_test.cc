@@ -168,18 +168,23 @@ TEST(SorterTest, FixedSizeRandomKeys) {
 TEST(SorterTest, ThreadsSortAlike) {
   ScratchDir dir;
   std::mt19937_64 rng(11);
-  Pairs spread = RandomFixedPairs(12, 200000, 8, 4);
+  Pairs spread = RandomFixedPairs(12, 250000, 8, 4);
   for (size_t i = 0; i < spread.size(); i += 7) {
     spread.push_back({spread[i].first, "again"});
   }
   Pairs crowded = MixedPairs(13, 300000);  // half share "shared/"
   Pairs same;
-  for (int i = 0; i < 150000; ++i) {
+  for (int i = 0; i < 250000; ++i) {
     same.emplace_back("samepfx/" + RandomBytes(rng, 3), std::to_string(i));
   }
   for (const Pairs* pairs : {&spread, &crowded, &same}) {
     const std::vector<Item> expected = Expected(*pairs);
-    for (uint64_t limit : {uint64_t{8} << 20, kUnlimited}) {
+    // A limit that holds about 70% of the pairs (each takes a 16-byte
+    // record and an entry header of about 6 bytes beside its bytes): the
+    // sort spills, in batches large enough to be cut between threads.
+    uint64_t bytes = 0;
+    for (const auto& [k, v] : *pairs) bytes += 22 + k.size() + v.size();
+    for (uint64_t limit : {bytes * 7 / 10, kUnlimited}) {
       for (int threads : {2, 3, 8}) {
         SCOPED_TRACE(::testing::Message()
                      << pairs->size() << " pairs, limit " << limit << ", "
