@@ -204,6 +204,8 @@ int RunWait(const Flags& f) {
 
 int main(int argc, char** argv) {
   using namespace roost;
+  // First: ended last, after every channel.
+  const GrpcLibraryScope grpc_library;
   CLI::App app{
       "roost-admin: pins a table served by roost-server to an older version "
       "(rollback), removes the pin (unpin), lists the tables (tables), asks "

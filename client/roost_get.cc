@@ -415,6 +415,8 @@ int RunGet(const Flags& f) {
 int main(int argc, char** argv) {
   roost::TurnOffMutexDeadlockDetection();
   using namespace roost;
+  // First: ended last, after every channel.
+  const GrpcLibraryScope grpc_library;
   CLI::App app{
       "roost-get: looks keys up in a table served by roost-server (one key: "
       "Get, several: MultiGets of up to --max-batch keys), or in a sharded "

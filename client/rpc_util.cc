@@ -1,15 +1,35 @@
 #include "client/rpc_util.h"
 
+#include <grpc/grpc.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <thread>
 #include <tuple>
 
 #include "util/file.h"
 #include "util/str_cat.h"
 
 namespace roost {
+
+GrpcLibraryScope::GrpcLibraryScope(double wait_seconds)
+    : wait_seconds_(wait_seconds) {
+  grpc_init();
+}
+
+GrpcLibraryScope::~GrpcLibraryScope() {
+  // The last hold ends here, on a thread of no gRPC call, and gRPC then
+  // shuts down on it before returning. When a gRPC thread still holds the
+  // library (a channel ending there), that thread shuts it down: wait.
+  grpc_shutdown();
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration<double>(wait_seconds_);
+  while (grpc_is_initialized() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
 
 std::string StatusCodeName(grpc::StatusCode code) {
   // In the order of the codes' values, 0 to 16.

@@ -36,6 +36,24 @@ inline constexpr char kDefaultAdminAddr[] = "127.0.0.1:50052";
 // The default deadline of every call, in seconds.
 constexpr double kDefaultTimeoutSeconds = 10;
 
+// Holds the gRPC library for main's whole run. Destroyed (declare it
+// first in main, so it goes after every channel) it drops that hold and
+// waits, up to `wait_seconds`, until gRPC has shut down and joined its
+// threads. A gRPC thread still alive as the process exits keeps OpenSSL 3's
+// per-thread error state, which LeakSanitizer then reports as leaked
+// (grpc/grpc#38539): this happened when the last channel's end was left to
+// a gRPC thread.
+class GrpcLibraryScope {
+ public:
+  explicit GrpcLibraryScope(double wait_seconds = 2);
+  ~GrpcLibraryScope();
+  GrpcLibraryScope(const GrpcLibraryScope&) = delete;
+  GrpcLibraryScope& operator=(const GrpcLibraryScope&) = delete;
+
+ private:
+  const double wait_seconds_;
+};
+
 // The canonical name of `code`, as gRPC documents it: "NOT_FOUND",
 // "UNAVAILABLE". A code outside the known range gives "CODE_<n>".
 std::string StatusCodeName(grpc::StatusCode code);
