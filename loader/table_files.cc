@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "loader/sorter.h"
+#include "loader/unique_pairs.h"
 #include "storage/block/block_table_builder.h"
 #include "storage/cuckoo/cuckoo_table_builder.h"
 #include "storage/partition.h"
@@ -412,46 +413,31 @@ absl::Status WriteBlockFiles(const BuildJob& job,
     }
     return absl::OkStatus();
   };
-  // Equal keys arrive together, in input order: keep one by the policy.
-  std::string held_key, held_value;
-  uint64_t held_sequence = 0;
-  bool holding = false;
-  std::string_view key, value;
-  uint64_t sequence = 0;
-  auto emit = [&]() -> absl::Status {
-    const std::string_view k = std::string_view(held_key).substr(prefix);
-    (*figures)[building].Add(k, held_value);
-    ++summary->keys;
-    progress->Update(summary->keys, 0);
-    return builder->Add(k, held_value);
-  };
+  // Equal keys resolved by the policy; on two or more threads the next
+  // pairs are read out of the sorter while these are built.
+  UniquePairReader pairs(
+      &sorter, job.on_duplicate,
+      [&](std::string_view key, uint64_t first, uint64_t second) {
+        return DuplicateError(origins, key.substr(prefix), first, second);
+      },
+      job.threads > 1);
   while (true) {
-    absl::StatusOr<bool> more = sorter.Next(&key, &value, &sequence);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (holding && key == std::string_view(held_key)) {
-      if (job.on_duplicate == DuplicatePolicy::kError) {
-        return DuplicateError(origins, key.substr(prefix), held_sequence,
-                              sequence);
+    ROOST_ASSIGN_OR_RETURN(const PairBatch* batch, pairs.Next());
+    if (batch->empty()) break;
+    for (size_t i = 0; i < batch->size(); ++i) {
+      const std::string_view key = batch->key(i);
+      const uint32_t shard = shards > 1 ? ShardOfPrefixed(key) : 0;
+      if (!builder || shard != building) {
+        ROOST_RETURN_IF_ERROR(start_shard(shard));
       }
-      ++summary->duplicates;
-      if (job.on_duplicate == DuplicatePolicy::kKeepLast) {
-        held_value.assign(value);
-        held_sequence = sequence;
-      }
-      continue;
+      const std::string_view k = key.substr(prefix);
+      (*figures)[building].Add(k, batch->value(i));
+      ++summary->keys;
+      progress->Update(summary->keys, 0);
+      ROOST_RETURN_IF_ERROR(builder->Add(k, batch->value(i)));
     }
-    if (holding) ROOST_RETURN_IF_ERROR(emit());
-    const uint32_t shard = shards > 1 ? ShardOfPrefixed(key) : 0;
-    if (!builder || shard != building) {
-      ROOST_RETURN_IF_ERROR(start_shard(shard));
-    }
-    held_key.assign(key);
-    held_value.assign(value);
-    held_sequence = sequence;
-    holding = true;
   }
-  if (holding) ROOST_RETURN_IF_ERROR(emit());
+  summary->duplicates += pairs.duplicates();
   ROOST_RETURN_IF_ERROR(start_shard(shards));  // the rest, empty
   if (builder) ROOST_RETURN_IF_ERROR(finish());
   progress->Done(summary->keys, file_bytes);
@@ -491,22 +477,18 @@ absl::Status WriteSortedCuckooFile(const BuildJob& job,
   options.on_duplicate = DuplicatePolicy::kError;
   ROOST_ASSIGN_OR_RETURN(std::unique_ptr<CuckooTableBuilder> builder,
                          CuckooTableBuilder::Create(path, options));
-  std::string held_key;
-  uint64_t held_sequence = 0;
-  bool holding = false;
-  std::string_view key, value;
-  uint64_t sequence = 0;
+  UniquePairReader pairs(
+      &sorter, DuplicatePolicy::kError,
+      [&](std::string_view key, uint64_t first, uint64_t second) {
+        return DuplicateError(origins, key, first, second);
+      },
+      job.threads > 1);
   while (true) {
-    absl::StatusOr<bool> more = sorter.Next(&key, &value, &sequence);
-    if (!more.ok()) return more.status();
-    if (!*more) break;
-    if (holding && key == std::string_view(held_key)) {
-      return DuplicateError(origins, key, held_sequence, sequence);
+    ROOST_ASSIGN_OR_RETURN(const PairBatch* batch, pairs.Next());
+    if (batch->empty()) break;
+    for (size_t i = 0; i < batch->size(); ++i) {
+      ROOST_RETURN_IF_ERROR(builder->Add(batch->key(i), batch->value(i)));
     }
-    ROOST_RETURN_IF_ERROR(builder->Add(key, value));
-    held_key.assign(key);
-    held_sequence = sequence;
-    holding = true;
   }
   ROOST_ASSIGN_OR_RETURN(CuckooBuildReport report, builder->Finish());
   if (report.retries > 0) {
