@@ -55,18 +55,6 @@ struct Record {
 // The longest entry header: three varints, the sizes of at most 32 bits.
 constexpr size_t kMaxEntryHeader = 5 + 5 + kMaxVarint64Length;
 
-// Decodes a varint the arena wrote (it is well formed and complete).
-inline const char* ArenaVarint(const char* p, uint64_t* v) {
-  uint64_t result = 0;
-  for (int shift = 0;; shift += 7) {
-    const uint64_t byte = static_cast<unsigned char>(*p++);
-    result |= (byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) break;
-  }
-  *v = result;
-  return p;
-}
-
 // A record's pair, decoded from its entry.
 struct Pair {
   std::string_view key;
@@ -74,11 +62,12 @@ struct Pair {
   uint64_t sequence;
 };
 
+// The arena wrote the header, whole and well formed.
 inline Pair DecodeEntry(const char* p) {
-  uint64_t key_size, value_size, sequence;
-  p = ArenaVarint(p, &key_size);
-  p = ArenaVarint(p, &value_size);
-  p = ArenaVarint(p, &sequence);
+  uint64_t key_size = 0, value_size = 0, sequence = 0;
+  p = DecodeVarint64(p, p + kMaxVarint64Length, &key_size);
+  p = DecodeVarint64(p, p + kMaxVarint64Length, &value_size);
+  p = DecodeVarint64(p, p + kMaxVarint64Length, &sequence);
   return {{p, key_size}, {p + key_size, value_size}, sequence};
 }
 
