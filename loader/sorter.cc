@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,9 +134,9 @@ void SortRecords(It first, It last, int threads) {
   left.join();
 }
 
-// The batch's records, in one mapping that grows in place (mremap moves
-// the pages, it copies none): no second array alive while growing, and
-// untouched capacity costs no memory.
+// The batch's records, in one array that grows in place
+// (ReallocateLarge: mremap moves the pages, it copies none): no second array
+// alive while growing, and untouched capacity costs no memory.
 class RecordArray {
  public:
   RecordArray() = default;
@@ -160,25 +159,19 @@ class RecordArray {
   void clear() { size_ = 0; }
 
   void Release() {
-    if (data_ != nullptr) ::munmap(data_, capacity_ * sizeof(Record));
+    FreeLarge(data_, capacity_ * sizeof(Record));
     data_ = nullptr;
     size_ = capacity_ = 0;
   }
 
  private:
-  // 2 MiB at first, then doubling.
+  // 2 MiB at first (a huge page), then doubling.
   void Grow() {
     constexpr size_t kFirst = (size_t{2} << 20) / sizeof(Record);
     const size_t capacity = capacity_ == 0 ? kFirst : 2 * capacity_;
-    void* p =
-        capacity_ == 0
-            ? ::mmap(nullptr, capacity * sizeof(Record), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-            : ::mremap(data_, capacity_ * sizeof(Record),
-                       capacity * sizeof(Record), MREMAP_MAYMOVE);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    // Best effort, as AllocateLarge: sorting reads it at random.
-    ::madvise(p, capacity * sizeof(Record), MADV_HUGEPAGE);
+    void* p = ReallocateLarge(data_, capacity_ * sizeof(Record),
+                              capacity * sizeof(Record));
+    if (p == nullptr) throw std::bad_alloc();
     data_ = static_cast<Record*>(p);
     capacity_ = capacity;
   }

@@ -316,6 +316,22 @@ void* AllocateLarge(size_t size) {
   return p;
 }
 
+void* ReallocateLarge(void* p, size_t old_size, size_t new_size) {
+  if (p == nullptr) return AllocateLarge(new_size);
+  if (old_size >= kHugePageSize && new_size >= kHugePageSize) {
+    void* q = ::mremap(p, old_size, new_size, MREMAP_MAYMOVE);
+    if (q == MAP_FAILED) return nullptr;
+    // The advice covers the old range only; the grown part needs its own.
+    ::madvise(q, new_size, MADV_HUGEPAGE);
+    return q;
+  }
+  void* q = AllocateLarge(new_size);
+  if (q == nullptr) return nullptr;
+  std::memcpy(q, p, std::min(old_size, new_size));
+  FreeLarge(p, old_size);
+  return q;
+}
+
 void FreeLarge(void* p, size_t size) {
   if (p == nullptr) return;
   if (size < kHugePageSize) {

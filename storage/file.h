@@ -190,6 +190,12 @@ class AnonymousBuffer {
 // left. Free it with FreeLarge(p, size).
 void* AllocateLarge(size_t size);
 void FreeLarge(void* p, size_t size);
+// Memory from AllocateLarge(old_size) grown or shrunk to `new_size` bytes,
+// its first min(old_size, new_size) bytes kept: a mapping is moved by
+// mremap(2), which copies no page (so no second copy is alive while it
+// grows); smaller memory is copied. nullptr (and `p` still valid) when none
+// is left. Free the result with FreeLarge(result, new_size).
+void* ReallocateLarge(void* p, size_t old_size, size_t new_size);
 
 // A std::allocator for large arrays read at random (a cuckoo build's
 // entries and buckets): std::vector<T, LargeAllocator<T>>.
