@@ -463,8 +463,10 @@ Command AddBuildCommand(CLI::App& app) {
   b->add_option("--threads", f.threads,
                 "Threads that place the keys and write the buckets of a "
                 "cuckoo table, and that sort a block build's records in "
-                "memory; the file is the same for any count. auto: every "
-                "CPU this process may run on")
+                "memory; above 1, a block build also reads the sorted pairs "
+                "on one thread while it builds the blocks on another. The "
+                "file is the same for any count. auto: every CPU this "
+                "process may run on")
       ->capture_default_str();
   b->add_option("--block-size", job.block.block_size,
                 "Block: target data block size in bytes")
