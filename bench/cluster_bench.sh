@@ -63,8 +63,9 @@ done
 [ -n "$work" ] && [ "$work" != "/" ] || die "refusing --work '$work'"
 mkdir -p "$results"
 results="$(cd "$results" && pwd)"
-rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git -C "$repo" status --porcelain 2>/dev/null)" ] || rev="$rev (with local changes)"
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+rev=$(measured_rev "$repo")
 rows="$repo/bench/result_rows.py"
 "$rows" cluster-meta --command "$command_line" --git-rev "$rev" >"$results/cluster.json"
 : >"$results/cluster.jsonl"

@@ -200,7 +200,7 @@ for pct in 50 75; do
 done
 
 echo
-echo "Independent load generators: $keys keys (12-digit keys, 100-byte values), $connections connections or workers, $placement; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain)" ] || echo ' (with local changes)')"
+echo "Independent load generators: $keys keys (12-digit keys, 100-byte values), $connections connections or workers, $placement; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(measured_rev "$repo")"
 python3 - "$results" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

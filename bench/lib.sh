@@ -1,5 +1,6 @@
 # Shared by bench/redis_front_bench.sh, bench/redis_tls_bench.sh,
-# bench/placement_bench.sh and bench/independent_load.sh:
+# bench/placement_bench.sh, bench/independent_load.sh (all of it),
+# bench/run.sh, bench/cluster_bench.sh and bench/server_ab.sh (measured_rev):
 # sourced, not run. Usage, after defining die():
 #   source bench/lib.sh
 #   bench_setup NAME   # pin_server, pin_load, placement; work (a new
@@ -9,6 +10,9 @@
 #                      # WORK/NAME.log, until a line matches PATTERN; sets pid
 #   port_of NAME PREFIX  # the port of NAME's log line "PREFIX listening on
 #                      # 127.0.0.1:PORT"
+#   measured_rev REPO  # REPO's short revision, " (with local changes)"
+#                      # added when a file differs that a run does not
+#                      # write itself
 
 bench_setup() {
   if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
@@ -47,3 +51,15 @@ start() {
 }
 
 port_of() { sed -n "s/^$2 listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p" "$work/$1.log" | head -n 1; }
+
+# What the suite's own runs write (docs/results, docs/benchmarks.md,
+# docs/img) is not a change to the code measured: a bench/run.sh that its
+# machine check stopped has already emptied docs/results.
+measured_rev() {
+  local rev
+  rev=$(git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  [ -z "$(git -C "$1" status --porcelain -- . ':(exclude)docs/results' \
+    ':(exclude)docs/benchmarks.md' ':(exclude)docs/img' 2>/dev/null)" ] ||
+    rev="$rev (with local changes)"
+  echo "$rev"
+}

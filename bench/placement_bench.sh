@@ -131,7 +131,7 @@ for round in $(seq "$rounds"); do
 done
 
 echo
-echo "Placement: $keys pairs (8-byte keys and values), 64 requests in flight; pinned = the server on core 0 and the load generator on core 1 (taskset), shared = both on both cores; ${duration} s runs, $rounds rounds; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain)" ] || echo ' (with local changes)')"
+echo "Placement: $keys pairs (8-byte keys and values), 64 requests in flight; pinned = the server on core 0 and the load generator on core 1 (taskset), shared = both on both cores; ${duration} s runs, $rounds rounds; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(measured_rev "$repo")"
 python3 - "$results" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

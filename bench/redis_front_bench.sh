@@ -134,7 +134,7 @@ done
 [ -z "$out" ] || cp "$results" "$out"
 
 echo
-echo "Single-key lookups from plain clients: $keys keys (8-byte keys and values), $connections requests in flight, $placement; ${duration} s runs; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain)" ] || echo ' (with local changes)')"
+echo "Single-key lookups from plain clients: $keys keys (8-byte keys and values), $connections requests in flight, $placement; ${duration} s runs; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(measured_rev "$repo")"
 python3 - "$results" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

@@ -139,7 +139,7 @@ for round in $(seq "$rounds"); do
 done
 
 echo
-echo "The Redis protocol with and without TLS: $keys pairs (100-byte values), redis-benchmark GET of random keys, $connections connections, $requests requests a run, $rounds rounds, $placement; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain)" ] || echo ' (with local changes)')"
+echo "The Redis protocol with and without TLS: $keys pairs (100-byte values), redis-benchmark GET of random keys, $connections connections, $requests requests a run, $rounds rounds, $placement; $(date -u '+%Y-%m-%d %H:%M UTC'), at $(measured_rev "$repo")"
 python3 - "$results" "$requests" "$(getconf CLK_TCK)" <<'EOF'
 import csv, statistics, sys
 requests, hz = int(sys.argv[2]), int(sys.argv[3])

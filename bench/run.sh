@@ -144,10 +144,10 @@ else
 fi
 
 # --- set-up -----------------------------------------------------------------
-# The revision measured, read before this run writes its own results into
-# the tree (docs/results, docs/benchmarks.md), which would count as changes.
-rev=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -z "$(git -C "$repo" status --porcelain 2>/dev/null)" ] || rev="$rev (with local changes)"
+# The revision measured (before this run writes its results).
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
+rev=$(measured_rev "$repo")
 "$repo/scripts/install-deps.sh"
 bin_dir="${ROOST_BUILD_DIR:-$repo/build/release}"
 if [ "$build" = 1 ]; then

@@ -16,7 +16,9 @@
 #   --keys N       keys in the table (default 1000000)
 #   --rounds R     turns of every method on every server (default 3)
 #   --duration S   measured seconds per run, after 1 s of warm-up (default 5)
-#   --methods M    method:batch pairs (default "get:1 multiget:1000")
+#   --methods M    method:batch pairs (default "get:1 multiget:1000"); the
+#                  methods get, multiget and multiget-packed (MultiGet asking
+#                  for the packed answer)
 #   --no-build     use build/release as it is
 # Example: bench/server_ab.sh 84ee4bc
 set -euo pipefail
@@ -30,6 +32,8 @@ methods="get:1 multiget:1000"
 build=1
 revs=()
 die() { echo "server_ab: $*" >&2; exit 1; }
+# shellcheck source=bench/lib.sh
+source "$repo/bench/lib.sh"
 while [ $# -gt 0 ]; do
   case "$1" in
     --keys) keys=${2:?}; shift 2 ;;
@@ -95,19 +99,22 @@ for i in "${!servers[@]}"; do
   ports+=("$(sed -n 's/^roost-server: lookup service listening on 127\.0\.0\.1://p' "$log")")
 done
 
-echo "roost-server A/B: $keys keys (cuckoo, 8-byte keys and values), servers on core 0, server_load on core 1, ${duration} s runs, $rounds rounds, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(git rev-parse --short HEAD)$([ -z "$(git status --porcelain)" ] || echo ' (with local changes)')"
+echo "roost-server A/B: $keys keys (cuckoo, 8-byte keys and values), servers on core 0, server_load on core 1, ${duration} s runs, $rounds rounds, $(date -u '+%Y-%m-%d %H:%M UTC'), at $(measured_rev "$repo")"
 results=$work/results.tsv
 : >"$results"
 for round in $(seq "$rounds"); do
   for m in $methods; do
     method=${m%%:*}
     batch=${m##*:}
+    # multiget-packed: MultiGet asking for the packed answer.
+    form=(--method "$method")
+    [ "$method" != multiget-packed ] || form=(--method multiget --packed)
     # Each round starts with the next server: no server always runs first.
     n=${#servers[@]}
     for k in $(seq 0 $((n - 1))); do
       i=$(( (k + round) % n ))
       line=$(taskset -c 1 "$bin/bench/server_load" --addr "127.0.0.1:${ports[$i]}" \
-        --table bench --method "$method" --batch "$batch" --keys "$keys" \
+        --table bench "${form[@]}" --batch "$batch" --keys "$keys" \
         --duration "$duration" --warmup 1 --server-pid "${pids[$i]}") ||
         die "server_load against ${labels[$i]} failed: $line"
       python3 -c 'import json, sys
