@@ -321,7 +321,8 @@ void* ReallocateLarge(void* p, size_t old_size, size_t new_size) {
   if (old_size >= kHugePageSize && new_size >= kHugePageSize) {
     void* q = ::mremap(p, old_size, new_size, MREMAP_MAYMOVE);
     if (q == MAP_FAILED) return nullptr;
-    // The advice covers the old range only; the grown part needs its own.
+    // As AllocateLarge. mremap keeps the mapping's advice as it grows it;
+    // giving it again over the whole range costs one call a doubling.
     ::madvise(q, new_size, MADV_HUGEPAGE);
     return q;
   }
