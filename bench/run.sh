@@ -249,9 +249,9 @@ for k in $scaling_keys; do peers uniform "$k"; done
 # The rows of the results: bench/result_rows.py computes them from what
 # this script measured, and prints each as a JSON line.
 rows="$repo/bench/result_rows.py"
-# start NAME PATTERN COMMAND...: runs COMMAND in the background, stderr and
+# start_server NAME PATTERN COMMAND...: runs COMMAND in the background, stderr and
 # stdout in WORK/NAME.log, until a line matches PATTERN; sets $started_pid.
-start() {
+start_server() {
   local name="$1" pattern="$2" log="$work/$1.log" waited=0
   shift 2
   "$@" >"$log" 2>&1 &
@@ -326,7 +326,7 @@ echo "network: roost-server and redis-server, $net_keys keys..." >&2
 start_roost() {
   local name="$1"
   shift
-  start "$name" "roost-server: ready: " "${pin_server[@]}" \
+  start_server "$name" "roost-server: ready: " "${pin_server[@]}" \
     "${server:-$bin_dir/server/roost-server}" \
     --data-dir "$work/data" --listen 127.0.0.1:0 --admin-listen '' --metrics-listen '' \
     --drain-period 0 --shutdown-timeout 1 "$@"
@@ -354,12 +354,12 @@ if [ -n "$baseline_server" ]; then
 fi
 # gRPC's ceiling: a server that answers every key without looking it up
 # (bench/noop_server.cc), the same codec and message sizes as roost-server.
-start noop "noop_server: listening on " "${pin_server[@]}" "$bin_dir/bench/noop_server" \
+start_server noop "noop_server: listening on " "${pin_server[@]}" "$bin_dir/bench/noop_server" \
   --listen 127.0.0.1:0
 noop_pid=$started_pid
 noop_port=$(sed -n 's/^noop_server: listening on .*:\([0-9]*\)$/\1/p' "$work/noop.log" | head -n 1)
 redis_port=$(free_port)
-start redis "Ready to accept connections" "${pin_server[@]}" redis-server --bind 127.0.0.1 \
+start_server redis "Ready to accept connections" "${pin_server[@]}" redis-server --bind 127.0.0.1 \
   --port "$redis_port" \
   --save '' --appendonly no --protected-mode no --dir "$work" --logfile ''
 redis_pid=$started_pid
@@ -373,7 +373,7 @@ redis-cli -p "$redis_port" INFO memory >"$work/redis-after.info"
 # A second Redis with two I/O threads (reads too): Redis's own answer to
 # a network-bound load, filled the same way.
 redis_io_port=$(free_port)
-start redis-io "Ready to accept connections" "${pin_server[@]}" redis-server --bind 127.0.0.1 \
+start_server redis-io "Ready to accept connections" "${pin_server[@]}" redis-server --bind 127.0.0.1 \
   --port "$redis_io_port" --save '' --appendonly no --protected-mode no --dir "$work" \
   --logfile '' --io-threads 2 --io-threads-do-reads yes
 redis_io_pid=$started_pid
